@@ -1,0 +1,386 @@
+//! Legal move generation and single-move legality.
+//!
+//! One generator serves both listing and counting: it hands each piece's legal target set to a
+//! [`Sink`], which either lists the moves or only counts them with popcounts (perft's bulk mode).
+
+use crate::attacks::{self, dead_zone, zone};
+use crate::position::IllegalKind;
+use crate::{Bitboard, Color, Move, PieceKind, Position, Square};
+use std::ops::Deref;
+
+/// Receives the legal target sets found by the generator.
+pub(crate) trait Sink {
+    /// A non-king piece of `kind` on `from` may go to each square of `targets` (promotion options
+    /// are the sink's to expand).
+    fn piece(&mut self, us: Color, kind: PieceKind, from: Square, targets: Bitboard);
+    /// Pawns (not pinned, not on their last ranks) move one square forward onto `targets`.
+    fn pawns(&mut self, us: Color, targets: Bitboard);
+    /// The king on `from` may go to each square of `targets`.
+    fn king(&mut self, from: Square, targets: Bitboard);
+    /// A piece of `kind` may be dropped on each square of `targets`.
+    fn drops(&mut self, kind: PieceKind, targets: Bitboard);
+}
+
+/// The squares on which a board move to `to` may promote / must not stay unpromoted.
+#[inline]
+fn promotion_sets(
+    us: Color,
+    kind: PieceKind,
+    from: Square,
+    targets: Bitboard,
+) -> (Bitboard, Bitboard) {
+    if !kind.can_promote() {
+        return (Bitboard::EMPTY, targets);
+    }
+    let z = zone(us);
+    let promo = if z.contains(from) {
+        targets
+    } else {
+        targets & z
+    };
+    let plain = targets & !dead_zone(us, kind);
+    (promo, plain)
+}
+
+/// Counts moves (perft's bulk mode).
+pub(crate) struct Counter(pub u64);
+
+impl Sink for Counter {
+    #[inline]
+    fn piece(&mut self, us: Color, kind: PieceKind, from: Square, targets: Bitboard) {
+        let (promo, plain) = promotion_sets(us, kind, from, targets);
+        self.0 += (promo.count() + plain.count()) as u64;
+    }
+    #[inline]
+    fn pawns(&mut self, us: Color, targets: Bitboard) {
+        let promo = targets & zone(us);
+        let plain = targets & !dead_zone(us, PieceKind::Pawn);
+        self.0 += (promo.count() + plain.count()) as u64;
+    }
+    #[inline]
+    fn king(&mut self, _from: Square, targets: Bitboard) {
+        self.0 += targets.count() as u64;
+    }
+    #[inline]
+    fn drops(&mut self, _kind: PieceKind, targets: Bitboard) {
+        self.0 += targets.count() as u64;
+    }
+}
+
+/// The most legal moves any shogi position has is 593; this leaves room.
+const MAX_MOVES: usize = 600;
+
+/// A list of moves on the stack.
+#[derive(Clone)]
+pub struct MoveList {
+    moves: [Move; MAX_MOVES],
+    len: usize,
+}
+
+const PLACEHOLDER: Move = Move::Drop {
+    kind: PieceKind::Pawn,
+    to: Square::from_index_unchecked(0),
+};
+
+impl MoveList {
+    pub(crate) fn new() -> MoveList {
+        MoveList {
+            moves: [PLACEHOLDER; MAX_MOVES],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, mv: Move) {
+        debug_assert!(self.len < MAX_MOVES);
+        if self.len < MAX_MOVES {
+            self.moves[self.len] = mv;
+            self.len += 1;
+        }
+    }
+}
+
+impl Deref for MoveList {
+    type Target = [Move];
+    #[inline]
+    fn deref(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
+}
+
+impl std::fmt::Debug for MoveList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(|m| m.to_string()))
+            .finish()
+    }
+}
+
+impl<'a> IntoIterator for &'a MoveList {
+    type Item = &'a Move;
+    type IntoIter = std::slice::Iter<'a, Move>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl IntoIterator for MoveList {
+    type Item = Move;
+    type IntoIter = std::iter::Take<std::array::IntoIter<Move, MAX_MOVES>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.moves.into_iter().take(self.len)
+    }
+}
+
+impl Sink for MoveList {
+    #[inline]
+    fn piece(&mut self, us: Color, kind: PieceKind, from: Square, targets: Bitboard) {
+        let (promo, plain) = promotion_sets(us, kind, from, targets);
+        for to in promo {
+            self.push(Move::Normal {
+                from,
+                to,
+                promote: true,
+            });
+        }
+        for to in plain {
+            self.push(Move::Normal {
+                from,
+                to,
+                promote: false,
+            });
+        }
+    }
+    #[inline]
+    fn pawns(&mut self, us: Color, targets: Bitboard) {
+        let back: i32 = if us == Color::Black { 1 } else { -1 };
+        for to in targets {
+            let from = Square::from_index_unchecked((to.index() as i32 + back) as u8);
+            if zone(us).contains(to) {
+                self.push(Move::Normal {
+                    from,
+                    to,
+                    promote: true,
+                });
+            }
+            if !dead_zone(us, PieceKind::Pawn).contains(to) {
+                self.push(Move::Normal {
+                    from,
+                    to,
+                    promote: false,
+                });
+            }
+        }
+    }
+    #[inline]
+    fn king(&mut self, from: Square, targets: Bitboard) {
+        for to in targets {
+            self.push(Move::Normal {
+                from,
+                to,
+                promote: false,
+            });
+        }
+    }
+    #[inline]
+    fn drops(&mut self, kind: PieceKind, targets: Bitboard) {
+        for to in targets {
+            self.push(Move::Drop { kind, to });
+        }
+    }
+}
+
+/// Files holding an unpromoted pawn of `color`, as full-file masks.
+#[inline]
+fn pawn_files(pos: &Position, color: Color) -> Bitboard {
+    let pawns = pos.pieces_of(color, PieceKind::Pawn).bits();
+    let mut files = 0u128;
+    let mut f = 0;
+    while f < 9 {
+        if (pawns >> (9 * f)) & 0x1ff != 0 {
+            files |= 0x1ffu128 << (9 * f);
+        }
+        f += 1;
+    }
+    Bitboard(files)
+}
+
+/// Whether dropping a pawn of the side to move on `to`, which gives check, is checkmate
+/// (打ち歩詰め). The pawn stands next to the king, so the check cannot be blocked: it is mate
+/// when no defender may capture the pawn (a pinned one may not) and the king has no safe square.
+fn pawn_drop_mates(pos: &Position, to: Square) -> bool {
+    let us = pos.side_to_move();
+    let them = !us;
+    let occ = pos.occupied().with(to);
+    let their_king = pos.king_square(them);
+    let capturers = pos.attackers_to_occ(to, them, occ).without(their_king);
+    if capturers.any() && (capturers & !pos.pinned(them, occ)).any() {
+        return false;
+    }
+    // The dropped pawn is not in the bitboards; it matters only as a blocker and as a piece the
+    // king may capture, and `attackers_to_occ` below sees it as a blocker through `occ`.
+    let occ_without_king = occ.without(their_king);
+    let escapes = attacks::king(their_king) & !pos.pieces_by_color(them);
+    for sq in escapes {
+        if pos.attackers_to_occ(sq, us, occ_without_king).is_empty() {
+            return false;
+        }
+    }
+    true
+}
+
+/// Hands every legal move of the side to move to `sink`.
+pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
+    let us = pos.side_to_move();
+    let them = !us;
+    let ksq = pos.king_square(us);
+    let occ = pos.occupied();
+    // The enemy king is never a target (see `Position`): treat it like an own piece.
+    let ours = pos.pieces_by_color(us).with(pos.king_square(them));
+    let checkers = pos.attackers_to_occ(ksq, them, occ);
+
+    // King moves: the king itself must not block the slider it steps away from.
+    let occ_without_king = occ.without(ksq);
+    let mut king_targets = Bitboard::EMPTY;
+    for to in attacks::king(ksq) & !ours {
+        if pos.attackers_to_occ(to, them, occ_without_king).is_empty() {
+            king_targets = king_targets.with(to);
+        }
+    }
+    sink.king(ksq, king_targets);
+    if checkers.has_more_than_one() {
+        return;
+    }
+    let (target, drop_target) = match checkers.first() {
+        Some(c) => {
+            let b = attacks::between(ksq, c);
+            (b.with(c), b)
+        }
+        None => (!ours, !occ),
+    };
+    let pinned = pos.pinned(us, occ);
+
+    // Pawns, all at once where not pinned.
+    let pawns = pos.pieces_of(us, PieceKind::Pawn);
+    let free_pawns = (pawns & !pinned).bits();
+    let pushed = match us {
+        Color::Black => free_pawns >> 1,
+        Color::White => free_pawns << 1,
+    };
+    sink.pawns(us, Bitboard(pushed) & target);
+    for from in pawns & pinned {
+        let t = attacks::pawn(us, from) & target & attacks::line(ksq, from);
+        sink.piece(us, PieceKind::Pawn, from, t);
+    }
+
+    for kind in [
+        PieceKind::Lance,
+        PieceKind::Knight,
+        PieceKind::Silver,
+        PieceKind::Gold,
+        PieceKind::Bishop,
+        PieceKind::Rook,
+        PieceKind::ProPawn,
+        PieceKind::ProLance,
+        PieceKind::ProKnight,
+        PieceKind::ProSilver,
+        PieceKind::Horse,
+        PieceKind::Dragon,
+    ] {
+        let bb = pos.kind_bb(kind) & ours;
+        for from in bb {
+            let mut t = attacks::piece(us, kind, from, occ) & target;
+            if pinned.contains(from) {
+                t &= attacks::line(ksq, from);
+            }
+            sink.piece(us, kind, from, t);
+        }
+    }
+
+    let hand = pos.hand(us);
+    if hand.is_empty() || drop_target.is_empty() {
+        return;
+    }
+    for kind in PieceKind::HAND {
+        if !hand.has(kind) {
+            continue;
+        }
+        let mut t = drop_target & !dead_zone(us, kind);
+        if kind == PieceKind::Pawn {
+            t &= !pawn_files(pos, us);
+            // Only a pawn dropped right in front of the enemy king gives check.
+            let front = attacks::pawn(them, pos.king_square(them)) & t;
+            if let Some(sq) = front.first() {
+                if pawn_drop_mates(pos, sq) {
+                    t = t.without(sq);
+                }
+            }
+        }
+        sink.drops(kind, t);
+    }
+}
+
+/// Why `mv` is illegal for the side to move, if it is.
+pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
+    use IllegalKind as I;
+    let us = pos.side_to_move();
+    let them = !us;
+    let occ = pos.occupied();
+    let ksq = pos.king_square(us);
+    match mv {
+        Move::Normal { from, to, promote } => {
+            let piece = pos.piece_at(from).ok_or(I::Impossible)?;
+            if piece.color != us {
+                return Err(I::Impossible);
+            }
+            if pos.pieces_by_color(us).contains(to) || to == pos.king_square(them) {
+                return Err(I::Impossible);
+            }
+            if !attacks::piece(us, piece.kind, from, occ).contains(to) {
+                return Err(I::Impossible);
+            }
+            if promote {
+                if !piece.kind.can_promote() || !(from.in_zone(us) || to.in_zone(us)) {
+                    return Err(I::Impossible);
+                }
+            } else if dead_zone(us, piece.kind).contains(to) {
+                return Err(I::DeadPiece);
+            }
+            let occ_after = occ.without(from).with(to);
+            let king_after = if piece.kind == PieceKind::King {
+                to
+            } else {
+                ksq
+            };
+            // A captured piece no longer attacks: mask it out of the attackers.
+            let attackers = pos
+                .attackers_to_occ(king_after, them, occ_after)
+                .without(to);
+            if attackers.any() {
+                return Err(I::LeavesKingInCheck);
+            }
+            Ok(())
+        }
+        Move::Drop { kind, to } => {
+            if !kind.is_hand_kind() || !pos.hand(us).has(kind) || occ.contains(to) {
+                return Err(I::Impossible);
+            }
+            if dead_zone(us, kind).contains(to) {
+                return Err(I::DeadPiece);
+            }
+            if kind == PieceKind::Pawn && pawn_files(pos, us).contains(to) {
+                return Err(I::TwoPawns);
+            }
+            if pos.attackers_to_occ(ksq, them, occ.with(to)).any() {
+                return Err(I::LeavesKingInCheck);
+            }
+            if kind == PieceKind::Pawn
+                && attacks::pawn(us, to).contains(pos.king_square(them))
+                && pawn_drop_mates(pos, to)
+            {
+                return Err(I::PawnDropMate);
+            }
+            Ok(())
+        }
+    }
+}

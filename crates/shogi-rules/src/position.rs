@@ -1,0 +1,469 @@
+//! A position without history: board, hands, side to move, move number, hash.
+
+use crate::attacks;
+use crate::movegen::{self, Counter, MoveList};
+use crate::{Bitboard, Color, Hand, Move, ParseUsiError, Piece, PieceKind, Square, sfen, zobrist};
+use std::fmt;
+
+/// Why a move cannot be played (反則), one kind per rule of RULES.md section 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IllegalKind {
+    /// 二歩 (nifu): dropping an unpromoted pawn on a file that already holds an unpromoted pawn
+    /// of the same side; a tokin does not count.
+    TwoPawns,
+    /// 打ち歩詰め (uchifuzume): dropping a pawn that gives checkmate. A defender that could
+    /// capture the pawn only by exposing its own king does not save it.
+    PawnDropMate,
+    /// 行き所のない駒: a pawn or lance on the last rank, or a knight on the last two ranks, by drop
+    /// or by declining promotion.
+    DeadPiece,
+    /// 王手放置 / 自殺手: the mover's king is attacked after the move.
+    LeavesKingInCheck,
+    /// No such piece, a move the piece cannot make, a blocked path, a capture of one's own piece,
+    /// a drop of a piece not in hand or on an occupied square, an impossible promotion.
+    Impossible,
+    /// A move by the side not to move.
+    WrongTurn,
+}
+
+impl IllegalKind {
+    /// The reason code of RULES.md section 1 (`two_pawns`, `pawn_drop_mate`, ...).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            IllegalKind::TwoPawns => "two_pawns",
+            IllegalKind::PawnDropMate => "pawn_drop_mate",
+            IllegalKind::DeadPiece => "dead_piece",
+            IllegalKind::LeavesKingInCheck => "leaves_king_in_check",
+            IllegalKind::Impossible => "impossible",
+            IllegalKind::WrongTurn => "wrong_turn",
+        }
+    }
+
+    /// Parses a reason code written by [`IllegalKind::as_str`].
+    pub fn from_code(code: &str) -> Option<IllegalKind> {
+        [
+            IllegalKind::TwoPawns,
+            IllegalKind::PawnDropMate,
+            IllegalKind::DeadPiece,
+            IllegalKind::LeavesKingInCheck,
+            IllegalKind::Impossible,
+            IllegalKind::WrongTurn,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == code)
+    }
+}
+
+impl fmt::Display for IllegalKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A move that cannot be played in a position, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[error("illegal move {mv}: {kind}")]
+pub struct IllegalMove {
+    /// The move.
+    pub mv: Move,
+    /// Why it is illegal.
+    pub kind: IllegalKind,
+}
+
+/// A shogi position: pieces on the board, both hands, the side to move and the move number.
+///
+/// It keeps no history, so repetition is decided a layer above (in the adjudication crate). The
+/// only way to build one is from a checked SFEN ([`Position::from_sfen`]) or the start position,
+/// and moves change it only through [`Position::play`] (checked) or
+/// [`Position::play_unchecked`] (for moves known to be legal), so every `Position` is a legal
+/// position: each side has one king, piece counts fit a set, no dead pieces and no two pawns.
+///
+/// The side not to move may be in check (problem positions, and the pawn-drop-mate example of
+/// RULES.md section 1, are written that way). A king is never captured: no move onto the enemy
+/// king's square is generated or accepted (`impossible`); see [`Position::opponent_in_check`].
+#[derive(Clone)]
+pub struct Position {
+    by_kind: [Bitboard; 14],
+    by_color: [Bitboard; 2],
+    board: [u8; 81],
+    hands: [Hand; 2],
+    hash: u64,
+    kings: [Square; 2],
+    side: Color,
+    move_number: u32,
+}
+
+const EMPTY_SQ: u8 = 0;
+
+impl Position {
+    /// The start position of an even game (平手).
+    pub fn startpos() -> Position {
+        Position::from_sfen(sfen::STARTPOS).expect("the start position is valid")
+    }
+
+    /// Parses an SFEN strictly: `board side hand move_number`.
+    pub fn from_sfen(text: &str) -> Result<Position, crate::SfenError> {
+        sfen::parse(text)
+    }
+
+    /// Formats the position as SFEN.
+    pub fn to_sfen(&self) -> String {
+        sfen::format(self)
+    }
+
+    /// Builds a position from checked parts (used by the SFEN parser).
+    pub(crate) fn from_parts(
+        squares: &[Option<Piece>; 81],
+        hands: [Hand; 2],
+        side: Color,
+        move_number: u32,
+    ) -> Position {
+        let mut pos = Position {
+            by_kind: [Bitboard::EMPTY; 14],
+            by_color: [Bitboard::EMPTY; 2],
+            board: [EMPTY_SQ; 81],
+            hands,
+            hash: 0,
+            kings: [Square::from_index_unchecked(0); 2],
+            side,
+            move_number,
+        };
+        for sq in Square::all() {
+            if let Some(p) = squares[sq.index()] {
+                pos.put(p, sq);
+                if p.kind == PieceKind::King {
+                    pos.kings[p.color.index()] = sq;
+                }
+            }
+        }
+        for color in Color::ALL {
+            for kind in PieceKind::HAND {
+                pos.hash ^= zobrist::hand(color, kind, hands[color.index()].count(kind));
+            }
+        }
+        if side == Color::White {
+            pos.hash ^= zobrist::side();
+        }
+        pos
+    }
+
+    #[inline]
+    fn put(&mut self, p: Piece, sq: Square) {
+        let b = Bitboard::from_square(sq);
+        self.by_kind[p.kind.index()] |= b;
+        self.by_color[p.color.index()] |= b;
+        self.board[sq.index()] = p.index() as u8 + 1;
+        self.hash ^= zobrist::piece_square(p, sq);
+    }
+
+    #[inline]
+    fn remove(&mut self, p: Piece, sq: Square) {
+        let b = Bitboard::from_square(sq);
+        self.by_kind[p.kind.index()] ^= b;
+        self.by_color[p.color.index()] ^= b;
+        self.board[sq.index()] = EMPTY_SQ;
+        self.hash ^= zobrist::piece_square(p, sq);
+    }
+
+    /// The side to move.
+    #[inline]
+    pub fn side_to_move(&self) -> Color {
+        self.side
+    }
+
+    /// The move number of SFEN's fourth field; each ply played adds one.
+    #[inline]
+    pub fn move_number(&self) -> u32 {
+        self.move_number
+    }
+
+    /// The piece on `sq`, if any.
+    #[inline]
+    pub fn piece_at(&self, sq: Square) -> Option<Piece> {
+        match self.board[sq.index()] {
+            EMPTY_SQ => None,
+            v => Some(Piece::from_index(v as usize - 1)),
+        }
+    }
+
+    /// The hand of `color`.
+    #[inline]
+    pub fn hand(&self, color: Color) -> Hand {
+        self.hands[color.index()]
+    }
+
+    /// Where the king of `color` stands.
+    #[inline]
+    pub fn king_square(&self, color: Color) -> Square {
+        self.kings[color.index()]
+    }
+
+    /// Every piece on the board with its square, in square index order.
+    pub fn pieces(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
+        self.occupied()
+            .map(move |sq| (sq, self.piece_at(sq).expect("occupied")))
+    }
+
+    /// All occupied squares.
+    #[inline]
+    pub fn occupied(&self) -> Bitboard {
+        self.by_color[0] | self.by_color[1]
+    }
+
+    /// The squares holding pieces of `color`.
+    #[inline]
+    pub fn pieces_by_color(&self, color: Color) -> Bitboard {
+        self.by_color[color.index()]
+    }
+
+    /// The squares holding pieces of `color` and `kind`.
+    #[inline]
+    pub fn pieces_of(&self, color: Color, kind: PieceKind) -> Bitboard {
+        self.by_kind[kind.index()] & self.by_color[color.index()]
+    }
+
+    #[inline]
+    pub(crate) fn kind_bb(&self, kind: PieceKind) -> Bitboard {
+        self.by_kind[kind.index()]
+    }
+
+    /// Pieces that move like a gold: gold and the four promoted minor pieces.
+    #[inline]
+    pub(crate) fn gold_movers(&self) -> Bitboard {
+        self.by_kind[PieceKind::Gold.index()]
+            | self.by_kind[PieceKind::ProPawn.index()]
+            | self.by_kind[PieceKind::ProLance.index()]
+            | self.by_kind[PieceKind::ProKnight.index()]
+            | self.by_kind[PieceKind::ProSilver.index()]
+    }
+
+    /// The 64-bit Zobrist hash of board, hands and side to move (see [`crate::zobrist`]); the
+    /// move number is not part of it.
+    #[inline]
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// Whether both are the same position in the sense of RULES.md section 2 (同一局面): the same
+    /// pieces on the same squares, the same hands, the same side to move; the move number does
+    /// not count.
+    pub fn same_position(&self, other: &Position) -> bool {
+        self.hash == other.hash
+            && self.board == other.board
+            && self.hands == other.hands
+            && self.side == other.side
+    }
+
+    /// The pieces of `by` that attack `sq`, with `occupied` as the blockers.
+    #[inline]
+    pub(crate) fn attackers_to_occ(&self, sq: Square, by: Color, occupied: Bitboard) -> Bitboard {
+        use PieceKind as K;
+        let me = !by;
+        let b = &self.by_kind;
+        let rooks = b[K::Rook.index()] | b[K::Dragon.index()];
+        let bishops = b[K::Bishop.index()] | b[K::Horse.index()];
+        let kingly = b[K::King.index()] | b[K::Horse.index()] | b[K::Dragon.index()];
+        let a = (attacks::pawn(me, sq) & b[K::Pawn.index()])
+            | (attacks::knight(me, sq) & b[K::Knight.index()])
+            | (attacks::silver(me, sq) & b[K::Silver.index()])
+            | (attacks::gold(me, sq) & self.gold_movers())
+            | (attacks::king(sq) & kingly)
+            | (attacks::lance(me, sq, occupied) & b[K::Lance.index()])
+            | (attacks::rook(sq, occupied) & rooks)
+            | (attacks::bishop(sq, occupied) & bishops);
+        a & self.by_color[by.index()]
+    }
+
+    /// The pieces of `by` that attack `sq`.
+    #[inline]
+    pub fn attackers_to(&self, sq: Square, by: Color) -> Bitboard {
+        self.attackers_to_occ(sq, by, self.occupied())
+    }
+
+    /// Whether a piece of `by` attacks `sq`.
+    #[inline]
+    pub fn is_attacked(&self, sq: Square, by: Color) -> bool {
+        self.attackers_to(sq, by).any()
+    }
+
+    /// The pieces giving check to the side to move.
+    #[inline]
+    pub fn checkers(&self) -> Bitboard {
+        self.attackers_to(self.kings[self.side.index()], !self.side)
+    }
+
+    /// Whether the side to move is in check (王手).
+    #[inline]
+    pub fn in_check(&self) -> bool {
+        self.checkers().any()
+    }
+
+    /// Whether the side not to move is in check, as in a problem position; such a game is not
+    /// one that legal play reaches.
+    pub fn opponent_in_check(&self) -> bool {
+        self.is_attacked(self.kings[(!self.side).index()], self.side)
+    }
+
+    /// Pieces of `color` pinned to their king by an enemy slider.
+    pub(crate) fn pinned(&self, color: Color, occupied: Bitboard) -> Bitboard {
+        use PieceKind as K;
+        let ksq = self.kings[color.index()];
+        let them = self.by_color[(!color).index()];
+        let b = &self.by_kind;
+        let snipers = ((attacks::rook_pseudo(ksq) & (b[K::Rook.index()] | b[K::Dragon.index()]))
+            | (attacks::bishop_pseudo(ksq) & (b[K::Bishop.index()] | b[K::Horse.index()]))
+            | (attacks::lance_pseudo(color, ksq) & b[K::Lance.index()]))
+            & them;
+        let mut pinned = Bitboard::EMPTY;
+        for s in snipers {
+            let between = attacks::between(ksq, s) & occupied;
+            if between.any() && !between.has_more_than_one() {
+                pinned |= between;
+            }
+        }
+        pinned & self.by_color[color.index()]
+    }
+
+    /// Every legal move of the side to move, including non-promotions of pawn, bishop and rook.
+    pub fn legal_moves(&self) -> MoveList {
+        let mut list = MoveList::new();
+        movegen::generate(self, &mut list);
+        list
+    }
+
+    /// The number of legal moves, counted without listing them.
+    pub fn count_legal_moves(&self) -> u64 {
+        let mut c = Counter(0);
+        movegen::generate(self, &mut c);
+        c.0
+    }
+
+    /// Whether the side to move has at least one legal move.
+    pub fn has_legal_move(&self) -> bool {
+        self.count_legal_moves() > 0
+    }
+
+    /// Whether the side to move is checkmated (詰み): in check with no legal move.
+    pub fn is_checkmate(&self) -> bool {
+        self.in_check() && !self.has_legal_move()
+    }
+
+    /// Parses a USI move (text only; see [`Position::check_move`] for legality here).
+    pub fn parse_usi(&self, text: &str) -> Result<Move, ParseUsiError> {
+        Move::from_usi(text)
+    }
+
+    /// Checks `mv` for the side to move, naming why it is illegal.
+    pub fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
+        movegen::check(self, mv).map_err(|kind| IllegalMove { mv, kind })
+    }
+
+    /// Checks `mv` as played by `mover`: a move by the side not to move is `wrong_turn`.
+    pub fn check_move_as(&self, mover: Color, mv: Move) -> Result<(), IllegalMove> {
+        if mover != self.side {
+            return Err(IllegalMove {
+                mv,
+                kind: IllegalKind::WrongTurn,
+            });
+        }
+        self.check_move(mv)
+    }
+
+    /// Plays `mv` if it is legal; on error the position is unchanged.
+    pub fn play(&mut self, mv: Move) -> Result<(), IllegalMove> {
+        self.check_move(mv)?;
+        self.play_unchecked(mv);
+        Ok(())
+    }
+
+    /// Plays `mv`, which the caller knows to be legal (generated here, or checked). An illegal
+    /// move leaves the position in an unspecified (but memory-safe) state.
+    pub fn play_unchecked(&mut self, mv: Move) {
+        let us = self.side;
+        match mv {
+            Move::Normal { from, to, promote } => {
+                let piece = self.piece_at(from).expect("a piece on the origin square");
+                if let Some(captured) = self.piece_at(to) {
+                    self.remove(captured, to);
+                    let kind = captured.kind.unpromote();
+                    let hand = &mut self.hands[us.index()];
+                    let n = hand.count(kind);
+                    self.hash ^= zobrist::hand(us, kind, n) ^ zobrist::hand(us, kind, n + 1);
+                    hand.add(kind);
+                }
+                self.remove(piece, from);
+                let kind = if promote {
+                    piece.kind.promote().unwrap_or(piece.kind)
+                } else {
+                    piece.kind
+                };
+                self.put(Piece::new(us, kind), to);
+                if kind == PieceKind::King {
+                    self.kings[us.index()] = to;
+                }
+            }
+            Move::Drop { kind, to } => {
+                let hand = &mut self.hands[us.index()];
+                let n = hand.count(kind);
+                self.hash ^= zobrist::hand(us, kind, n) ^ zobrist::hand(us, kind, n - 1);
+                hand.remove(kind);
+                self.put(Piece::new(us, kind), to);
+            }
+        }
+        self.side = !us;
+        self.hash ^= zobrist::side();
+        self.move_number += 1;
+    }
+
+    /// Whether `mv` (legal here) gives check.
+    pub fn gives_check(&self, mv: Move) -> bool {
+        let mut after = self.clone();
+        after.play_unchecked(mv);
+        after.in_check()
+    }
+
+    /// The hash recomputed from scratch (for tests of the incremental update).
+    pub fn recompute_hash(&self) -> u64 {
+        let mut h = 0;
+        for (sq, p) in self.pieces() {
+            h ^= zobrist::piece_square(p, sq);
+        }
+        for color in Color::ALL {
+            for kind in PieceKind::HAND {
+                h ^= zobrist::hand(color, kind, self.hands[color.index()].count(kind));
+            }
+        }
+        if self.side == Color::White {
+            h ^= zobrist::side();
+        }
+        h
+    }
+}
+
+impl Default for Position {
+    fn default() -> Position {
+        Position::startpos()
+    }
+}
+
+impl PartialEq for Position {
+    /// Full equality: the same position and the same move number.
+    fn eq(&self, other: &Position) -> bool {
+        self.same_position(other) && self.move_number == other.move_number
+    }
+}
+
+impl Eq for Position {}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position({})", self.to_sfen())
+    }
+}
+
+impl fmt::Display for Position {
+    /// SFEN.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_sfen())
+    }
+}

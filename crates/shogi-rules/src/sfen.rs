@@ -1,0 +1,337 @@
+//! SFEN: parsing (strict, with typed errors) and formatting.
+
+use crate::{Color, Hand, Piece, PieceKind, Position, Square, attacks};
+use std::fmt;
+
+/// The start position of an even game.
+pub const STARTPOS: &str = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1";
+
+/// What is wrong with an SFEN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SfenErrorReason {
+    /// Not four space-separated fields (board, side, hand, move number).
+    FieldCount,
+    /// A character that is not a piece letter, digit, `+` or `/`.
+    UnknownLetter,
+    /// A rank that does not hold exactly nine squares.
+    RankWidth,
+    /// Not exactly nine ranks.
+    RankCount,
+    /// `+` before a piece that cannot promote (gold, king) or before nothing.
+    CannotPromote,
+    /// More pieces of a kind than a set has (19 pawns, 3 rooks ...), board and hands together.
+    TooManyPieces,
+    /// A side has no king.
+    KingMissing,
+    /// A side has more than one king.
+    KingDoubled,
+    /// A pawn or lance on its last rank, or a knight on its last two (行き所のない駒).
+    DeadPiece,
+    /// Two unpromoted pawns of one side on one file (二歩).
+    TwoPawns,
+    /// Side to move not `b` or `w`.
+    BadSide,
+    /// A malformed hand: unknown letter, a count of 0 or 1 written out, a count too large, a
+    /// kind written twice, or a king.
+    BadHand,
+    /// Move number not a positive integer.
+    BadMoveNumber,
+}
+
+impl fmt::Display for SfenErrorReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use SfenErrorReason as R;
+        f.write_str(match self {
+            R::FieldCount => "expected four fields: board, side to move, hand, move number",
+            R::UnknownLetter => "unknown piece letter",
+            R::RankWidth => "a rank must hold exactly nine squares",
+            R::RankCount => "the board must have exactly nine ranks",
+            R::CannotPromote => "this piece cannot be promoted",
+            R::TooManyPieces => "more pieces of this kind than a set has",
+            R::KingMissing => "a side has no king",
+            R::KingDoubled => "a side has more than one king",
+            R::DeadPiece => "a piece that can never move again (pawn or lance on the last rank, knight on the last two)",
+            R::TwoPawns => "two unpromoted pawns of one side on one file",
+            R::BadSide => "side to move must be b or w",
+            R::BadHand => "malformed hand",
+            R::BadMoveNumber => "move number must be a positive integer",
+        })
+    }
+}
+
+/// An SFEN that is not a position: what is wrong and where (0-based byte column, the token).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid sfen at column {column} ({token:?}): {reason}")]
+pub struct SfenError {
+    /// 0-based byte column in the SFEN text.
+    pub column: usize,
+    /// The offending token or character.
+    pub token: String,
+    /// What is wrong.
+    pub reason: SfenErrorReason,
+}
+
+fn err(column: usize, token: &str, reason: SfenErrorReason) -> SfenError {
+    SfenError {
+        column,
+        token: token.chars().take(24).collect(),
+        reason,
+    }
+}
+
+/// Splits on single spaces, remembering where each field starts.
+fn fields(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::with_capacity(4);
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        if c == ' ' {
+            if let Some(s) = start.take() {
+                out.push((s, &text[s..i]));
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &text[s..]));
+    }
+    out
+}
+
+pub(crate) fn parse(text: &str) -> Result<Position, SfenError> {
+    use SfenErrorReason as R;
+    let f = fields(text);
+    if f.len() != 4 {
+        let col = f.get(4).map_or(text.len(), |x| x.0);
+        return Err(err(col, f.get(4).map_or("", |x| x.1), R::FieldCount));
+    }
+    let (board_col, board) = f[0];
+    let mut squares: [Option<Piece>; 81] = [None; 81];
+    let mut counts = [0u8; 8];
+    let mut kings = [0u8; 2];
+    let bytes = board.as_bytes();
+    let mut rank = 1u8;
+    let mut file_used = 0u8; // squares filled so far in this rank
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let col = board_col + i;
+        match c {
+            b'/' => {
+                if file_used != 9 {
+                    return Err(err(col, "/", R::RankWidth));
+                }
+                rank += 1;
+                if rank > 9 {
+                    return Err(err(col, "/", R::RankCount));
+                }
+                file_used = 0;
+                i += 1;
+            }
+            b'1'..=b'9' => {
+                file_used += c - b'0';
+                if file_used > 9 {
+                    return Err(err(col, &board[i..i + 1], R::RankWidth));
+                }
+                i += 1;
+            }
+            _ => {
+                let promoted = c == b'+';
+                let (lc, len) = if promoted {
+                    match bytes.get(i + 1) {
+                        Some(&n) => (n, 2),
+                        None => return Err(err(col, "+", R::CannotPromote)),
+                    }
+                } else {
+                    (c, 1)
+                };
+                let token = board.get(i..i + len).unwrap_or("?");
+                let Some(mut kind) = PieceKind::from_sfen_letter(lc) else {
+                    let col = if promoted { col + 1 } else { col };
+                    return Err(err(col, token, R::UnknownLetter));
+                };
+                if promoted {
+                    kind = kind
+                        .promote()
+                        .ok_or_else(|| err(col, token, R::CannotPromote))?;
+                }
+                let color = if lc.is_ascii_uppercase() {
+                    Color::Black
+                } else {
+                    Color::White
+                };
+                if file_used >= 9 {
+                    return Err(err(col, token, R::RankWidth));
+                }
+                let file = 9 - file_used;
+                file_used += 1;
+                let sq = Square::new(file, rank).expect("file and rank in range");
+                if kind == PieceKind::King {
+                    kings[color.index()] += 1;
+                    if kings[color.index()] > 1 {
+                        return Err(err(col, token, R::KingDoubled));
+                    }
+                } else {
+                    let u = kind.unpromote();
+                    counts[u.index()] += 1;
+                    if counts[u.index()] > u.max_count() {
+                        return Err(err(col, token, R::TooManyPieces));
+                    }
+                }
+                if attacks::dead_zone(color, kind).contains(sq) {
+                    return Err(err(col, token, R::DeadPiece));
+                }
+                squares[sq.index()] = Some(Piece::new(color, kind));
+                i += len;
+            }
+        }
+    }
+    if file_used != 9 {
+        return Err(err(
+            board_col + board.len(),
+            board.get(board.len().saturating_sub(1)..).unwrap_or(""),
+            R::RankWidth,
+        ));
+    }
+    if rank != 9 {
+        return Err(err(board_col + board.len(), "", R::RankCount));
+    }
+    for color in Color::ALL {
+        if kings[color.index()] == 0 {
+            return Err(err(board_col, board, R::KingMissing));
+        }
+    }
+
+    let (side_col, side) = f[1];
+    let side = match side {
+        "b" => Color::Black,
+        "w" => Color::White,
+        _ => return Err(err(side_col, side, R::BadSide)),
+    };
+
+    let (hand_col, hand_text) = f[2];
+    let mut hands = [Hand::EMPTY; 2];
+    if hand_text != "-" {
+        let hb = hand_text.as_bytes();
+        let mut seen = [[false; 7]; 2];
+        let mut j = 0;
+        while j < hb.len() {
+            let start = j;
+            let mut n: u32 = 0;
+            while j < hb.len() && hb[j].is_ascii_digit() {
+                n = n.saturating_mul(10).saturating_add((hb[j] - b'0') as u32);
+                j += 1;
+            }
+            let digits = j - start;
+            let col = hand_col + start;
+            let Some(&lc) = hb.get(j) else {
+                return Err(err(col, &hand_text[start..], R::BadHand));
+            };
+            let token = &hand_text[start..=j];
+            let kind = match PieceKind::from_sfen_letter(lc) {
+                Some(k) if k != PieceKind::King => k,
+                _ => return Err(err(col, token, R::BadHand)),
+            };
+            if digits > 0 && n < 2 || digits > 2 {
+                return Err(err(col, token, R::BadHand));
+            }
+            let n = if digits == 0 { 1 } else { n };
+            let color = if lc.is_ascii_uppercase() {
+                Color::Black
+            } else {
+                Color::White
+            };
+            if std::mem::replace(&mut seen[color.index()][kind.index()], true) {
+                return Err(err(col, token, R::BadHand));
+            }
+            let total = counts[kind.index()] as u32 + n;
+            if total > kind.max_count() as u32 {
+                return Err(err(col, token, R::TooManyPieces));
+            }
+            counts[kind.index()] = total as u8;
+            hands[color.index()] = hands[color.index()].with_count(kind, n as u8);
+            j += 1;
+        }
+    }
+
+    let (mn_col, mn) = f[3];
+    let move_number: u32 = match mn.parse() {
+        Ok(n) if n >= 1 && mn.bytes().all(|b| b.is_ascii_digit()) => n,
+        _ => return Err(err(mn_col, mn, R::BadMoveNumber)),
+    };
+
+    let pos = Position::from_parts(&squares, hands, side, move_number);
+    for color in Color::ALL {
+        let pawns = pos.pieces_of(color, PieceKind::Pawn);
+        for file in 1..=9 {
+            if (pawns & attacks::file_mask(file)).has_more_than_one() {
+                return Err(err(board_col, board, R::TwoPawns));
+            }
+        }
+    }
+    Ok(pos)
+}
+
+pub(crate) fn format(pos: &Position) -> String {
+    let mut out = String::with_capacity(96);
+    for rank in 1..=9 {
+        if rank > 1 {
+            out.push('/');
+        }
+        let mut empty = 0;
+        for file in (1..=9).rev() {
+            let sq = Square::new(file, rank).expect("on the board");
+            match pos.piece_at(sq) {
+                None => empty += 1,
+                Some(p) => {
+                    if empty > 0 {
+                        out.push((b'0' + empty) as char);
+                        empty = 0;
+                    }
+                    out.push_str(&p.to_string());
+                }
+            }
+        }
+        if empty > 0 {
+            out.push((b'0' + empty) as char);
+        }
+    }
+    out.push(' ');
+    out.push(pos.side_to_move().sfen_char());
+    out.push(' ');
+    let mut any = false;
+    // SFEN convention: Black's pieces first, each side from rook down to pawn.
+    const ORDER: [PieceKind; 7] = [
+        PieceKind::Rook,
+        PieceKind::Bishop,
+        PieceKind::Gold,
+        PieceKind::Silver,
+        PieceKind::Knight,
+        PieceKind::Lance,
+        PieceKind::Pawn,
+    ];
+    for color in Color::ALL {
+        for kind in ORDER {
+            let n = pos.hand(color).count(kind);
+            if n == 0 {
+                continue;
+            }
+            any = true;
+            if n > 1 {
+                out.push_str(&n.to_string());
+            }
+            let c = kind.sfen_letter();
+            out.push(if color == Color::Black {
+                c
+            } else {
+                c.to_ascii_lowercase()
+            });
+        }
+    }
+    if !any {
+        out.push('-');
+    }
+    out.push(' ');
+    out.push_str(&pos.move_number().to_string());
+    out
+}
