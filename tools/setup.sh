@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs beyond cargo, on a fresh machine; safe to run again.
+# - cshogi (PyPI), the independent oracle of the differential tests;
+# - nats-server (Debian), which the service tests spawn on a free port.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bash "$here/oracle/install.sh"
+if ! command -v nats-server >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq nats-server
+  else
+    echo "setup: nats-server is missing; install it with: sudo apt-get install -y nats-server" >&2
+    exit 1
+  fi
+fi
+echo "setup: $(nats-server --version)"
