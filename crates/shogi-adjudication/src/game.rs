@@ -1,0 +1,581 @@
+//! A game under a ruleset: the start position, the moves, and the judgement after each ply in
+//! the order of RULES.md section 6.
+
+use crate::impasse::{AgreementReport, agreement_count, handicap_credit};
+use crate::impasse::{
+    DeclarationContext, DeclarationOutcome, DeclarationReport, judge_declaration, try_square,
+};
+use crate::repetition::{self, PlyKey, RepetitionKind};
+use crate::ruleset::{CapMode, DeclarationTrigger, IllegalMovePolicy, OrdinaryResult, Ruleset};
+use crate::verdict::{Evidence, ResultCode, Verdict};
+use shogi_rules::{Color, IllegalMove, Move, Position, Square};
+
+/// Why a game refused an action. A verdict is never an error: a forfeited illegal move or a lost
+/// declaration comes back as `Ok` with its [`Verdict`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GameError {
+    /// Any move or declaration after the game has ended (`game_over`, RULES.md section 1).
+    #[error("the game is over")]
+    GameOver,
+    /// An illegal move refused under [`IllegalMovePolicy::Reject`], with its kind
+    /// (`wrong_turn` for a move by the side not to move).
+    #[error("{0}")]
+    Illegal(IllegalMove),
+    /// A declaration under a ruleset that has no declaration rule.
+    #[error("declarations are not allowed by this ruleset")]
+    NoDeclarationRule,
+}
+
+/// Early warnings, issued after a ply that did not end the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Warning {
+    /// The position after `ply` occurred for the 3rd time; one more occurrence ends the game
+    /// (RULES.md section 3). `plies` are the three occurrences.
+    ThirdOccurrence {
+        /// The ply just played.
+        ply: u32,
+        /// The plies of the three occurrences, ascending.
+        plies: [u32; 3],
+    },
+    /// `checker` has checked on every one of its moves since the first of three occurrences of
+    /// the current position, so if it occurs once more `checker` loses by perpetual check
+    /// (RULES.md section 3).
+    PerpetualCheckRisk {
+        /// The ply just played.
+        ply: u32,
+        /// The side that would lose.
+        checker: Color,
+        /// The ply of the first occurrence (F).
+        since_ply: u32,
+    },
+}
+
+/// What a ply did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlyOutcome {
+    /// The ply number (1 for the first move of the game).
+    pub ply: u32,
+    /// Whether the move gave check (`false` for a forfeited illegal move).
+    pub gave_check: bool,
+    /// The verdict, if the ply ended the game.
+    pub verdict: Option<Verdict>,
+    /// Early warnings (repetition), if the game goes on.
+    pub warnings: Vec<Warning>,
+}
+
+/// What a declaration did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    /// The calculator's report: every condition with its value.
+    pub report: DeclarationReport,
+    /// The verdict, or `None` when the declaration was refused
+    /// ([`crate::FailedDeclaration::Refuse`]) and play goes on.
+    pub verdict: Option<Verdict>,
+}
+
+/// A game: its start position, its ruleset and its moves, judged ply by ply.
+///
+/// Per ply it keeps only what judgement needs: the 64-bit position hash, whether the ply gave
+/// check, and the move as [`Move::to_u16`] (18 bytes), plus the current [`Position`]. A full
+/// position per ply is rebuilt by replaying from the start only to confirm a repetition the
+/// hashes announce (RULES.md section 2), which happens at most once per game.
+#[derive(Debug, Clone)]
+pub struct Game {
+    ruleset: Ruleset,
+    start: Position,
+    position: Position,
+    /// `keys[0]` is the start; `keys[p]` the position after ply `p`.
+    keys: Vec<PlyKey>,
+    /// `moves[p - 1]` is ply `p`, as [`Move::to_u16`].
+    moves: Vec<u16>,
+    credit: u32,
+    verdict: Option<Verdict>,
+}
+
+impl Game {
+    /// A game from `start` under `ruleset`. A start position with no legal move is already
+    /// decided (the side to move loses, at ply 0), and so is one where an automatic
+    /// declaration applies.
+    pub fn new(start: Position, ruleset: Ruleset) -> Game {
+        let credit = if ruleset.handicap_credit {
+            handicap_credit(&start)
+        } else {
+            0
+        };
+        let keys = vec![PlyKey {
+            hash: start.hash(),
+            gave_check: start.in_check(),
+        }];
+        let mut game = Game {
+            ruleset,
+            position: start.clone(),
+            start,
+            keys,
+            moves: Vec::new(),
+            credit,
+            verdict: None,
+        };
+        let verdict = game
+            .judge_no_legal_reply(None)
+            .or_else(|| game.judge_automatic_declaration());
+        game.verdict = verdict;
+        game
+    }
+
+    /// A game from the even-game start position.
+    pub fn startpos(ruleset: Ruleset) -> Game {
+        Game::new(Position::startpos(), ruleset)
+    }
+
+    /// The ruleset.
+    pub fn ruleset(&self) -> &Ruleset {
+        &self.ruleset
+    }
+
+    /// The start position.
+    pub fn start_position(&self) -> &Position {
+        &self.start
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    /// The side to move.
+    pub fn side_to_move(&self) -> Color {
+        self.position.side_to_move()
+    }
+
+    /// Plies played (legal moves; a forfeited illegal move is not played).
+    pub fn plies(&self) -> u32 {
+        self.moves.len() as u32
+    }
+
+    /// The moves played, in order.
+    pub fn moves(&self) -> impl ExactSizeIterator<Item = Move> + '_ {
+        self.moves
+            .iter()
+            .map(|&m| Move::from_u16(m).expect("moves are stored by Move::to_u16"))
+    }
+
+    /// Whether ply `ply` gave check (ply 0: whether the game started in check).
+    pub fn gave_check(&self, ply: u32) -> Option<bool> {
+        self.keys.get(ply as usize).map(|k| k.gave_check)
+    }
+
+    /// The history as the repetition rule sees it: `[0]` is the start position.
+    pub fn keys(&self) -> &[PlyKey] {
+        &self.keys
+    }
+
+    /// The handicap credit given to White (0 when the ruleset has it off or no piece was
+    /// missing at the start), RULES.md section 4.
+    pub fn handicap_credit(&self) -> u32 {
+        self.credit
+    }
+
+    /// The verdict, once the game has ended.
+    pub fn verdict(&self) -> Option<&Verdict> {
+        self.verdict.as_ref()
+    }
+
+    /// Whether the game has ended.
+    pub fn is_over(&self) -> bool {
+        self.verdict.is_some()
+    }
+
+    /// The position after `ply`, replayed from the start.
+    pub fn position_at(&self, ply: u32) -> Option<Position> {
+        if ply > self.plies() {
+            return None;
+        }
+        let mut pos = self.start.clone();
+        for mv in self.moves().take(ply as usize) {
+            pos.play_unchecked(mv);
+        }
+        Some(pos)
+    }
+
+    /// Plays `mv` for the side to move and judges the result (RULES.md section 6).
+    pub fn play(&mut self, mv: Move) -> Result<PlyOutcome, GameError> {
+        self.play_as(self.position.side_to_move(), mv)
+    }
+
+    /// Plays `mv` as `mover`; a move by the side not to move is illegal (`wrong_turn`).
+    ///
+    /// In the order of RULES.md section 6: legality (an illegal move is refused under
+    /// [`IllegalMovePolicy::Reject`], and loses under [`IllegalMovePolicy::Forfeit`]); the try
+    /// rule; no legal reply (the mover wins: checkmate if in check, `no_legal_moves`
+    /// otherwise); fourfold repetition and perpetual check; the move cap; an automatic
+    /// declaration for the side now to move.
+    pub fn play_as(&mut self, mover: Color, mv: Move) -> Result<PlyOutcome, GameError> {
+        if self.verdict.is_some() {
+            return Err(GameError::GameOver);
+        }
+        let ply = self.plies() + 1;
+        if let Err(illegal) = self.position.check_move_as(mover, mv) {
+            return match self.ruleset.illegal_move {
+                IllegalMovePolicy::Reject => Err(GameError::Illegal(illegal)),
+                IllegalMovePolicy::Forfeit => {
+                    let verdict = Verdict {
+                        code: ResultCode::IllegalMove,
+                        winner: Some(!mover),
+                        ply,
+                        ordinary_result: None,
+                        evidence: Evidence::IllegalMove {
+                            kind: illegal.kind,
+                            mv,
+                        },
+                    };
+                    self.verdict = Some(verdict.clone());
+                    Ok(PlyOutcome {
+                        ply,
+                        gave_check: false,
+                        verdict: Some(verdict),
+                        warnings: Vec::new(),
+                    })
+                }
+            };
+        }
+        let king_move = mv.from() == Some(self.position.king_square(mover));
+        self.position.play_unchecked(mv);
+        let gave_check = self.position.in_check();
+        self.keys.push(PlyKey {
+            hash: self.position.hash(),
+            gave_check,
+        });
+        self.moves.push(mv.to_u16());
+
+        let mut warnings = Vec::new();
+        let verdict = self.judge_after(mover, mv, king_move, &mut warnings);
+        if verdict.is_some() {
+            warnings.clear();
+        }
+        self.verdict = verdict.clone();
+        Ok(PlyOutcome {
+            ply,
+            gave_check,
+            verdict,
+            warnings,
+        })
+    }
+
+    fn judge_after(
+        &mut self,
+        mover: Color,
+        mv: Move,
+        king_move: bool,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<Verdict> {
+        let ply = self.plies();
+        // 2. The try rule. Legality already keeps an own piece off the square and the king
+        // out of check there; the attack test after the move repeats the rule's own words.
+        if self.ruleset.try_rule
+            && king_move
+            && mv.to() == try_square(mover)
+            && !self.position.is_attacked(mv.to(), !mover)
+        {
+            return Some(Verdict {
+                code: ResultCode::TryRule,
+                winner: Some(mover),
+                ply,
+                ordinary_result: None,
+                evidence: Evidence::TryRule { mv },
+            });
+        }
+        // 4 before 3: a position with no legal move ends the game at its first occurrence, so
+        // it is never a 4th occurrence, and the repetition scan is the cheaper test.
+        if let Some(v) = self.judge_repetition(warnings) {
+            return Some(v);
+        }
+        // The CSA shogi-server's early cap fires before it would see a mate.
+        if self.ruleset.csa_server_cap
+            && self.ruleset.cap_mode == CapMode::Plain
+            && self.ruleset.move_cap.is_some_and(|n| ply >= n)
+        {
+            return self.judge_cap();
+        }
+        // 3. No legal reply.
+        if let Some(v) = self.judge_no_legal_reply(Some(mv)) {
+            return Some(v);
+        }
+        // 5. The move cap.
+        if let Some(v) = self.judge_cap() {
+            return Some(v);
+        }
+        // 6. Automatic declaration.
+        self.judge_automatic_declaration()
+    }
+
+    /// RULES.md section 1: a position with no legal move loses for the side to move.
+    fn judge_no_legal_reply(&self, mv: Option<Move>) -> Option<Verdict> {
+        if has_legal_move(&self.position) {
+            return None;
+        }
+        let ply = self.plies();
+        let in_check = self.position.in_check();
+        let (code, evidence) = if in_check {
+            (
+                ResultCode::Checkmate,
+                Evidence::Checkmate {
+                    mating_ply: ply,
+                    mating_move: mv,
+                },
+            )
+        } else {
+            (ResultCode::NoLegalMoves, Evidence::NoLegalMoves)
+        };
+        Some(Verdict {
+            code,
+            winner: Some(!self.position.side_to_move()),
+            ply,
+            ordinary_result: None,
+            evidence,
+        })
+    }
+
+    /// RULES.md section 3, with the exact confirmation of section 2.
+    fn judge_repetition(&self, warnings: &mut Vec<Warning>) -> Option<Verdict> {
+        let counted = self.ruleset.start_position_counted;
+        let mut earlier = repetition::earlier_occurrences(&self.keys, counted);
+        if earlier.len() < 2 {
+            return None;
+        }
+        let ply = self.plies();
+        if earlier.len() >= 3 {
+            earlier = self.exact_matches(&earlier);
+        }
+        let start_side = self.start.side_to_move();
+        if earlier.len() >= 3 {
+            let plies = [earlier[0], earlier[1], earlier[2], ply];
+            let (first, last) = (plies[0], plies[3]);
+            let kind = repetition::classify(&self.keys, start_side, first, last);
+            let ordinary = self.ruleset.repetition;
+            return Some(match kind {
+                RepetitionKind::Perpetual { checker } => Verdict {
+                    code: ResultCode::PerpetualCheck,
+                    winner: Some(!checker),
+                    ply,
+                    ordinary_result: None,
+                    evidence: Evidence::PerpetualCheck {
+                        plies,
+                        checker,
+                        check_plies: repetition::plies_of(start_side, checker, first, last),
+                    },
+                },
+                RepetitionKind::Ordinary | RepetitionKind::Mutual => Verdict {
+                    code: ResultCode::Repetition,
+                    winner: None,
+                    ply,
+                    ordinary_result: Some(ordinary),
+                    evidence: Evidence::Repetition {
+                        plies,
+                        mutual_check: kind == RepetitionKind::Mutual,
+                    },
+                },
+            });
+        }
+        if earlier.len() == 2 {
+            let plies = [earlier[0], earlier[1], ply];
+            warnings.push(Warning::ThirdOccurrence { ply, plies });
+            if let RepetitionKind::Perpetual { checker } =
+                repetition::classify(&self.keys, start_side, plies[0], ply)
+            {
+                warnings.push(Warning::PerpetualCheckRisk {
+                    ply,
+                    checker,
+                    since_ply: plies[0],
+                });
+            }
+        }
+        None
+    }
+
+    /// The candidate plies whose position is exactly the current one (RULES.md section 2:
+    /// "confirm an exact match of the full position before a verdict is issued").
+    fn exact_matches(&self, candidates: &[u32]) -> Vec<u32> {
+        let mut out = Vec::with_capacity(candidates.len());
+        let mut pos = self.start.clone();
+        let mut ply = 0u32;
+        for &c in candidates {
+            while ply < c {
+                let mv = Move::from_u16(self.moves[ply as usize]).expect("stored moves decode");
+                pos.play_unchecked(mv);
+                ply += 1;
+            }
+            if pos.same_position(&self.position) {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// RULES.md section 5.
+    fn judge_cap(&self) -> Option<Verdict> {
+        let cap = self.ruleset.move_cap?;
+        let ply = self.plies();
+        let extended_by_checks = match self.ruleset.cap_mode {
+            CapMode::Plain if ply >= cap => false,
+            CapMode::Plain => return None,
+            CapMode::Jsa500 if ply < cap => return None,
+            CapMode::Jsa500 => {
+                let this = self.keys[ply as usize].gave_check;
+                let previous = ply > cap && self.keys[ply as usize - 1].gave_check;
+                if this || previous {
+                    return None;
+                }
+                ply > cap
+            }
+        };
+        let ordinary = match self.ruleset.cap_mode {
+            CapMode::Plain => OrdinaryResult::Draw,
+            CapMode::Jsa500 => self.ruleset.jishogi,
+        };
+        Some(Verdict {
+            code: ResultCode::MaxMoves,
+            winner: None,
+            ply,
+            ordinary_result: Some(ordinary),
+            evidence: Evidence::MaxMoves {
+                cap,
+                extended_by_checks,
+            },
+        })
+    }
+
+    /// RULES.md section 4, the `automatic` trigger: only a win is awarded.
+    fn judge_automatic_declaration(&self) -> Option<Verdict> {
+        if self.ruleset.declaration_trigger != DeclarationTrigger::Automatic {
+            return None;
+        }
+        let side = self.position.side_to_move();
+        // Most positions fail here; the full count is for the few that do not.
+        if !crate::impasse::in_camp(self.position.king_square(side), side) {
+            return None;
+        }
+        let report = self.declaration_report(side, true)?;
+        (report.outcome == DeclarationOutcome::Win).then(|| self.declaration_verdict(report))
+    }
+
+    fn before_move_cap(&self) -> bool {
+        match (self.ruleset.move_cap, self.ruleset.cap_mode) {
+            (Some(cap), CapMode::Jsa500) => self.plies() < cap,
+            _ => true,
+        }
+    }
+
+    /// The declaration calculator in this game's context, without declaring: `None` when the
+    /// ruleset has no declaration rule (RULES.md section 4).
+    pub fn declaration_report(&self, declarer: Color, has_time: bool) -> Option<DeclarationReport> {
+        let rule = self.ruleset.declaration?;
+        let ctx = DeclarationContext {
+            declarer,
+            has_time,
+            game_over: self.verdict.is_some(),
+            before_move_cap: self.before_move_cap(),
+            handicap_credit: self.credit,
+            failed: self.ruleset.failed_declaration,
+        };
+        Some(judge_declaration(&self.position, rule, &ctx))
+    }
+
+    fn declaration_verdict(&self, report: DeclarationReport) -> Verdict {
+        let (winner, ordinary_result) = match report.outcome {
+            DeclarationOutcome::Win => (Some(report.declarer), None),
+            DeclarationOutcome::Loss | DeclarationOutcome::Refused => {
+                (Some(!report.declarer), None)
+            }
+            DeclarationOutcome::Jishogi => (None, Some(self.ruleset.jishogi)),
+        };
+        Verdict {
+            code: ResultCode::Declaration,
+            winner,
+            ply: self.plies(),
+            ordinary_result,
+            evidence: Evidence::Declaration(Box::new(report)),
+        }
+    }
+
+    /// `declarer` declares impasse (入玉宣言) with `has_time` saying whether its clock has time
+    /// left (RULES.md section 4). A declaration that fails a condition, including one made on
+    /// the opponent's turn, loses or is refused per [`Ruleset::failed_declaration`].
+    pub fn declare(&mut self, declarer: Color, has_time: bool) -> Result<Declared, GameError> {
+        if self.verdict.is_some() {
+            return Err(GameError::GameOver);
+        }
+        let report = self
+            .declaration_report(declarer, has_time)
+            .ok_or(GameError::NoDeclarationRule)?;
+        let verdict = (report.outcome != DeclarationOutcome::Refused)
+            .then(|| self.declaration_verdict(report));
+        self.verdict = verdict.clone();
+        Ok(Declared { report, verdict })
+    }
+
+    /// The agreement count of the current position under the ruleset's threshold and tie rule,
+    /// White credited per [`Ruleset::handicap_credit`] (RULES.md section 4). The arbiter only
+    /// offers the count; agreement comes from the players ([`Game::record_result`]).
+    pub fn agreement_count(&self) -> AgreementReport {
+        let initial = self.ruleset.handicap_credit.then_some(&self.start);
+        agreement_count(
+            &self.position,
+            initial,
+            self.ruleset.agreement_threshold,
+            self.ruleset.agreement_tie,
+        )
+    }
+
+    /// Ends the game with a result the platform reports (resignation, timeout, abort,
+    /// agreement), at the current ply.
+    pub fn record_result(
+        &mut self,
+        code: ResultCode,
+        winner: Option<Color>,
+        ordinary_result: Option<OrdinaryResult>,
+    ) -> Result<&Verdict, GameError> {
+        if self.verdict.is_some() {
+            return Err(GameError::GameOver);
+        }
+        Ok(self.verdict.insert(Verdict::reported(
+            code,
+            winner,
+            self.plies(),
+            ordinary_result,
+        )))
+    }
+}
+
+/// Whether the side to move has a legal move, trying the king's steps first: most positions
+/// have one, and checking eight moves is much cheaper than generating all of them.
+fn has_legal_move(pos: &Position) -> bool {
+    let from = pos.king_square(pos.side_to_move());
+    let (file, rank) = (from.file() as i8, from.rank() as i8);
+    for (df, dr) in [
+        (-1, -1),
+        (-1, 0),
+        (-1, 1),
+        (0, -1),
+        (0, 1),
+        (1, -1),
+        (1, 0),
+        (1, 1),
+    ] {
+        let (f, r) = (file + df, rank + dr);
+        if !(1..=9).contains(&f) || !(1..=9).contains(&r) {
+            continue;
+        }
+        let to = Square::new(f as u8, r as u8).expect("in range");
+        if pos
+            .check_move(Move::Normal {
+                from,
+                to,
+                promote: false,
+            })
+            .is_ok()
+        {
+            return true;
+        }
+    }
+    pos.has_legal_move()
+}

@@ -1,0 +1,70 @@
+//! Re-judging a whole record at once (archive re-judging; the CLI calls [`judge`]).
+
+use crate::game::{Game, GameError, Warning};
+use crate::impasse::DeclarationReport;
+use crate::ruleset::Ruleset;
+use crate::verdict::Verdict;
+use shogi_rules::{IllegalMove, Move, Position};
+
+/// The judgement of a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgement {
+    /// The verdict, or `None` when the record ends with the game still going.
+    pub verdict: Option<Verdict>,
+    /// Every early warning issued along the way, in order.
+    pub warnings: Vec<Warning>,
+    /// Plies played (legal moves; a forfeited move is not counted).
+    pub plies: u32,
+    /// Moves the record holds after the game had ended (a record that plays on past a verdict).
+    pub moves_after_end: usize,
+    /// Under [`crate::IllegalMovePolicy::Reject`], the illegal move that stopped the judging
+    /// (the record cannot be followed past it).
+    pub rejected: Option<IllegalMove>,
+    /// The report of the final declaration, when one was asked for and judged (also when it
+    /// was refused).
+    pub declaration: Option<DeclarationReport>,
+}
+
+/// Judges a record: plays `moves` from `start` under `ruleset`, then, if `final_declaration` and
+/// the game is still going, has the side to move declare (with time left, as a record that
+/// ends in a declaration implies).
+pub fn judge(
+    start: Position,
+    moves: impl IntoIterator<Item = Move>,
+    final_declaration: bool,
+    ruleset: &Ruleset,
+) -> Judgement {
+    let mut game = Game::new(start, *ruleset);
+    let mut judgement = Judgement {
+        verdict: None,
+        warnings: Vec::new(),
+        plies: 0,
+        moves_after_end: 0,
+        rejected: None,
+        declaration: None,
+    };
+    let mut moves = moves.into_iter();
+    for mv in moves.by_ref() {
+        match game.play(mv) {
+            Ok(outcome) => judgement.warnings.extend(outcome.warnings),
+            Err(GameError::Illegal(illegal)) => {
+                judgement.rejected = Some(illegal);
+                break;
+            }
+            Err(GameError::GameOver) => {
+                judgement.moves_after_end += 1;
+                break;
+            }
+            Err(GameError::NoDeclarationRule) => unreachable!("playing a move never declares"),
+        }
+    }
+    judgement.moves_after_end += moves.count();
+    if final_declaration && !game.is_over() && judgement.rejected.is_none() {
+        if let Ok(declared) = game.declare(game.side_to_move(), true) {
+            judgement.declaration = Some(declared.report);
+        }
+    }
+    judgement.plies = game.plies();
+    judgement.verdict = game.verdict().cloned();
+    judgement
+}
