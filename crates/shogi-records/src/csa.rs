@@ -1,0 +1,638 @@
+//! CSA standard file format, V2.x and V3.0: reading and writing.
+//!
+//! Source: the CSA standard file format (V2.2 and V3.0 texts of the Computer Shogi
+//! Association) and the records of the CSA shogi-server (floodgate).
+
+use crate::decode::lines;
+use crate::error::column_of;
+use crate::replay::Replay;
+use crate::setup::Setup;
+use crate::{EndingKind, Format, Record, RecordError};
+use shogi_rules::{Color, IllegalKind, Move, Piece, PieceKind, Position, Square};
+use std::fmt::Write as _;
+
+/// Comment lines of the form `'key:value` that the CSA shogi-server writes and that are kept
+/// as headers (the key without its quote).
+const COMMENT_HEADERS: &[&str] = &[
+    "summary",
+    "Max_Moves",
+    "Least_Time_Per_Move",
+    "Increment",
+    "rating",
+    "black_rate",
+    "white_rate",
+    "$END_TIME",
+];
+
+/// Reads a CSA record (V2, V2.1, V2.2 or V3.0).
+///
+/// Accepted: the version line; `N+`/`N-` names; `$KEY:value` information lines; the starting
+/// position as `PI` with removals (`PI82HI22KA`), the nine `P1`..`P9` rows (fixed-width or
+/// single-space cells), `P+`/`P-` piece lines with `00AL` (every remaining piece to that hand);
+/// the `+`/`-` side-to-move line; moves (`+7776FU`, promotion inferred from the piece named
+/// and the piece on the origin square); `T` time lines; `'` comments; every special move
+/// (`%TORYO` ...); several statements on one line separated by `,`.
+///
+/// A record without any position lines starts from the even-game position. Moves and special
+/// moves may only follow the side-to-move line.
+pub fn read_csa(text: &str) -> Result<Record, RecordError> {
+    let mut headers = Vec::new();
+    let mut max_moves = None;
+    let mut setup: Option<Setup> = None;
+    let mut setup_line = 0u32;
+    let mut replay: Option<Replay> = None;
+
+    for (line_no, line) in lines(text) {
+        // Statements: split at commas, except that a comment runs to the end of the line.
+        let mut rest = line;
+        let mut offset = 0usize;
+        loop {
+            let (stmt, next) = if rest.starts_with('\'') {
+                (rest, None)
+            } else {
+                match rest.find(',') {
+                    Some(i) => (&rest[..i], Some(i + 1)),
+                    None => (rest, None),
+                }
+            };
+            let col = column_of(line, offset);
+            let stmt_trim = stmt.trim_end();
+            if !stmt_trim.is_empty() {
+                statement(
+                    stmt_trim,
+                    line_no,
+                    col,
+                    line,
+                    offset,
+                    &mut headers,
+                    &mut max_moves,
+                    &mut setup,
+                    &mut setup_line,
+                    &mut replay,
+                )?;
+            } else if next.is_some() {
+                return Err(RecordError::new(
+                    line_no,
+                    col,
+                    line,
+                    "empty statement before ','",
+                ));
+            }
+            match next {
+                Some(n) => {
+                    offset += n;
+                    rest = &rest[n..];
+                }
+                None => break,
+            }
+        }
+    }
+
+    let replay = match replay {
+        Some(r) => r,
+        None => {
+            // No side-to-move line: a record of headers (and maybe a position) only.
+            if setup.is_some() {
+                return Err(RecordError::new(
+                    setup_line,
+                    1,
+                    "",
+                    "position lines without a side-to-move line ('+' or '-')",
+                ));
+            }
+            Replay::new(Position::startpos())
+        }
+    };
+    headers.extend(replay.later_ending_headers());
+    Ok(Record {
+        format: Format::Csa,
+        headers,
+        start: replay.start,
+        moves: replay.moves,
+        ending: replay.ending,
+        max_moves,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn statement(
+    stmt: &str,
+    line_no: u32,
+    col: u32,
+    line: &str,
+    offset: usize,
+    headers: &mut Vec<(String, String)>,
+    max_moves: &mut Option<u32>,
+    setup: &mut Option<Setup>,
+    setup_line: &mut u32,
+    replay: &mut Option<Replay>,
+) -> Result<(), RecordError> {
+    let err = |c: u32, token: &str, reason: &str| RecordError::new(line_no, c, token, reason);
+    let first = stmt.as_bytes()[0];
+    match first {
+        b'\'' => {
+            let body = &stmt[1..];
+            if let Some((key, value)) = body.split_once(':')
+                && COMMENT_HEADERS.contains(&key)
+            {
+                let key = key.trim_start_matches('$');
+                if key == "Max_Moves" {
+                    *max_moves = Some(parse_cap(value, line_no, col, stmt)?);
+                }
+                headers.push((key.to_string(), value.to_string()));
+            }
+            Ok(())
+        }
+        b'V' => {
+            if replay.is_some() {
+                return Err(err(col, stmt, "version line after the moves began"));
+            }
+            let v = &stmt[1..];
+            if !matches!(v, "2" | "2.1" | "2.2" | "3.0") {
+                return Err(err(
+                    col,
+                    stmt,
+                    "unknown csa version (expected V2, V2.1, V2.2 or V3.0)",
+                ));
+            }
+            headers.push(("V".to_string(), v.to_string()));
+            Ok(())
+        }
+        b'N' => {
+            match stmt.as_bytes().get(1) {
+                Some(b'+') | Some(b'-') => {}
+                _ => return Err(err(col, stmt, "player name line must start with N+ or N-")),
+            }
+            headers.push((stmt[..2].to_string(), stmt[2..].to_string()));
+            Ok(())
+        }
+        b'$' => {
+            let Some((key, value)) = stmt[1..].split_once(':') else {
+                return Err(err(col, stmt, "information line must be $KEY:value"));
+            };
+            if key == "MAX_MOVES" {
+                *max_moves = Some(parse_cap(value, line_no, col, stmt)?);
+            }
+            headers.push((key.to_string(), value.to_string()));
+            Ok(())
+        }
+        b'P' => {
+            if replay.is_some() {
+                return Err(err(col, stmt, "position line after the side-to-move line"));
+            }
+            let s = setup.get_or_insert_with(Setup::empty);
+            *setup_line = line_no;
+            position_line(stmt, line_no, col, line, offset, s)
+        }
+        b'T' => {
+            let t = &stmt[1..];
+            let ok = !t.is_empty()
+                && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                && t.bytes().filter(|&b| b == b'.').count() <= 1;
+            if !ok {
+                return Err(err(col, stmt, "time must be T followed by seconds"));
+            }
+            if replay
+                .as_ref()
+                .is_none_or(|r| r.moves.is_empty() && r.ending.is_none())
+            {
+                return Err(err(col, stmt, "time line before any move"));
+            }
+            Ok(())
+        }
+        b'+' | b'-' if stmt.len() == 1 => {
+            if replay.is_some() {
+                return Err(err(col, stmt, "second side-to-move line"));
+            }
+            let side = if first == b'+' {
+                Color::Black
+            } else {
+                Color::White
+            };
+            let s = setup.get_or_insert_with(Setup::startpos);
+            s.side = side;
+            let pos = s.to_position().map_err(|e| {
+                RecordError::new(
+                    line_no,
+                    col,
+                    &e.token,
+                    format!(
+                        "the position lines do not make a valid position: {} (as sfen: {})",
+                        e.reason,
+                        s.to_sfen()
+                    ),
+                )
+            })?;
+            *replay = Some(Replay::new(pos));
+            Ok(())
+        }
+        b'+' | b'-' => {
+            let Some(r) = replay.as_mut() else {
+                return Err(err(
+                    col,
+                    stmt,
+                    "move before the side-to-move line ('+' or '-')",
+                ));
+            };
+            csa_move(stmt, line_no, col, r)
+        }
+        b'%' => {
+            let Some(r) = replay.as_mut() else {
+                return Err(err(
+                    col,
+                    stmt,
+                    "special move before the side-to-move line ('+' or '-')",
+                ));
+            };
+            let kind = special_kind(&stmt[1..])
+                .ok_or_else(|| err(col, stmt, "special move must be % followed by a name"))?;
+            r.end(kind, line_no, stmt);
+            Ok(())
+        }
+        _ => Err(err(col, stmt, "unknown statement")),
+    }
+}
+
+fn parse_cap(value: &str, line: u32, col: u32, stmt: &str) -> Result<u32, RecordError> {
+    value
+        .trim()
+        .parse::<u32>()
+        .map_err(|_| RecordError::new(line, col, stmt, "move cap must be a whole number"))
+}
+
+/// The ending a CSA special move names (`name` without the `%`), or `None` for an empty or
+/// malformed name.
+fn special_kind(name: &str) -> Option<EndingKind> {
+    if name.is_empty()
+        || !name.bytes().enumerate().all(|(i, b)| {
+            b.is_ascii_uppercase() || b == b'_' || (i == 0 && (b == b'+' || b == b'-'))
+        })
+    {
+        return None;
+    }
+    Some(match name {
+        "TORYO" => EndingKind::Resign,
+        "CHUDAN" => EndingKind::Chudan,
+        "SENNICHITE" => EndingKind::Sennichite,
+        "OUTE_SENNICHITE" => EndingKind::OuteSennichite,
+        "TIME_UP" => EndingKind::TimeUp,
+        "ILLEGAL_MOVE" => EndingKind::IllegalMove,
+        "+ILLEGAL_ACTION" => EndingKind::IllegalAction(Color::Black),
+        "-ILLEGAL_ACTION" => EndingKind::IllegalAction(Color::White),
+        "JISHOGI" => EndingKind::Jishogi,
+        "KACHI" => EndingKind::Kachi,
+        "HIKIWAKE" => EndingKind::Hikiwake,
+        "TSUMI" => EndingKind::Tsumi,
+        "FUZUMI" => EndingKind::Fuzumi,
+        "ERROR" => EndingKind::Error,
+        "MAX_MOVES" => EndingKind::MaxMoves,
+        other if other.starts_with(['+', '-']) => return None,
+        other => EndingKind::Other(other.to_string()),
+    })
+}
+
+/// A two-digit CSA square (`77`), `None` for `00` or anything else.
+fn square(b: &[u8]) -> Option<Square> {
+    if b.len() != 2 || !b[0].is_ascii_digit() || !b[1].is_ascii_digit() {
+        return None;
+    }
+    Square::new(b[0] - b'0', b[1] - b'0')
+}
+
+fn csa_move(stmt: &str, line_no: u32, col: u32, r: &mut Replay) -> Result<(), RecordError> {
+    let err = |c: u32, reason: &str| RecordError::new(line_no, c, stmt, reason);
+    let b = stmt.as_bytes();
+    if b.len() != 7 {
+        return Err(err(
+            col,
+            "a move is a sign, four digits and a piece (+7776FU)",
+        ));
+    }
+    let color = if b[0] == b'+' {
+        Color::Black
+    } else {
+        Color::White
+    };
+    let kind = std::str::from_utf8(&b[5..7])
+        .ok()
+        .and_then(PieceKind::from_csa_name)
+        .ok_or_else(|| {
+            err(
+                col + 5,
+                "unknown piece (FU KY KE GI KI KA HI OU TO NY NK NG UM RY)",
+            )
+        })?;
+    let to = square(&b[3..5]).ok_or_else(|| err(col + 3, "destination is not a square 11..99"))?;
+    let pos = r.position_for_move(line_no, col, stmt)?;
+    if &b[1..3] == b"00" {
+        if !kind.is_hand_kind() {
+            return Err(err(
+                col + 5,
+                "only an unpromoted piece other than the king can be dropped",
+            ));
+        }
+        r.push(Move::Drop { kind, to }, color, line_no, None);
+        return Ok(());
+    }
+    let from =
+        square(&b[1..3]).ok_or_else(|| err(col + 1, "origin is not a square 11..99 or 00"))?;
+    // Promotion is not written: it shows as a piece named differently from the one on the origin
+    // square. A named piece that matches neither way is kept as an impossible move.
+    let (promote, forced) = match pos.piece_at(from) {
+        None => (false, None),
+        Some(p) if p.kind == kind => (false, None),
+        Some(p) if p.kind.promote() == Some(kind) => (true, None),
+        Some(_) => (false, Some(IllegalKind::Impossible)),
+    };
+    let forced = if from == to {
+        Some(IllegalKind::Impossible)
+    } else {
+        forced
+    };
+    r.push(Move::Normal { from, to, promote }, color, line_no, forced);
+    Ok(())
+}
+
+/// One `P` statement: `PI...`, `P1`..`P9` or `P+`/`P-`.
+fn position_line(
+    stmt: &str,
+    line_no: u32,
+    col: u32,
+    line: &str,
+    offset: usize,
+    s: &mut Setup,
+) -> Result<(), RecordError> {
+    let b = stmt.as_bytes();
+    let err = |c: u32, token: &str, reason: &str| RecordError::new(line_no, c, token, reason);
+    let Some(&tag) = b.get(1) else {
+        return Err(err(col, stmt, "position line must be PI, P1..P9, P+ or P-"));
+    };
+    match tag {
+        b'I' => {
+            *s = Setup::startpos();
+            let rest = &b[2..];
+            if rest.len() % 4 != 0 {
+                return Err(err(
+                    col + 2,
+                    &stmt[2..],
+                    "PI removals are four characters each (82HI)",
+                ));
+            }
+            for (i, chunk) in rest.chunks(4).enumerate() {
+                let c = col + 2 + 4 * i as u32;
+                let tok = std::str::from_utf8(chunk).unwrap_or("");
+                let sq = square(&chunk[..2]).ok_or_else(|| err(c, tok, "not a square 11..99"))?;
+                let kind = PieceKind::from_csa_name(std::str::from_utf8(&chunk[2..]).unwrap_or(""))
+                    .ok_or_else(|| err(c + 2, tok, "unknown piece"))?;
+                match s.get(sq.file(), sq.rank()) {
+                    Some(p) if p.kind == kind => s.set(sq.file(), sq.rank(), None),
+                    _ => return Err(err(c, tok, "PI removes a piece that is not on that square")),
+                }
+            }
+            Ok(())
+        }
+        b'1'..=b'9' => {
+            let rank = tag - b'0';
+            let cells = &stmt[2..];
+            let mut file = 9u8;
+            let mut i = 0usize;
+            let cb = cells.as_bytes();
+            while i < cb.len() {
+                let c = col + 2 + column_of(cells, i) - 1;
+                match cb[i] {
+                    b' ' => i += 1,
+                    b'*' => {
+                        if file == 0 {
+                            return Err(err(c, &cells[i..], "more than nine squares in a row"));
+                        }
+                        s.set(file, rank, None);
+                        file -= 1;
+                        i += 1;
+                    }
+                    b'+' | b'-' => {
+                        if file == 0 {
+                            return Err(err(c, &cells[i..], "more than nine squares in a row"));
+                        }
+                        let name = cells.get(i + 1..i + 3).unwrap_or("");
+                        let kind = PieceKind::from_csa_name(name)
+                            .ok_or_else(|| err(c + 1, &cells[i..], "unknown piece"))?;
+                        let color = if cb[i] == b'+' {
+                            Color::Black
+                        } else {
+                            Color::White
+                        };
+                        s.set(file, rank, Some(Piece::new(color, kind)));
+                        file -= 1;
+                        i += 3;
+                    }
+                    // Some exporters mark the trailing blank of a row with a dot.
+                    b'.' if file == 0 && cb[i + 1..].iter().all(|&x| x == b' ' || x == b'.') => {
+                        i = cb.len();
+                    }
+                    _ => {
+                        return Err(err(
+                            c,
+                            &cells[i..],
+                            "expected a piece (+FU), ' * ' or a blank",
+                        ));
+                    }
+                }
+            }
+            if file != 0 {
+                return Err(err(
+                    column_of(line, offset + stmt.len()),
+                    stmt,
+                    "a board row must have nine squares",
+                ));
+            }
+            Ok(())
+        }
+        b'+' | b'-' => {
+            let color = if tag == b'+' {
+                Color::Black
+            } else {
+                Color::White
+            };
+            let rest = &b[2..];
+            if rest.len() % 4 != 0 {
+                return Err(err(
+                    col + 2,
+                    &stmt[2..],
+                    "pieces are four characters each (0076FU, 00AL)",
+                ));
+            }
+            for (i, chunk) in rest.chunks(4).enumerate() {
+                let c = col + 2 + 4 * i as u32;
+                let tok = std::str::from_utf8(chunk).unwrap_or("");
+                let name = std::str::from_utf8(&chunk[2..]).unwrap_or("");
+                if &chunk[..2] == b"00" {
+                    if name == "AL" {
+                        s.all_remaining_to_hand(color);
+                        continue;
+                    }
+                    let kind = PieceKind::from_csa_name(name)
+                        .filter(|k| k.is_hand_kind())
+                        .ok_or_else(|| {
+                            err(
+                                c + 2,
+                                tok,
+                                "a hand holds only unpromoted pieces other than the king",
+                            )
+                        })?;
+                    let n = &mut s.hands[color.index()][kind.index()];
+                    *n = n.saturating_add(1);
+                } else {
+                    let sq = square(&chunk[..2])
+                        .ok_or_else(|| err(c, tok, "not a square 11..99 or 00"))?;
+                    let kind = PieceKind::from_csa_name(name)
+                        .ok_or_else(|| err(c + 2, tok, "unknown piece"))?;
+                    s.set(sq.file(), sq.rank(), Some(Piece::new(color, kind)));
+                }
+            }
+            Ok(())
+        }
+        _ => Err(err(col, stmt, "position line must be PI, P1..P9, P+ or P-")),
+    }
+}
+
+/// Writes a record as CSA V3.0.
+///
+/// Headers: `N+`/`N-` (or KIF's `先手`/`下手` and `後手`/`上手`), information keys written in
+/// upper case by CSA readers (`EVENT`, `START_TIME` ...) as `$KEY:value`, the move cap as
+/// `$MAX_MOVES`, and every other header as a `'key:value` comment. The start position is `PI`
+/// for the even game, otherwise the nine rows and the hands. Each move gets its own line.
+///
+/// The record's own ending is written as its special move. When `verdict_special` is given
+/// (for example `%SENNICHITE`), it is written last on its own line and the record's own ending,
+/// if any, becomes a comment before it (`'recorded: %TORYO`), so that the file states one
+/// result. An illegal move whose piece cannot be named (no piece on its origin square) is
+/// written as a comment, since CSA has no way to write it.
+pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
+    let mut out = String::from("V3.0\n");
+    let find = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| record.header(k))
+            .map(|v| v.replace(['\r', '\n'], " "))
+    };
+    if let Some(n) = find(&["N+", "先手", "下手"]) {
+        let _ = writeln!(out, "N+{n}");
+    }
+    if let Some(n) = find(&["N-", "後手", "上手"]) {
+        let _ = writeln!(out, "N-{n}");
+    }
+    for (k, v) in &record.headers {
+        let v = v.replace(['\r', '\n'], " ");
+        if matches!(k.as_str(), "N+" | "N-" | "V" | "MAX_MOVES" | "Max_Moves") {
+            continue;
+        }
+        if !k.is_empty() && k.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+            let _ = writeln!(out, "${k}:{v}");
+        } else {
+            let _ = writeln!(out, "'{k}:{v}");
+        }
+    }
+    if let Some(cap) = record.max_moves {
+        let _ = writeln!(out, "$MAX_MOVES:{cap}");
+    }
+    write_position(&mut out, &record.start);
+
+    let mut pos = Some(record.start.clone());
+    for m in &record.moves {
+        let sign = if m.color == Color::Black { '+' } else { '-' };
+        let (from, to, kind) = match m.mv {
+            Move::Drop { kind, to } => ((0, 0), to, Some(kind)),
+            Move::Normal { from, to, promote } => {
+                let kind = pos.as_ref().and_then(|p| p.piece_at(from)).map(|p| {
+                    if promote {
+                        p.kind.promote().unwrap_or(p.kind)
+                    } else {
+                        p.kind
+                    }
+                });
+                ((from.file(), from.rank()), to, kind)
+            }
+        };
+        match kind {
+            Some(kind) => {
+                let _ = writeln!(
+                    out,
+                    "{sign}{}{}{}{}{}",
+                    from.0,
+                    from.1,
+                    to.file(),
+                    to.rank(),
+                    kind.csa_name()
+                );
+            }
+            None => {
+                let why = m
+                    .legal
+                    .as_ref()
+                    .err()
+                    .map_or("illegal", |e| e.kind.as_str());
+                let _ = writeln!(out, "'illegal move {} ({why}) by {}", m.mv, m.color);
+            }
+        }
+        match (&mut pos, &m.legal) {
+            (Some(p), Ok(())) => p.play_unchecked(m.mv),
+            _ => pos = None,
+        }
+    }
+    let own = record.ending.as_ref().map(|e| {
+        e.kind
+            .csa_special()
+            .unwrap_or_else(|| format!("'ending: {}", e.raw.replace(['\r', '\n'], " ")))
+    });
+    match (own, verdict_special) {
+        (Some(own), Some(v)) => {
+            let _ = writeln!(out, "'recorded: {}", own.trim_start_matches('\''));
+            let _ = writeln!(out, "{v}");
+        }
+        (Some(own), None) => {
+            let _ = writeln!(out, "{own}");
+        }
+        (None, Some(v)) => {
+            let _ = writeln!(out, "{v}");
+        }
+        (None, None) => {}
+    }
+    out
+}
+
+fn write_position(out: &mut String, pos: &Position) {
+    if pos.same_position(&Position::startpos()) {
+        out.push_str("PI\n+\n");
+        return;
+    }
+    for rank in 1..=9u8 {
+        let _ = write!(out, "P{rank}");
+        for file in (1..=9u8).rev() {
+            match Square::new(file, rank).and_then(|sq| pos.piece_at(sq)) {
+                Some(p) => {
+                    let sign = if p.color == Color::Black { '+' } else { '-' };
+                    let _ = write!(out, "{sign}{}", p.kind.csa_name());
+                }
+                None => out.push_str(" * "),
+            }
+        }
+        out.push('\n');
+    }
+    for color in Color::ALL {
+        let hand = pos.hand(color);
+        if hand.is_empty() {
+            continue;
+        }
+        out.push_str(if color == Color::Black { "P+" } else { "P-" });
+        for kind in hand.kinds() {
+            for _ in 0..hand.count(kind) {
+                let _ = write!(out, "00{}", kind.csa_name());
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str(if pos.side_to_move() == Color::Black {
+        "+\n"
+    } else {
+        "-\n"
+    });
+}

@@ -1,0 +1,46 @@
+//! Text encodings of record files.
+
+use crate::RecordError;
+use std::borrow::Cow;
+
+/// Decodes a record file: a UTF-8 BOM or valid UTF-8 is UTF-8; otherwise Shift_JIS (the KIF
+/// default, also common in CSA files from Kifu for Windows); otherwise EUC-JP (old CSA files
+/// from Unix tools). Bytes that none of these accept are an error at the first bad byte.
+pub(crate) fn decode(bytes: &[u8]) -> Result<Cow<'_, str>, RecordError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return Ok(Cow::Borrowed(text));
+    }
+    if let Some(text) =
+        encoding_rs::SHIFT_JIS.decode_without_bom_handling_and_without_replacement(bytes)
+    {
+        return Ok(text);
+    }
+    if let Some(text) =
+        encoding_rs::EUC_JP.decode_without_bom_handling_and_without_replacement(bytes)
+    {
+        return Ok(text);
+    }
+    // Report where Shift_JIS decoding first fails.
+    let (lossy, _) = encoding_rs::SHIFT_JIS.decode_without_bom_handling(bytes);
+    let at = lossy.find('\u{fffd}').unwrap_or(0);
+    let line_start = lossy[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_no = lossy[..at].matches('\n').count() as u32 + 1;
+    let line = &lossy[line_start..];
+    let line = line.split('\n').next().unwrap_or("");
+    Err(RecordError::new(
+        line_no,
+        crate::error::column_of(line, at - line_start),
+        line,
+        "text is not valid utf-8, shift_jis or euc-jp",
+    ))
+}
+
+/// The lines of a text with their 1-based numbers, without line terminators (`\n`, `\r\n`) or
+/// a leading BOM.
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = (u32, &str)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    text.split('\n')
+        .enumerate()
+        .map(|(i, l)| ((i + 1) as u32, l.strip_suffix('\r').unwrap_or(l)))
+}

@@ -1,0 +1,880 @@
+//! KIF and KI2 (Kakinoki's formats): headers, handicaps, board diagrams, moves, endings.
+//!
+//! Source: the KIF/KI2 format description published with Kifu for Windows (柿木将棋), and the
+//! records written by Kifu for Windows, Shogidokoro, ShogiGUI, ShogiHome, Piyo Shogi and
+//! shogi-extend, as found in the test corpus.
+
+use crate::decode::{decode, lines};
+use crate::error::column_of;
+use crate::replay::Replay;
+use crate::setup::Setup;
+use crate::{EndingKind, Format, Record, RecordError};
+use shogi_rules::{Color, IllegalKind, Move, Piece, PieceKind, Position, Square};
+
+/// Reads a KIF record (`.kif` in Shift_JIS, `.kifu` in UTF-8; the encoding is detected: a BOM
+/// or valid UTF-8 is UTF-8, otherwise Shift_JIS).
+///
+/// Accepted: `key：value` headers (`手合割` sets a standard handicap, where White, 上手, moves
+/// first); a board diagram (`後手の持駒：`, the framed nine rows, `先手の持駒：`, `後手番` /
+/// `先手番`, and the 上手/下手 forms), which takes precedence over `手合割`; numbered move lines
+/// such as `７六歩(77)`, `同　歩(76)` or `同歩(76)`, `成`, `不成`, `打`, `王` and `玉`, `杏`, `圭`,
+/// `全`; time columns and the `+` mark of a move that has variations; ending lines (`投了`,
+/// `詰み`, `千日手`, `持将棋`, `入玉勝ち`, `反則負け`, `反則勝ち`, `切れ負け`, `中断`, `不詰`,
+/// `封じ手`, `Time-up` ...); comments (`*`, `&`, `#`, and `#` after the text of a line); the
+/// closing `まで…` line, kept as the header `summary`.
+///
+/// Variations: only the main line is read. Everything from the first `変化：` line on is a
+/// variation (an alternative to a main-line move) and is not read.
+///
+/// Move numbers must count up from 1 with no gap, so that a missing or extra line cannot go
+/// unnoticed.
+pub fn read_kif(bytes: &[u8]) -> Result<Record, RecordError> {
+    let text = decode(bytes)?;
+    read_japanese(&text, Format::Kif)
+}
+
+/// Reads a KI2 record (moves as in print, `▲７六歩△３四歩`, no origin squares). The encoding
+/// is detected as for [`read_kif`]; headers, handicaps and diagrams are as in KIF.
+///
+/// A KI2 move names its origin only through the relative words `右 左 直 上 引 寄` (and `行`,
+/// `入` for `上`), so each move is found among the legal moves of the position; a move that
+/// matches no legal move, or more than one, is an error (an illegal KI2 move cannot be told
+/// apart from a misreading). A drop is recognised without `打` when no board move fits.
+///
+/// KI2 has no ending line: the closing `まで…` line is the ending (`まで102手で下手の勝ち` is a
+/// resignation or a mate, read as [`EndingKind::Resign`]; `千日手`, `持将棋`, `中断`,
+/// `時間切れ`, `反則` ... by their words).
+pub fn read_ki2(bytes: &[u8]) -> Result<Record, RecordError> {
+    let text = decode(bytes)?;
+    read_japanese(&text, Format::Ki2)
+}
+
+/// State while reading the lines before the first move.
+struct Preamble {
+    handicap: Option<(String, u32)>,
+    rows: Vec<(u32, [Option<Piece>; 9])>,
+    hands: [Option<(u32, [u8; 7])>; 2],
+    side: Option<Color>,
+    /// A board diagram appears only inside `#` comment lines.
+    commented_diagram: bool,
+}
+
+fn read_japanese(text: &str, format: Format) -> Result<Record, RecordError> {
+    read_lines(text, format).map_err(|mut e| {
+        // A board diagram left inside comments makes every later error puzzling; say so.
+        let rows = |comment: bool| {
+            lines(text).any(|(_, l)| {
+                let l = l.trim_start();
+                let l = if comment { l.strip_prefix('#').map(str::trim_start) } else { Some(l) };
+                l.is_some_and(|l| l.starts_with('|') && l.trim_end().ends_with(['一', '九']))
+            })
+        };
+        if rows(true) && !rows(false) && !e.reason.contains("comment") {
+            e.reason.push_str(
+                " (the board diagram is commented out with '#', so the record starts from the even-game position)",
+            );
+        }
+        e
+    })
+}
+
+fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
+    let mut headers: Vec<(String, String)> = Vec::new();
+    let mut max_moves = None;
+    let mut pre = Preamble {
+        handicap: None,
+        rows: Vec::new(),
+        hands: [None, None],
+        side: None,
+        commented_diagram: false,
+    };
+    let mut replay: Option<Replay> = None;
+    let mut ki2_end: Option<(u32, String)> = None;
+
+    for (line_no, raw) in lines(text) {
+        let full = raw.trim_end();
+        let body = full.trim_start();
+        if body.is_empty() {
+            continue;
+        }
+        if body.starts_with('#') {
+            if body.contains('|') || body.contains("の持駒") {
+                pre.commented_diagram = true;
+            }
+            continue;
+        }
+        if body.starts_with('*') || body.starts_with('&') {
+            continue;
+        }
+        // A `#` after the text starts a comment (hand-written files do this).
+        let line = match full.find('#') {
+            Some(i) => full[..i].trim_end(),
+            None => full,
+        };
+        let lead = line.len() - line.trim_start().len();
+        let t = line.trim_start();
+        if t.is_empty() {
+            continue;
+        }
+        let col0 = column_of(line, lead);
+        let err = |at: usize, token: &str, reason: &str| {
+            RecordError::new(line_no, column_of(line, lead + at), token, reason)
+        };
+
+        if t.starts_with("変化：") || t.starts_with("変化:") {
+            // The main line ends here; variations are not read.
+            break;
+        }
+        if t.starts_with("手数-") || t.starts_with("手数―") {
+            continue;
+        }
+        if t.starts_with("まで") {
+            headers.push(("summary".to_string(), t.to_string()));
+            if format == Format::Ki2 {
+                ki2_end = Some((line_no, t.to_string()));
+            }
+            continue;
+        }
+        let first = t.chars().next().unwrap_or(' ');
+        if first == '|' {
+            if replay.is_some() {
+                return Err(err(0, t, "board diagram after the moves began"));
+            }
+            let row = board_row(t).map_err(|(at, reason)| err(at, t, reason))?;
+            if pre.rows.len() >= 9 {
+                return Err(err(0, t, "more than nine rows in the board diagram"));
+            }
+            if let Some(rank) = row.1
+                && rank as usize != pre.rows.len() + 1
+            {
+                return Err(err(0, t, "board rows out of order"));
+            }
+            pre.rows.push((line_no, row.0));
+            continue;
+        }
+        if t.starts_with("+-") || t.starts_with("+―") || (first == '９' && t.contains('１')) {
+            continue;
+        }
+        match t {
+            "先手番" | "下手番" => {
+                pre.side = Some(Color::Black);
+                continue;
+            }
+            "後手番" | "上手番" => {
+                pre.side = Some(Color::White);
+                continue;
+            }
+            _ => {}
+        }
+        if first.is_ascii_digit() {
+            let digits = t.bytes().take_while(|b| b.is_ascii_digit()).count();
+            let number: u64 = t[..digits].parse().unwrap_or(u64::MAX);
+            let rest = &t[digits..];
+            let rest_trim = rest.trim_start();
+            if rest_trim.len() == rest.len() && !rest.is_empty() {
+                return Err(err(digits, t, "expected a blank after the move number"));
+            }
+            let at = lead + digits + (rest.len() - rest_trim.len());
+            let r = match replay.as_mut() {
+                Some(r) => r,
+                None => replay.insert(start_replay(&pre, line_no)?),
+            };
+            // Ending lines take a number too.
+            let expected = (r.moves.len() + r.ending_lines()) as u64 + 1;
+            if number != expected {
+                return Err(RecordError::new(
+                    line_no,
+                    col0,
+                    t,
+                    format!("move number {} where {expected} was expected", &t[..digits]),
+                ));
+            }
+            kif_move(rest_trim, line_no, line, at, r)?;
+            continue;
+        }
+        if matches!(first, '▲' | '△' | '▽' | '▼' | '☗' | '☖') {
+            let r = match replay.as_mut() {
+                Some(r) => r,
+                None => replay.insert(start_replay(&pre, line_no)?),
+            };
+            ki2_moves(t, line_no, line, lead, r)?;
+            continue;
+        }
+        let colon = t
+            .find('：')
+            .map(|i| (i, '：'.len_utf8()))
+            .or_else(|| t.find(':').map(|i| (i, 1)));
+        if let Some((i, w)) = colon {
+            let key = t[..i].trim();
+            let value = t[i + w..].trim();
+            match key {
+                "先手の持駒" | "下手の持駒" | "後手の持駒" | "上手の持駒" => {
+                    if replay.is_some() {
+                        return Err(err(0, t, "pieces in hand after the moves began"));
+                    }
+                    let color = if key.starts_with("先手") || key.starts_with("下手") {
+                        Color::Black
+                    } else {
+                        Color::White
+                    };
+                    let hand =
+                        hand_text(value).map_err(|(at, reason)| err(i + w + at, value, reason))?;
+                    pre.hands[color.index()] = Some((line_no, hand));
+                }
+                _ => {
+                    if key == "手合割" {
+                        pre.handicap = Some((value.to_string(), line_no));
+                    }
+                    if key == "最大手数" {
+                        max_moves =
+                            Some(value.parse::<u32>().map_err(|_| {
+                                err(i + w, value, "move cap must be a whole number")
+                            })?);
+                    }
+                    headers.push((key.to_string(), value.to_string()));
+                }
+            }
+            continue;
+        }
+        let reason = if replay.as_ref().is_some_and(|r| r.ending.is_some()) {
+            "unrecognised line after the ending"
+        } else {
+            "unrecognised line (not a header, board row, move, ending or comment)"
+        };
+        return Err(err(0, t, reason));
+    }
+
+    let mut replay = match replay {
+        Some(r) => r,
+        None => start_replay(&pre, lines(text).count() as u32)?,
+    };
+    if let Some((line_no, text)) = ki2_end {
+        let side = replay.side_to_move();
+        replay.end(ki2_ending(&text, side), line_no, &text);
+    }
+    headers.extend(replay.later_ending_headers());
+    Ok(Record {
+        format,
+        headers,
+        start: replay.start.clone(),
+        moves: replay.moves,
+        ending: replay.ending,
+        max_moves,
+    })
+}
+
+/// The start position from the preamble: the diagram if there is one, else the handicap, else
+/// the even game.
+fn start_replay(pre: &Preamble, line_no: u32) -> Result<Replay, RecordError> {
+    let setup = if !pre.rows.is_empty() {
+        let first = pre.rows[0].0;
+        if pre.rows.len() != 9 {
+            return Err(RecordError::new(
+                first,
+                1,
+                "|",
+                format!("the board diagram has {} rows, not nine", pre.rows.len()),
+            ));
+        }
+        let mut s = Setup::empty();
+        for (i, (_, row)) in pre.rows.iter().enumerate() {
+            for (j, cell) in row.iter().enumerate() {
+                s.set(9 - j as u8, i as u8 + 1, *cell);
+            }
+        }
+        for color in Color::ALL {
+            if let Some((_, h)) = pre.hands[color.index()] {
+                s.hands[color.index()] = h;
+            }
+        }
+        s.side = match (pre.side, &pre.handicap) {
+            (Some(side), _) => side,
+            // A diagram of a handicap game without a side-to-move line: the giver, White,
+            // moves first.
+            (None, Some((name, _))) if name != "平手" && Setup::handicap(name).is_some() => {
+                Color::White
+            }
+            (None, _) => Color::Black,
+        };
+        s
+    } else {
+        if let Some((line, h)) = pre
+            .hands
+            .iter()
+            .flatten()
+            .find(|(_, h)| h.iter().any(|&n| n > 0))
+        {
+            let _ = h;
+            return Err(RecordError::new(
+                *line,
+                1,
+                "持駒",
+                "pieces in hand given without a board diagram",
+            ));
+        }
+        let mut s = match &pre.handicap {
+            Some((name, line)) => Setup::handicap(name).ok_or_else(|| {
+                RecordError::new(
+                    *line,
+                    1,
+                    name,
+                    "unknown handicap (手合割) and no board diagram to show the position",
+                )
+            })?,
+            None => Setup::startpos(),
+        };
+        if let Some(side) = pre.side {
+            s.side = side;
+        }
+        s
+    };
+    let line = pre.rows.first().map_or(line_no, |r| r.0);
+    let pos = setup.to_position().map_err(|e| {
+        let hint = if pre.rows.is_empty() && pre.commented_diagram {
+            " (a board diagram appears only in '#' comment lines)"
+        } else {
+            ""
+        };
+        RecordError::new(
+            line,
+            1,
+            &e.token,
+            format!(
+                "the starting position is not valid: {}{hint} (as sfen: {})",
+                e.reason,
+                setup.to_sfen()
+            ),
+        )
+    })?;
+    Ok(Replay::new(pos))
+}
+
+fn kanji_number(c: char) -> Option<u8> {
+    "一二三四五六七八九"
+        .chars()
+        .position(|k| k == c)
+        .map(|i| i as u8 + 1)
+}
+
+fn digit(c: char) -> Option<u8> {
+    match c {
+        '1'..='9' => Some(c as u8 - b'0'),
+        '１'..='９' => Some((c as u32 - '１' as u32) as u8 + 1),
+        _ => None,
+    }
+}
+
+/// A piece as written on a board diagram or in a move, one character.
+fn piece_char(c: char) -> Option<PieceKind> {
+    Some(match c {
+        '歩' => PieceKind::Pawn,
+        '香' => PieceKind::Lance,
+        '桂' => PieceKind::Knight,
+        '銀' => PieceKind::Silver,
+        '金' => PieceKind::Gold,
+        '角' => PieceKind::Bishop,
+        '飛' => PieceKind::Rook,
+        '玉' | '王' => PieceKind::King,
+        'と' => PieceKind::ProPawn,
+        '杏' => PieceKind::ProLance,
+        '圭' => PieceKind::ProKnight,
+        '全' => PieceKind::ProSilver,
+        '馬' => PieceKind::Horse,
+        '龍' | '竜' => PieceKind::Dragon,
+        _ => return None,
+    })
+}
+
+/// One framed row of a board diagram: `| ・v香 ...|一`, returning the nine cells (file 9
+/// first) and the rank if written; on error, the byte offset and the reason.
+#[allow(clippy::type_complexity)]
+fn board_row(t: &str) -> Result<([Option<Piece>; 9], Option<u8>), (usize, &'static str)> {
+    let mut cells = [None; 9];
+    let mut it = t.char_indices().skip(1).peekable();
+    for cell in cells.iter_mut() {
+        let (at, mark) = it
+            .next()
+            .ok_or((t.len(), "a board row must have nine squares"))?;
+        let color = match mark {
+            ' ' | '　' | '^' => Color::Black,
+            'v' | 'V' => Color::White,
+            '|' => return Err((at, "a board row must have nine squares")),
+            _ => return Err((at, "expected ' ' or 'v' before a piece")),
+        };
+        let (at, p) = it
+            .next()
+            .ok_or((t.len(), "a board row must have nine squares"))?;
+        *cell = match p {
+            '・' => None,
+            _ => Some(Piece::new(
+                color,
+                piece_char(p).ok_or((at, "unknown piece on the board"))?,
+            )),
+        };
+    }
+    match it.next() {
+        Some((_, '|')) => {}
+        Some((at, _)) => return Err((at, "a board row must have nine squares and end with '|'")),
+        None => return Err((t.len(), "a board row must end with '|'")),
+    }
+    let rest: String = it.map(|(_, c)| c).collect();
+    let rest = rest.trim();
+    if rest.is_empty() {
+        return Ok((cells, None));
+    }
+    let mut rc = rest.chars();
+    match (rc.next().and_then(kanji_number), rc.next()) {
+        (Some(r), None) => Ok((cells, Some(r))),
+        _ => Err((
+            t.len() - rest.len(),
+            "expected the rank (一..九) after the row",
+        )),
+    }
+}
+
+/// A hand as written after `先手の持駒：`: `なし`, or pieces with kanji counts (`歩二　香`).
+fn hand_text(value: &str) -> Result<[u8; 7], (usize, &'static str)> {
+    let mut hand = [0u8; 7];
+    if value.is_empty() || value == "なし" {
+        return Ok(hand);
+    }
+    let mut items = Vec::new();
+    let mut start = None;
+    for (i, c) in value.char_indices() {
+        if c == ' ' || c == '　' || c == '、' {
+            if let Some(s) = start.take() {
+                items.push((s, &value[s..i]));
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        items.push((s, &value[s..]));
+    }
+    for (at, item) in items {
+        let mut chars = item.chars();
+        let kind = chars
+            .next()
+            .and_then(piece_char)
+            .filter(|k| k.is_hand_kind())
+            .ok_or((
+                at,
+                "expected a piece that can be held (歩 香 桂 銀 金 角 飛)",
+            ))?;
+        let count: String = chars.collect();
+        let n = if count.is_empty() {
+            1
+        } else if let Ok(n) = count.parse::<u8>() {
+            n
+        } else {
+            kanji_count(&count).ok_or((at, "expected a count in kanji (一..十八)"))?
+        };
+        let slot = &mut hand[kind.index()];
+        *slot = slot.saturating_add(n);
+    }
+    Ok(hand)
+}
+
+/// 一..九, 十, 十一..十八.
+fn kanji_count(s: &str) -> Option<u8> {
+    let cs: Vec<char> = s.chars().collect();
+    match cs.as_slice() {
+        [c] if *c == '十' => Some(10),
+        [c] => kanji_number(*c),
+        ['十', c] => kanji_number(*c).map(|n| 10 + n),
+        _ => None,
+    }
+}
+
+/// A move as written, before it is matched against the position.
+#[derive(Debug)]
+struct Written {
+    to: Square,
+    kind: PieceKind,
+    promote: Option<bool>,
+    drop: bool,
+    from: Option<Square>,
+    relative: Vec<char>,
+}
+
+/// Parses the destination, piece and modifiers at the start of `s`; returns the move and the
+/// byte length read. `same` is the previous move's destination for `同`.
+fn written_move(
+    s: &str,
+    same: Option<Square>,
+    with_relative: bool,
+) -> Result<(Written, usize), (usize, &'static str)> {
+    let mut it = s.char_indices().peekable();
+    let to = match it.next() {
+        Some((_, '同')) => {
+            if let Some(&(_, ' ' | '　')) = it.peek() {
+                it.next();
+            }
+            same.ok_or((0, "同 (same square) with no previous move"))?
+        }
+        Some((at, c)) => {
+            let file = digit(c).ok_or((at, "expected a destination such as ７六 or 同"))?;
+            let (at, r) = it
+                .next()
+                .ok_or((s.len(), "expected the destination rank"))?;
+            let rank = kanji_number(r)
+                .or_else(|| digit(r))
+                .ok_or((at, "expected the destination rank (一..九)"))?;
+            Square::new(file, rank).ok_or((at, "not a square"))?
+        }
+        None => return Err((0, "empty move")),
+    };
+    let (at, c) = it.next().ok_or((s.len(), "expected a piece"))?;
+    let kind = if c == '成' {
+        match it.next() {
+            Some((_, '香')) => PieceKind::ProLance,
+            Some((_, '桂')) => PieceKind::ProKnight,
+            Some((_, '銀')) => PieceKind::ProSilver,
+            _ => return Err((at, "expected 成香, 成桂 or 成銀")),
+        }
+    } else {
+        piece_char(c).ok_or((
+            at,
+            "expected a piece (歩 香 桂 銀 金 角 飛 玉 王 と 杏 圭 全 馬 龍 竜)",
+        ))?
+    };
+    let mut w = Written {
+        to,
+        kind,
+        promote: None,
+        drop: false,
+        from: None,
+        relative: Vec::new(),
+    };
+    while let Some(&(_, c)) = it.peek() {
+        if with_relative && "右左直上引寄行入".contains(c) {
+            w.relative.push(c);
+            it.next();
+        } else {
+            break;
+        }
+    }
+    match it.peek().copied() {
+        Some((_, '成')) => {
+            w.promote = Some(true);
+            it.next();
+        }
+        Some((_, '生')) => {
+            w.promote = Some(false);
+            it.next();
+        }
+        Some((at, '不')) => {
+            it.next();
+            match it.next() {
+                Some((_, '成')) => w.promote = Some(false),
+                _ => return Err((at, "expected 不成")),
+            }
+        }
+        Some((_, '打')) => {
+            w.drop = true;
+            it.next();
+        }
+        _ => {}
+    }
+    if !with_relative && let Some(&(at, '(')) = it.peek() {
+        // KIF origin: (77).
+        it.next();
+        let a = it.next().and_then(|(_, c)| digit(c));
+        let b = it.next().and_then(|(_, c)| digit(c));
+        let close = it.next();
+        match (a, b, close) {
+            (Some(f), Some(r), Some((_, ')'))) => {
+                w.from = Some(Square::new(f, r).ok_or((at, "origin is not a square"))?);
+            }
+            _ => return Err((at, "expected the origin square such as (77)")),
+        }
+    }
+    let used = it.peek().map_or(s.len(), |&(i, _)| i);
+    Ok((w, used))
+}
+
+/// KIF ending words, longest first, and what they mean; `None` marks 反則勝ち, whose loser
+/// depends on the side to move.
+const KIF_ENDINGS: &[(&str, Option<EndingKind>)] = &[
+    ("反則勝ち", None),
+    ("反則負け", Some(EndingKind::IllegalMove)),
+    ("入玉勝ち", Some(EndingKind::Kachi)),
+    ("宣言勝ち", Some(EndingKind::Kachi)),
+    ("切れ負け", Some(EndingKind::TimeUp)),
+    ("Time-up", Some(EndingKind::TimeUp)),
+    ("千日手", Some(EndingKind::Sennichite)),
+    ("持将棋", Some(EndingKind::Jishogi)),
+    ("投了", Some(EndingKind::Resign)),
+    ("中断", Some(EndingKind::Chudan)),
+    ("詰み", Some(EndingKind::Tsumi)),
+    ("不詰", Some(EndingKind::Fuzumi)),
+    ("詰", Some(EndingKind::Tsumi)),
+];
+
+/// KIF words that end the record without a result of play.
+const KIF_OTHER_ENDINGS: &[&str] = &["封じ手", "不戦勝", "不戦敗"];
+
+/// What may follow a KIF move: blanks, a time column `( 0:01/00:00:01)`, the `+` mark of a
+/// move with variations.
+fn kif_trailer(s: &str) -> Result<(), (usize, &'static str)> {
+    let t = s.trim_start();
+    let mut at = s.len() - t.len();
+    let mut t = t;
+    if let Some(rest) = t.strip_prefix('(') {
+        let close = rest.find(')').ok_or((at, "unclosed time column"))?;
+        let inner = &rest[..close];
+        if !inner
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == ':' || c == '/' || c == ' ' || c == '.')
+        {
+            return Err((at, "a time column holds only digits, ':' and '/'"));
+        }
+        at += 1 + close + 1;
+        t = &rest[close + 1..];
+        let tt = t.trim_start();
+        at += t.len() - tt.len();
+        t = tt;
+    }
+    let t = t.strip_prefix('+').map(str::trim_start).unwrap_or(t);
+    if t.is_empty() {
+        Ok(())
+    } else {
+        Err((at, "unexpected text after the move"))
+    }
+}
+
+fn kif_move(
+    s: &str,
+    line_no: u32,
+    line: &str,
+    at: usize,
+    r: &mut Replay,
+) -> Result<(), RecordError> {
+    let err =
+        |off: usize, reason: &str| RecordError::new(line_no, column_of(line, at + off), s, reason);
+    let side = r.side_to_move();
+    for (word, kind) in KIF_ENDINGS {
+        if let Some(rest) = s.strip_prefix(word) {
+            kif_trailer(rest).map_err(|(o, reason)| err(word.len() + o, reason))?;
+            let kind = kind.clone().unwrap_or(EndingKind::IllegalAction(!side));
+            r.end(kind, line_no, word);
+            return Ok(());
+        }
+    }
+    for word in KIF_OTHER_ENDINGS {
+        if let Some(rest) = s.strip_prefix(word) {
+            kif_trailer(rest).map_err(|(o, reason)| err(word.len() + o, reason))?;
+            r.end(EndingKind::Other(word.to_string()), line_no, word);
+            return Ok(());
+        }
+    }
+    let col = column_of(line, at);
+    r.position_for_move(line_no, col, s)?;
+    let (w, used) = written_move(s, r.last_to(), false).map_err(|(o, reason)| err(o, reason))?;
+    kif_trailer(&s[used..]).map_err(|(o, reason)| err(used + o, reason))?;
+    let pos = r.position_for_move(line_no, col, s)?;
+    if w.drop {
+        if w.from.is_some() || w.promote.is_some() {
+            return Err(err(0, "a drop (打) has no origin square and no promotion"));
+        }
+        if !w.kind.is_hand_kind() {
+            return Err(err(
+                0,
+                "only an unpromoted piece other than the king can be dropped",
+            ));
+        }
+        r.push(
+            Move::Drop {
+                kind: w.kind,
+                to: w.to,
+            },
+            side,
+            line_no,
+            None,
+        );
+        return Ok(());
+    }
+    let Some(from) = w.from else {
+        return Err(err(
+            used,
+            "missing origin square such as (77), or 打 for a drop",
+        ));
+    };
+    let promote = w.promote == Some(true);
+    // The origin square and 成 fix the move; the piece named only describes it. Some exporters
+    // name a promoted piece by its unpromoted name (角 for 馬), which still names the same
+    // piece. Any other mismatch is kept as an impossible move for the adjudicator to judge.
+    let forced = match pos.piece_at(from) {
+        Some(p) if p.kind != w.kind && p.kind.unpromote() != w.kind => {
+            Some(IllegalKind::Impossible)
+        }
+        _ if from == w.to => Some(IllegalKind::Impossible),
+        _ => None,
+    };
+    r.push(
+        Move::Normal {
+            from,
+            to: w.to,
+            promote,
+        },
+        side,
+        line_no,
+        forced,
+    );
+    Ok(())
+}
+
+/// All the moves on one KI2 line (`▲２六歩    △８四歩`).
+fn ki2_moves(
+    t: &str,
+    line_no: u32,
+    line: &str,
+    lead: usize,
+    r: &mut Replay,
+) -> Result<(), RecordError> {
+    let marks: Vec<(usize, char)> = t
+        .char_indices()
+        .filter(|(_, c)| matches!(c, '▲' | '△' | '▽' | '▼' | '☗' | '☖'))
+        .collect();
+    for (k, &(start, mark)) in marks.iter().enumerate() {
+        let end = marks.get(k + 1).map_or(t.len(), |m| m.0);
+        let body_at = start + mark.len_utf8();
+        let text = t[body_at..end].trim_end();
+        let at = lead + body_at;
+        let col = column_of(line, at);
+        let err = |off: usize, reason: &str| {
+            RecordError::new(line_no, column_of(line, at + off), text, reason)
+        };
+        let color = if matches!(mark, '▲' | '▼' | '☗') {
+            Color::Black
+        } else {
+            Color::White
+        };
+        let pos = r.position_for_move(line_no, col, text)?;
+        let (w, used) =
+            written_move(text, r.last_to(), true).map_err(|(o, reason)| err(o, reason))?;
+        if used != text.len() {
+            return Err(err(used, "unexpected text after the move"));
+        }
+        if color != pos.side_to_move() {
+            return Err(err(0, "move by the side not to move"));
+        }
+        let mv = resolve_ki2(pos, color, &w).map_err(|reason| err(0, reason))?;
+        r.push(mv, color, line_no, None);
+    }
+    Ok(())
+}
+
+/// Finds the one legal move a KI2 move describes.
+fn resolve_ki2(pos: &Position, color: Color, w: &Written) -> Result<Move, &'static str> {
+    if w.drop {
+        if w.promote.is_some() || !w.relative.is_empty() || !w.kind.is_hand_kind() {
+            return Err("a drop (打) names an unpromoted piece and nothing else");
+        }
+        return Ok(Move::Drop {
+            kind: w.kind,
+            to: w.to,
+        });
+    }
+    let promote = w.promote == Some(true);
+    let mut cands: Vec<(Square, Move)> = pos
+        .legal_moves()
+        .iter()
+        .filter_map(|&mv| match mv {
+            Move::Normal {
+                from,
+                to,
+                promote: p,
+            } if to == w.to
+                && p == promote
+                && pos.piece_at(from).is_some_and(|pc| pc.kind == w.kind) =>
+            {
+                Some((from, mv))
+            }
+            _ => None,
+        })
+        .collect();
+    if cands.is_empty() {
+        // KI2 writes 打 only when a board move could also reach the square.
+        if w.promote.is_none()
+            && w.relative.is_empty()
+            && w.kind.is_hand_kind()
+            && pos.hand(color).has(w.kind)
+            && pos.piece_at(w.to).is_none()
+        {
+            return Ok(Move::Drop {
+                kind: w.kind,
+                to: w.to,
+            });
+        }
+        return Err("no legal move matches this move");
+    }
+    // Directions from the mover's side: forward is towards rank 1 for Black.
+    let fwd = |from: Square| match color {
+        Color::Black => (from.rank() as i8 - w.to.rank() as i8).signum(),
+        Color::White => (w.to.rank() as i8 - from.rank() as i8).signum(),
+    };
+    for &c in &w.relative {
+        match c {
+            '上' | '行' | '入' => cands.retain(|(f, _)| fwd(*f) > 0),
+            '引' => cands.retain(|(f, _)| fwd(*f) < 0),
+            '寄' => cands.retain(|(f, _)| fwd(*f) == 0),
+            '直' => cands.retain(|(f, _)| fwd(*f) > 0 && f.file() == w.to.file()),
+            _ => {}
+        }
+    }
+    for &c in &w.relative {
+        if c != '右' && c != '左' {
+            continue;
+        }
+        // Right from Black's seat is the lower file; from White's seat the higher.
+        let rightmost = (c == '右') == (color == Color::Black);
+        let best = if rightmost {
+            cands.iter().map(|(f, _)| f.file()).min()
+        } else {
+            cands.iter().map(|(f, _)| f.file()).max()
+        };
+        cands.retain(|(f, _)| Some(f.file()) == best);
+    }
+    match cands.as_slice() {
+        [(_, mv)] => Ok(*mv),
+        [] => Err("no legal move matches this move and its relative words (右 左 直 上 引 寄)"),
+        _ => Err("more than one legal move matches this move"),
+    }
+}
+
+/// The ending a KI2 `まで…` line states; `side` is the side to move after the last move.
+fn ki2_ending(text: &str, side: Color) -> EndingKind {
+    let winner = if text.contains("先手の勝ち") || text.contains("下手の勝ち") {
+        Some(Color::Black)
+    } else if text.contains("後手の勝ち") || text.contains("上手の勝ち") {
+        Some(Color::White)
+    } else {
+        None
+    };
+    if text.contains("千日手") {
+        EndingKind::Sennichite
+    } else if text.contains("持将棋") {
+        EndingKind::Jishogi
+    } else if text.contains("中断") {
+        EndingKind::Chudan
+    } else if text.contains("時間切れ") || text.contains("切れ負け") {
+        EndingKind::TimeUp
+    } else if text.contains("反則勝ち") {
+        EndingKind::IllegalAction(!side)
+    } else if text.contains("反則負け") {
+        EndingKind::IllegalMove
+    } else if text.contains("入玉勝ち") || text.contains("宣言勝ち") {
+        EndingKind::Kachi
+    } else if text.contains("不詰") {
+        EndingKind::Fuzumi
+    } else if text.contains("詰") {
+        EndingKind::Tsumi
+    } else if winner == Some(!side) {
+        // The side that just moved wins: the side to move resigned (or was mated).
+        EndingKind::Resign
+    } else {
+        EndingKind::Other(text.to_string())
+    }
+}

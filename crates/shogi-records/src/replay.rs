@@ -1,0 +1,122 @@
+//! Following the moves of a record as they are read.
+
+use crate::{Ending, EndingKind, RecordError, RecordMove};
+use shogi_rules::{Color, IllegalKind, IllegalMove, Move, Position};
+
+/// The moves read so far, the position they lead to, and the ending once read.
+pub(crate) struct Replay {
+    /// The position before the first move.
+    pub start: Position,
+    pos: Position,
+    pub moves: Vec<RecordMove>,
+    /// The line of the first illegal move; the position is not followed past it.
+    broken: Option<u32>,
+    pub ending: Option<Ending>,
+    /// Ending lines after the first one, as `later_ending` header values (`line N: raw`).
+    pub later_endings: Vec<String>,
+}
+
+impl Replay {
+    pub fn new(start: Position) -> Replay {
+        Replay {
+            pos: start.clone(),
+            start,
+            moves: Vec::new(),
+            broken: None,
+            ending: None,
+            later_endings: Vec::new(),
+        }
+    }
+
+    /// The current position, or an error naming why a move at `line` cannot be read here
+    /// (the game has ended, or an earlier move was illegal).
+    pub fn position_for_move(
+        &self,
+        line: u32,
+        column: u32,
+        token: &str,
+    ) -> Result<&Position, RecordError> {
+        if let Some(end) = &self.ending {
+            return Err(RecordError::new(
+                line,
+                column,
+                token,
+                format!(
+                    "move after the end of the game ({} on line {})",
+                    end.raw, end.line
+                ),
+            ));
+        }
+        if let Some(at) = self.broken {
+            return Err(RecordError::new(
+                line,
+                column,
+                token,
+                format!(
+                    "move after an illegal move cannot be replayed (illegal move on line {at})"
+                ),
+            ));
+        }
+        Ok(&self.pos)
+    }
+
+    /// The side to move now (before an illegal move; the side after it otherwise).
+    pub fn side_to_move(&self) -> Color {
+        match self.moves.last() {
+            Some(m) if m.legal.is_err() => !m.color,
+            _ => self.pos.side_to_move(),
+        }
+    }
+
+    /// The destination of the last move (for KIF/KI2 `同`).
+    pub fn last_to(&self) -> Option<shogi_rules::Square> {
+        self.moves.last().map(|m| m.mv.to())
+    }
+
+    /// Records `mv` by `color`, checking it unless `forced` already names why it is illegal.
+    /// The caller has called [`Replay::position_for_move`] first.
+    pub fn push(&mut self, mv: Move, color: Color, line: u32, forced: Option<IllegalKind>) {
+        let legal = match forced {
+            Some(kind) => Err(IllegalMove { mv, kind }),
+            None => self.pos.check_move_as(color, mv),
+        };
+        if legal.is_ok() {
+            self.pos.play_unchecked(mv);
+        } else {
+            self.broken = Some(line);
+        }
+        self.moves.push(RecordMove {
+            mv,
+            color,
+            line,
+            legal,
+        });
+    }
+
+    /// Records the ending. Ending lines after the first (the CSA server echoes a player's
+    /// `%KACHI`; some KIF exporters write `中断` after `投了`) do not replace it: they are kept
+    /// in [`Replay::later_endings`], so that nothing is dropped silently.
+    pub fn end(&mut self, kind: EndingKind, line: u32, raw: &str) {
+        if self.ending.is_some() {
+            self.later_endings.push(format!("line {line}: {raw}"));
+            return;
+        }
+        self.ending = Some(Ending {
+            kind,
+            line,
+            raw: raw.to_string(),
+        });
+    }
+
+    /// Ending lines read so far (each takes a move number in KIF).
+    pub fn ending_lines(&self) -> usize {
+        usize::from(self.ending.is_some()) + self.later_endings.len()
+    }
+
+    /// The headers that record later ending lines.
+    pub fn later_ending_headers(&self) -> impl Iterator<Item = (String, String)> + '_ {
+        self.later_endings
+            .iter()
+            .map(|v| ("later_ending".to_string(), v.clone()))
+    }
+}

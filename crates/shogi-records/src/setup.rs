@@ -1,0 +1,192 @@
+//! An unvalidated starting position as the record text describes it; it becomes a `Position`
+//! only through `Position::from_sfen`, so the core's validation applies to every record.
+
+use shogi_rules::{Color, Piece, PieceKind, Position, SfenError, Square};
+
+/// Board, hands and side to move, not yet checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Setup {
+    /// Indexed by `Square::index`.
+    pub board: [Option<Piece>; 81],
+    /// Counts per hand kind (pawn..rook), per colour.
+    pub hands: [[u8; 7]; 2],
+    pub side: Color,
+}
+
+impl Setup {
+    pub fn empty() -> Setup {
+        Setup {
+            board: [None; 81],
+            hands: [[0; 7]; 2],
+            side: Color::Black,
+        }
+    }
+
+    /// The even-game position.
+    pub fn startpos() -> Setup {
+        let mut s = Setup::empty();
+        let back = [
+            PieceKind::Lance,
+            PieceKind::Knight,
+            PieceKind::Silver,
+            PieceKind::Gold,
+            PieceKind::King,
+            PieceKind::Gold,
+            PieceKind::Silver,
+            PieceKind::Knight,
+            PieceKind::Lance,
+        ];
+        for file in 1..=9u8 {
+            let kind = back[file as usize - 1];
+            s.set(file, 1, Some(Piece::new(Color::White, kind)));
+            s.set(file, 9, Some(Piece::new(Color::Black, kind)));
+            s.set(file, 3, Some(Piece::new(Color::White, PieceKind::Pawn)));
+            s.set(file, 7, Some(Piece::new(Color::Black, PieceKind::Pawn)));
+        }
+        s.set(8, 2, Some(Piece::new(Color::White, PieceKind::Rook)));
+        s.set(2, 2, Some(Piece::new(Color::White, PieceKind::Bishop)));
+        s.set(2, 8, Some(Piece::new(Color::Black, PieceKind::Rook)));
+        s.set(8, 8, Some(Piece::new(Color::Black, PieceKind::Bishop)));
+        s
+    }
+
+    /// A standard handicap (手合割) by its KIF name: the even-game position without the
+    /// giver's pieces, White (上手, the giver) to move. `平手` is the even game.
+    ///
+    /// Source of the removed squares: the handicap tables of tsshogi, python-shogi's KIF
+    /// reader and ShogiBoardQ, which agree.
+    pub fn handicap(name: &str) -> Option<Setup> {
+        // Squares of White's pieces removed, as (file, rank).
+        let removed: &[(u8, u8)] = match name {
+            "平手" => &[],
+            "香落ち" => &[(1, 1)],
+            "右香落ち" => &[(9, 1)],
+            "角落ち" => &[(2, 2)],
+            "飛車落ち" => &[(8, 2)],
+            "飛香落ち" => &[(8, 2), (1, 1)],
+            "二枚落ち" => &[(8, 2), (2, 2)],
+            "三枚落ち" => &[(8, 2), (2, 2), (1, 1)],
+            "四枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1)],
+            "五枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1)],
+            "左五枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1), (2, 1)],
+            "六枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1)],
+            "左七枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1), (3, 1)],
+            "右七枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1), (7, 1)],
+            "八枚落ち" => &[
+                (8, 2),
+                (2, 2),
+                (1, 1),
+                (9, 1),
+                (8, 1),
+                (2, 1),
+                (3, 1),
+                (7, 1),
+            ],
+            "十枚落ち" => &[
+                (8, 2),
+                (2, 2),
+                (1, 1),
+                (9, 1),
+                (8, 1),
+                (2, 1),
+                (3, 1),
+                (7, 1),
+                (4, 1),
+                (6, 1),
+            ],
+            _ => return None,
+        };
+        let mut s = Setup::startpos();
+        if !removed.is_empty() {
+            s.side = Color::White;
+        }
+        for &(file, rank) in removed {
+            s.set(file, rank, None);
+        }
+        Some(s)
+    }
+
+    pub fn get(&self, file: u8, rank: u8) -> Option<Piece> {
+        Square::new(file, rank).and_then(|sq| self.board[sq.index()])
+    }
+
+    pub fn set(&mut self, file: u8, rank: u8, piece: Option<Piece>) {
+        if let Some(sq) = Square::new(file, rank) {
+            self.board[sq.index()] = piece;
+        }
+    }
+
+    /// Puts every piece not on the board or in a hand into `color`'s hand (CSA `00AL`); kings
+    /// are never put in hand.
+    pub fn all_remaining_to_hand(&mut self, color: Color) {
+        for (i, kind) in PieceKind::HAND.into_iter().enumerate() {
+            let on_board = self
+                .board
+                .iter()
+                .flatten()
+                .filter(|p| p.kind.unpromote() == kind)
+                .count();
+            let held = self.hands[0][i] as usize + self.hands[1][i] as usize;
+            let rest = (kind.max_count() as usize).saturating_sub(on_board + held);
+            self.hands[color.index()][i] = self.hands[color.index()][i].saturating_add(rest as u8);
+        }
+    }
+
+    /// SFEN text of the setup, move number 1.
+    pub fn to_sfen(&self) -> String {
+        let mut out = String::with_capacity(90);
+        for rank in 1..=9u8 {
+            let mut empty = 0;
+            for file in (1..=9u8).rev() {
+                match self.get(file, rank) {
+                    None => empty += 1,
+                    Some(p) => {
+                        if empty > 0 {
+                            out.push_str(&empty.to_string());
+                            empty = 0;
+                        }
+                        out.push_str(&p.to_string());
+                    }
+                }
+            }
+            if empty > 0 {
+                out.push_str(&empty.to_string());
+            }
+            if rank < 9 {
+                out.push('/');
+            }
+        }
+        out.push(' ');
+        out.push(self.side.sfen_char());
+        out.push(' ');
+        let mut hand = String::new();
+        // SFEN's customary order: rook, bishop, gold, silver, knight, lance, pawn; Black first.
+        for color in Color::ALL {
+            for kind in PieceKind::HAND.into_iter().rev() {
+                let n = self.hands[color.index()][kind.index()];
+                if n == 0 {
+                    continue;
+                }
+                if n > 1 {
+                    hand.push_str(&n.to_string());
+                }
+                let c = kind.sfen_letter();
+                hand.push(match color {
+                    Color::Black => c,
+                    Color::White => c.to_ascii_lowercase(),
+                });
+            }
+        }
+        if hand.is_empty() {
+            hand.push('-');
+        }
+        out.push_str(&hand);
+        out.push_str(" 1");
+        out
+    }
+
+    /// The validated position.
+    pub fn to_position(&self) -> Result<Position, SfenError> {
+        Position::from_sfen(&self.to_sfen())
+    }
+}

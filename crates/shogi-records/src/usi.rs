@@ -1,0 +1,130 @@
+//! USI `position` command lines as records.
+
+use crate::error::column_of;
+use crate::replay::Replay;
+use crate::{EndingKind, Format, Record, RecordError};
+use shogi_rules::{Move, Position};
+
+/// Reads a USI position line: `position startpos moves 7g7f 3c3d` or
+/// `position sfen <board> <side> <hand> <move number> moves ...`. The word `position` may be
+/// left out. A final `win` is the side to move declaring impasse (入玉宣言, USI `bestmove win`)
+/// and becomes the ending [`EndingKind::Kachi`]; a final `resign` becomes
+/// [`EndingKind::Resign`].
+///
+/// The text must be one line (blank lines around it are allowed); the record's moves all get
+/// that line's number.
+pub fn read_usi(text: &str) -> Result<Record, RecordError> {
+    let mut found: Option<(u32, &str)> = None;
+    for (no, line) in crate::decode::lines(text) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Some((first, _)) = found {
+            return Err(RecordError::new(
+                no,
+                1,
+                line,
+                format!("a usi position is one line; line {first} already holds it"),
+            ));
+        }
+        found = Some((no, line));
+    }
+    let Some((line_no, line)) = found else {
+        return Err(RecordError::new(1, 1, "", "empty usi position line"));
+    };
+
+    // Words with their byte offsets.
+    let mut words = Vec::new();
+    let mut start = None;
+    for (i, c) in line.char_indices() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                words.push((s, &line[s..i]));
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        words.push((s, &line[s..]));
+    }
+    let err = |at: usize, token: &str, reason: &str| {
+        RecordError::new(line_no, column_of(line, at), token, reason)
+    };
+
+    let mut i = 0;
+    if words.first().is_some_and(|w| w.1 == "position") {
+        i += 1;
+    }
+    let start_pos = match words.get(i) {
+        Some((_, "startpos")) => {
+            i += 1;
+            Position::startpos()
+        }
+        Some((at, "sfen")) => {
+            let fields: Vec<_> = words[i + 1..].iter().take(4).collect();
+            if fields.len() < 4 || fields.iter().any(|w| w.1 == "moves") {
+                return Err(err(
+                    *at,
+                    "sfen",
+                    "sfen needs four fields: board, side, hand, move number",
+                ));
+            }
+            let begin = fields[0].0;
+            let end = fields[3].0 + fields[3].1.len();
+            let sfen = &line[begin..end];
+            // Normalise runs of blanks so that the core's strict parser sees single spaces.
+            let sfen_text = fields.iter().map(|w| w.1).collect::<Vec<_>>().join(" ");
+            let pos = Position::from_sfen(&sfen_text)
+                .map_err(|e| err(begin, sfen, &format!("invalid sfen: {}", e.reason)))?;
+            i += 5;
+            pos
+        }
+        Some((at, w)) => return Err(err(*at, w, "expected startpos or sfen")),
+        None => return Err(err(line.len(), "", "expected startpos or sfen")),
+    };
+
+    let mut replay = Replay::new(start_pos);
+    if let Some((at, w)) = words.get(i) {
+        if *w != "moves" {
+            return Err(err(*at, w, "expected moves"));
+        }
+        i += 1;
+    }
+    while let Some(&(at, w)) = words.get(i) {
+        let col = column_of(line, at);
+        let last = i + 1 == words.len();
+        match w {
+            "win" | "resign" if last => {
+                let kind = if w == "win" {
+                    EndingKind::Kachi
+                } else {
+                    EndingKind::Resign
+                };
+                replay.end(kind, line_no, w);
+            }
+            _ => {
+                let mv = Move::from_usi(w).map_err(|e| {
+                    RecordError::new(
+                        line_no,
+                        col + e.column as u32,
+                        w,
+                        format!("invalid usi move: {}", e.reason),
+                    )
+                })?;
+                replay.position_for_move(line_no, col, w)?;
+                let color = replay.side_to_move();
+                replay.push(mv, color, line_no, None);
+            }
+        }
+        i += 1;
+    }
+    Ok(Record {
+        format: Format::Usi,
+        headers: Vec::new(),
+        start: replay.start,
+        moves: replay.moves,
+        ending: replay.ending,
+        max_moves: None,
+    })
+}
