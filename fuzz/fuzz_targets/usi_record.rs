@@ -1,0 +1,10 @@
+//! USI position lines: no panic on any text.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = shogi_records::read_usi(text);
+    }
+});
