@@ -5,7 +5,7 @@ use crate::impasse::{AgreementReport, agreement_count, handicap_credit};
 use crate::impasse::{
     DeclarationContext, DeclarationOutcome, DeclarationReport, judge_declaration, try_square,
 };
-use crate::repetition::{self, PlyKey, RepetitionKind};
+use crate::repetition::{Fourfold, History, RepetitionKind};
 use crate::ruleset::{CapMode, DeclarationTrigger, IllegalMovePolicy, OrdinaryResult, Ruleset};
 use crate::verdict::{Evidence, ResultCode, Verdict};
 use shogi_rules::{Color, IllegalMove, Move, Position, Square};
@@ -75,19 +75,17 @@ pub struct Declared {
 
 /// A game: its start position, its ruleset and its moves, judged ply by ply.
 ///
-/// Per ply it keeps only what judgement needs: the 64-bit position hash, whether the ply gave
-/// check, and the move as [`Move::to_u16`] (18 bytes), plus the current [`Position`]. A full
-/// position per ply is rebuilt by replaying from the start only to confirm a repetition the
-/// hashes announce (RULES.md section 2), which happens at most once per game.
+/// Per ply it keeps only what judgement needs ([`History`]: the 64-bit position hash, and the
+/// move as [`Move::to_u16`] with the gave-check flag in its free bit, ten bytes), plus the
+/// current [`Position`]. Earlier positions are rebuilt by replaying from the start only to
+/// confirm a fourth occurrence the hashes announce (RULES.md section 2), which ends the game
+/// unless the hashes collided, so it happens about once per game at most.
 #[derive(Debug, Clone)]
 pub struct Game {
     ruleset: Ruleset,
     start: Position,
     position: Position,
-    /// `keys[0]` is the start; `keys[p]` the position after ply `p`.
-    keys: Vec<PlyKey>,
-    /// `moves[p - 1]` is ply `p`, as [`Move::to_u16`].
-    moves: Vec<u16>,
+    history: History,
     credit: u32,
     verdict: Option<Verdict>,
 }
@@ -102,16 +100,12 @@ impl Game {
         } else {
             0
         };
-        let keys = vec![PlyKey {
-            hash: start.hash(),
-            gave_check: start.in_check(),
-        }];
+        let history = History::new(start.side_to_move(), start.hash(), start.in_check());
         let mut game = Game {
             ruleset,
             position: start.clone(),
             start,
-            keys,
-            moves: Vec::new(),
+            history,
             credit,
             verdict: None,
         };
@@ -149,24 +143,22 @@ impl Game {
 
     /// Plies played (legal moves; a forfeited illegal move is not played).
     pub fn plies(&self) -> u32 {
-        self.moves.len() as u32
+        self.history.plies()
     }
 
     /// The moves played, in order.
     pub fn moves(&self) -> impl ExactSizeIterator<Item = Move> + '_ {
-        self.moves
-            .iter()
-            .map(|&m| Move::from_u16(m).expect("moves are stored by Move::to_u16"))
+        (1..self.plies() + 1).map(|p| self.history.move_at(p).expect("every ply has its move"))
     }
 
     /// Whether ply `ply` gave check (ply 0: whether the game started in check).
     pub fn gave_check(&self, ply: u32) -> Option<bool> {
-        self.keys.get(ply as usize).map(|k| k.gave_check)
+        (ply <= self.plies()).then(|| self.history.gave_check(ply))
     }
 
-    /// The history as the repetition rule sees it: `[0]` is the start position.
-    pub fn keys(&self) -> &[PlyKey] {
-        &self.keys
+    /// The compact history the repetition rule reads (RULES.md sections 2 and 3).
+    pub fn history(&self) -> &History {
+        &self.history
     }
 
     /// The handicap credit given to White (0 when the ruleset has it off or no piece was
@@ -241,11 +233,7 @@ impl Game {
         let king_move = mv.from() == Some(self.position.king_square(mover));
         self.position.play_unchecked(mv);
         let gave_check = self.position.in_check();
-        self.keys.push(PlyKey {
-            hash: self.position.hash(),
-            gave_check,
-        });
-        self.moves.push(mv.to_u16());
+        self.history.push(mv, self.position.hash(), gave_check);
 
         let mut warnings = Vec::new();
         let verdict = self.judge_after(mover, mv, king_move, &mut warnings);
@@ -338,7 +326,7 @@ impl Game {
     /// RULES.md section 3, with the exact confirmation of section 2.
     fn judge_repetition(&self, warnings: &mut Vec<Warning>) -> Option<Verdict> {
         let counted = self.ruleset.start_position_counted;
-        let mut earlier = repetition::earlier_occurrences(&self.keys, counted);
+        let mut earlier = self.history.earlier_occurrences(counted);
         if earlier.len() < 2 {
             return None;
         }
@@ -346,42 +334,15 @@ impl Game {
         if earlier.len() >= 3 {
             earlier = self.exact_matches(&earlier);
         }
-        let start_side = self.start.side_to_move();
         if earlier.len() >= 3 {
             let plies = [earlier[0], earlier[1], earlier[2], ply];
-            let (first, last) = (plies[0], plies[3]);
-            let kind = repetition::classify(&self.keys, start_side, first, last);
-            let ordinary = self.ruleset.repetition;
-            return Some(match kind {
-                RepetitionKind::Perpetual { checker } => Verdict {
-                    code: ResultCode::PerpetualCheck,
-                    winner: Some(!checker),
-                    ply,
-                    ordinary_result: None,
-                    evidence: Evidence::PerpetualCheck {
-                        plies,
-                        checker,
-                        check_plies: repetition::plies_of(start_side, checker, first, last),
-                    },
-                },
-                RepetitionKind::Ordinary | RepetitionKind::Mutual => Verdict {
-                    code: ResultCode::Repetition,
-                    winner: None,
-                    ply,
-                    ordinary_result: Some(ordinary),
-                    evidence: Evidence::Repetition {
-                        plies,
-                        mutual_check: kind == RepetitionKind::Mutual,
-                    },
-                },
-            });
+            let kind = self.history.classify(plies[0], ply);
+            return Some(Fourfold { plies, kind }.verdict(&self.history, self.ruleset.repetition));
         }
         if earlier.len() == 2 {
             let plies = [earlier[0], earlier[1], ply];
             warnings.push(Warning::ThirdOccurrence { ply, plies });
-            if let RepetitionKind::Perpetual { checker } =
-                repetition::classify(&self.keys, start_side, plies[0], ply)
-            {
+            if let RepetitionKind::Perpetual { checker } = self.history.classify(plies[0], ply) {
                 warnings.push(Warning::PerpetualCheckRisk {
                     ply,
                     checker,
@@ -400,9 +361,8 @@ impl Game {
         let mut ply = 0u32;
         for &c in candidates {
             while ply < c {
-                let mv = Move::from_u16(self.moves[ply as usize]).expect("stored moves decode");
-                pos.play_unchecked(mv);
                 ply += 1;
+                pos.play_unchecked(self.history.move_at(ply).expect("every ply has its move"));
             }
             if pos.same_position(&self.position) {
                 out.push(c);
@@ -420,8 +380,8 @@ impl Game {
             CapMode::Plain => return None,
             CapMode::Jsa500 if ply < cap => return None,
             CapMode::Jsa500 => {
-                let this = self.keys[ply as usize].gave_check;
-                let previous = ply > cap && self.keys[ply as usize - 1].gave_check;
+                let this = self.history.gave_check(ply);
+                let previous = ply > cap && self.history.gave_check(ply - 1);
                 if this || previous {
                     return None;
                 }

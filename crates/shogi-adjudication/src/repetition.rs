@@ -4,21 +4,187 @@
 //! This module sees only hashes. A hash match is a candidate; [`crate::Game`] confirms it
 //! against the full positions before it issues a verdict (RULES.md section 2: "confirm an exact
 //! match of the full position before a verdict is issued").
-//!
-//! Indexing: `keys[0]` is the game's start position and `keys[p]` the position after ply `p`.
-//! `keys[p].gave_check` says whether ply `p` gave check, that is whether the side to move after
-//! it is in check; for `keys[0]` it says whether the game started in check.
 
-use shogi_rules::Color;
+use crate::ruleset::OrdinaryResult;
+use crate::verdict::{Evidence, ResultCode, Verdict};
+use shogi_rules::{Color, Move};
 
-/// One position of a game's history as the repetition rule sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PlyKey {
-    /// The position's 64-bit Zobrist hash (board, both hands keyed per count, side to move).
-    pub hash: u64,
-    /// Whether the ply that produced it gave check (for the start position: whether the side
-    /// to move starts in check).
-    pub gave_check: bool,
+const CHECK_BIT: u16 = 1 << 15;
+
+/// A game's history, kept compactly: per position its 64-bit hash, per ply the move as
+/// [`Move::to_u16`] with the gave-check flag in the bit that encoding leaves free. That is ten
+/// bytes a ply, so a 100-ply game's history stays under 2 KB even with `Vec`'s spare capacity.
+///
+/// Ply 0 is the start position; ply `p` is the position after the `p`th move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct History {
+    start_side: Color,
+    start_in_check: bool,
+    /// `hashes[p]`: the position after ply `p`.
+    hashes: Vec<u64>,
+    /// `plies[p - 1]`: ply `p`'s move and check flag.
+    plies: Vec<u16>,
+}
+
+impl History {
+    /// A history holding only the start position: its side to move, hash and whether that side
+    /// starts in check.
+    pub fn new(start_side: Color, start_hash: u64, start_in_check: bool) -> History {
+        History {
+            start_side,
+            start_in_check,
+            hashes: vec![start_hash],
+            plies: Vec::new(),
+        }
+    }
+
+    /// A history from the start position's (hash, in check) and then each ply's (hash, gave
+    /// check), with no moves recorded ([`History::move_at`] gives `None`): for tests and for
+    /// callers that judge repetition from hashes alone.
+    pub fn from_pairs(start_side: Color, pairs: impl IntoIterator<Item = (u64, bool)>) -> History {
+        let mut pairs = pairs.into_iter();
+        let (hash, check) = pairs.next().expect("the start position");
+        let mut h = History::new(start_side, hash, check);
+        for (hash, check) in pairs {
+            h.push_raw(hash, 0, check);
+        }
+        h
+    }
+
+    /// Records a ply: the move, the hash of the position after it and whether it gave check.
+    pub fn push(&mut self, mv: Move, hash: u64, gave_check: bool) {
+        self.push_raw(hash, mv.to_u16(), gave_check);
+    }
+
+    fn push_raw(&mut self, hash: u64, mv: u16, gave_check: bool) {
+        self.hashes.push(hash);
+        self.plies.push(mv | if gave_check { CHECK_BIT } else { 0 });
+    }
+
+    /// The side to move at the start.
+    pub fn start_side(&self) -> Color {
+        self.start_side
+    }
+
+    /// Plies recorded.
+    pub fn plies(&self) -> u32 {
+        self.plies.len() as u32
+    }
+
+    /// The hashes of the positions, `[0]` being the start.
+    pub fn hashes(&self) -> &[u64] {
+        &self.hashes
+    }
+
+    /// Whether ply `ply` gave check; for ply 0, whether the game started in check.
+    #[inline]
+    pub fn gave_check(&self, ply: u32) -> bool {
+        match ply {
+            0 => self.start_in_check,
+            p => self.plies[p as usize - 1] & CHECK_BIT != 0,
+        }
+    }
+
+    /// The move of ply `ply` (1-based), if recorded.
+    pub fn move_at(&self, ply: u32) -> Option<Move> {
+        let raw = *self.plies.get((ply as usize).checked_sub(1)?)?;
+        Move::from_u16(raw & !CHECK_BIT)
+    }
+
+    /// The side that made ply `ply` (ply 1 is made by the side to move at the start).
+    #[inline]
+    pub fn mover_of_ply(&self, ply: u32) -> Color {
+        if ply % 2 == 1 {
+            self.start_side
+        } else {
+            !self.start_side
+        }
+    }
+
+    /// The earlier plies (ascending) whose hash equals that of the last position, within the
+    /// counted part of the history. The whole history is searched: no window, and no early stop
+    /// at a position with the same board but other hands (RULES.md section 2).
+    ///
+    /// Only plies of the same parity can hold the same position (the side to move is part of
+    /// it), so the scan steps by two.
+    pub fn earlier_occurrences(&self, start_position_counted: bool) -> Vec<u32> {
+        let last = self.hashes.len() - 1;
+        let first = first_counted_ply(start_position_counted);
+        let hash = self.hashes[last];
+        let mut found = Vec::new();
+        let mut p = last;
+        while p >= first + 2 {
+            p -= 2;
+            if self.hashes[p] == hash {
+                found.push(p as u32);
+            }
+        }
+        found.reverse();
+        found
+    }
+
+    /// Whether every move that `side` made in plies `from+1..=to` gave check; `false` when
+    /// `side` made no move in that span.
+    pub fn checked_every_move(&self, side: Color, from: u32, to: u32) -> bool {
+        let mut any = false;
+        for p in from + 1..=to {
+            if self.mover_of_ply(p) == side {
+                any = true;
+                if !self.gave_check(p) {
+                    return false;
+                }
+            }
+        }
+        any
+    }
+
+    /// The plies `from+1..=to` in which `side` moved.
+    pub fn plies_of(&self, side: Color, from: u32, to: u32) -> Vec<u32> {
+        (from + 1..=to)
+            .filter(|&p| self.mover_of_ply(p) == side)
+            .collect()
+    }
+
+    /// Classifies the repetition whose first occurrence is ply `first` and fourth is ply
+    /// `fourth` (RULES.md section 3). It does not matter which side made ply `fourth`.
+    pub fn classify(&self, first: u32, fourth: u32) -> RepetitionKind {
+        let black = self.checked_every_move(Color::Black, first, fourth);
+        let white = self.checked_every_move(Color::White, first, fourth);
+        match (black, white) {
+            (true, true) => RepetitionKind::Mutual,
+            (true, false) => RepetitionKind::Perpetual {
+                checker: Color::Black,
+            },
+            (false, true) => RepetitionKind::Perpetual {
+                checker: Color::White,
+            },
+            (false, false) => RepetitionKind::Ordinary,
+        }
+    }
+
+    /// Whether the last position is, by its hash, the 4th occurrence of a position, and if so
+    /// how the repetition ends. Never fires before the 4th occurrence.
+    ///
+    /// Hash level only: [`crate::Game`] confirms the match against the full positions.
+    pub fn detect_fourfold(&self, start_position_counted: bool) -> Option<Fourfold> {
+        let last = self.plies();
+        let earlier = self.earlier_occurrences(start_position_counted);
+        if earlier.len() < 3 {
+            return None;
+        }
+        let plies = [earlier[0], earlier[1], earlier[2], last];
+        Some(Fourfold {
+            plies,
+            kind: self.classify(plies[0], last),
+        })
+    }
+}
+
+/// The first ply whose position counts as an occurrence: 0 when the start position counts
+/// (RULES.md section 2), 1 for the CSA shogi-server's bookkeeping.
+#[inline]
+pub const fn first_counted_ply(start_position_counted: bool) -> usize {
+    if start_position_counted { 0 } else { 1 }
 }
 
 /// How a fourfold repetition ends (RULES.md section 3).
@@ -46,116 +212,36 @@ pub struct Fourfold {
     pub kind: RepetitionKind,
 }
 
-/// The side that made ply `ply` (ply 1 is made by the side to move at the start).
-#[inline]
-pub fn mover_of_ply(start_side: Color, ply: u32) -> Color {
-    if ply % 2 == 1 {
-        start_side
-    } else {
-        !start_side
-    }
-}
-
-/// The first ply whose position counts as an occurrence: 0 when the start position counts
-/// (RULES.md section 2), 1 for the CSA shogi-server's bookkeeping.
-#[inline]
-pub const fn first_counted_ply(start_position_counted: bool) -> usize {
-    if start_position_counted { 0 } else { 1 }
-}
-
-/// The earlier plies (ascending) whose hash equals that of the last position in `keys`, within
-/// the counted part of the history. The whole history is searched: no window, and no early stop
-/// at a position with the same board but other hands (RULES.md section 2).
-///
-/// Only plies of the same parity can hold the same position (the side to move is part of it),
-/// so the scan steps by two.
-pub fn earlier_occurrences(keys: &[PlyKey], start_position_counted: bool) -> Vec<u32> {
-    let Some(last) = keys.len().checked_sub(1) else {
-        return Vec::new();
-    };
-    let first = first_counted_ply(start_position_counted);
-    let hash = keys[last].hash;
-    let mut found = Vec::new();
-    let mut p = last;
-    while p >= first + 2 {
-        p -= 2;
-        if keys[p].hash == hash {
-            found.push(p as u32);
+impl Fourfold {
+    /// The verdict: perpetual check loses for the checker; an ordinary or mutual repetition
+    /// has no winner and the ruleset's `ordinary` result, the mutual one flagged (RULES.md
+    /// section 3). The verdict's ply is N.
+    pub fn verdict(&self, history: &History, ordinary: OrdinaryResult) -> Verdict {
+        let [first, .., last] = self.plies;
+        match self.kind {
+            RepetitionKind::Perpetual { checker } => Verdict {
+                code: ResultCode::PerpetualCheck,
+                winner: Some(!checker),
+                ply: last,
+                ordinary_result: None,
+                evidence: Evidence::PerpetualCheck {
+                    plies: self.plies,
+                    checker,
+                    check_plies: history.plies_of(checker, first, last),
+                },
+            },
+            RepetitionKind::Ordinary | RepetitionKind::Mutual => Verdict {
+                code: ResultCode::Repetition,
+                winner: None,
+                ply: last,
+                ordinary_result: Some(ordinary),
+                evidence: Evidence::Repetition {
+                    plies: self.plies,
+                    mutual_check: self.kind == RepetitionKind::Mutual,
+                },
+            },
         }
     }
-    found.reverse();
-    found
-}
-
-/// Whether every move that `side` made in plies `from+1..=to` gave check.
-///
-/// `false` when `side` made no move in that span.
-pub fn checked_every_move(
-    keys: &[PlyKey],
-    start_side: Color,
-    side: Color,
-    from: u32,
-    to: u32,
-) -> bool {
-    let mut any = false;
-    for p in from + 1..=to {
-        if mover_of_ply(start_side, p) == side {
-            any = true;
-            if !keys[p as usize].gave_check {
-                return false;
-            }
-        }
-    }
-    any
-}
-
-/// The plies `from+1..=to` in which `side` moved (all of which gave check when `side` is a
-/// perpetual checker).
-pub fn plies_of(start_side: Color, side: Color, from: u32, to: u32) -> Vec<u32> {
-    (from + 1..=to)
-        .filter(|&p| mover_of_ply(start_side, p) == side)
-        .collect()
-}
-
-/// Classifies the repetition whose first occurrence is ply `first` and fourth is ply `fourth`
-/// (RULES.md section 3). It does not matter which side made ply `fourth`.
-pub fn classify(keys: &[PlyKey], start_side: Color, first: u32, fourth: u32) -> RepetitionKind {
-    let black = checked_every_move(keys, start_side, Color::Black, first, fourth);
-    let white = checked_every_move(keys, start_side, Color::White, first, fourth);
-    match (black, white) {
-        (true, true) => RepetitionKind::Mutual,
-        (true, false) => RepetitionKind::Perpetual {
-            checker: Color::Black,
-        },
-        (false, true) => RepetitionKind::Perpetual {
-            checker: Color::White,
-        },
-        (false, false) => RepetitionKind::Ordinary,
-    }
-}
-
-/// Whether the last position of `keys` is, by its hash, the 4th occurrence of a position, and
-/// if so how the repetition ends. Never fires before the 4th occurrence.
-///
-/// Hash level only: [`crate::Game`] confirms the match against the full positions.
-pub fn detect_fourfold(
-    keys: &[PlyKey],
-    start_side: Color,
-    start_position_counted: bool,
-) -> Option<Fourfold> {
-    let last = keys.len().checked_sub(1)? as u32;
-    if (last as usize) < first_counted_ply(start_position_counted) {
-        return None;
-    }
-    let earlier = earlier_occurrences(keys, start_position_counted);
-    if earlier.len() < 3 {
-        return None;
-    }
-    let plies = [earlier[0], earlier[1], earlier[2], last];
-    Some(Fourfold {
-        plies,
-        kind: classify(keys, start_side, plies[0], last),
-    })
 }
 
 #[cfg(test)]
@@ -163,125 +249,180 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// A cycle of four plies A B C D repeated, Black to move at the start; `checks[i]` says
-    /// whether ply i of the cycle (1-based ply mod 4) gives check.
-    fn cycle(n: usize, checks: [bool; 4]) -> Vec<PlyKey> {
-        (0..=n)
-            .map(|p| PlyKey {
-                hash: 100 + (p % 4) as u64,
-                gave_check: p > 0 && checks[p % 4],
-            })
-            .collect()
+    /// A cycle of four plies repeated, Black to move at the start; `checks[i]` says whether
+    /// plies congruent to i mod 4 give check.
+    fn cycle(n: u32, checks: [bool; 4]) -> History {
+        History::from_pairs(
+            Color::Black,
+            (0..=n).map(|p| (100 + u64::from(p % 4), p > 0 && checks[(p % 4) as usize])),
+        )
+    }
+
+    fn prefix(h: &History, n: u32) -> History {
+        History::from_pairs(
+            h.start_side(),
+            (0..=n).map(|p| (h.hashes()[p as usize], h.gave_check(p))),
+        )
+    }
+
+    #[test]
+    fn storage_is_ten_bytes_a_ply() {
+        assert!(std::mem::size_of::<u64>() + std::mem::size_of::<u16>() <= 20);
+        let mut h = History::new(Color::Black, 1, false);
+        let mv = Move::from_usi("7g7f").unwrap();
+        h.push(mv, 2, true);
+        assert_eq!(h.move_at(1), Some(mv));
+        assert!(h.gave_check(1) && !h.gave_check(0));
+        assert_eq!(h.move_at(2), None);
+        assert_eq!(h.move_at(0), None);
     }
 
     #[test]
     fn nothing_before_the_fourth_occurrence() {
-        let k = cycle(11, [false; 4]);
-        for n in 1..=k.len() {
-            assert_eq!(
-                detect_fourfold(&k[..n], Color::Black, true),
-                None,
-                "prefix {n}"
-            );
+        let h = cycle(12, [false; 4]);
+        for n in 0..12 {
+            assert_eq!(prefix(&h, n).detect_fourfold(true), None, "prefix {n}");
         }
-        let k = cycle(12, [false; 4]);
-        let f = detect_fourfold(&k, Color::Black, true).unwrap();
+        let f = h.detect_fourfold(true).unwrap();
         assert_eq!(f.plies, [0, 4, 8, 12]);
         assert_eq!(f.kind, RepetitionKind::Ordinary);
     }
 
     #[test]
     fn start_not_counted_ends_four_plies_later() {
-        let k = cycle(12, [false; 4]);
-        assert_eq!(detect_fourfold(&k, Color::Black, false), None);
-        let k = cycle(16, [false; 4]);
+        assert_eq!(cycle(12, [false; 4]).detect_fourfold(false), None);
         assert_eq!(
-            detect_fourfold(&k, Color::Black, false).unwrap().plies,
+            cycle(16, [false; 4]).detect_fourfold(false).unwrap().plies,
             [4, 8, 12, 16]
         );
     }
 
     #[test]
     fn perpetual_and_mutual_and_broken() {
-        // Black moves plies 1 and 3 of each cycle (odd plies).
-        let k = cycle(12, [false, true, false, true]);
+        // Black makes the odd plies.
+        let h = cycle(12, [false, true, false, true]);
         assert_eq!(
-            detect_fourfold(&k, Color::Black, true).unwrap().kind,
+            h.detect_fourfold(true).unwrap().kind,
             RepetitionKind::Perpetual {
                 checker: Color::Black
             }
         );
-        // White moves plies 2 and 4 (0 mod 4).
-        let k = cycle(12, [true, false, true, false]);
+        let h = cycle(12, [true, false, true, false]);
         assert_eq!(
-            detect_fourfold(&k, Color::Black, true).unwrap().kind,
+            h.detect_fourfold(true).unwrap().kind,
             RepetitionKind::Perpetual {
                 checker: Color::White
             }
         );
-        let k = cycle(12, [true; 4]);
+        let h = cycle(12, [true; 4]);
         assert_eq!(
-            detect_fourfold(&k, Color::Black, true).unwrap().kind,
+            h.detect_fourfold(true).unwrap().kind,
             RepetitionKind::Mutual
         );
         // One non-check in the first cycle breaks it (cshogi's last-cycle test would not).
-        let mut k = cycle(12, [false, true, false, true]);
-        k[3].gave_check = false;
+        let pairs = (0..=12u32).map(|p| (100 + u64::from(p % 4), p % 2 == 1 && p != 3));
+        let h = History::from_pairs(Color::Black, pairs);
         assert_eq!(
-            detect_fourfold(&k, Color::Black, true).unwrap().kind,
+            h.detect_fourfold(true).unwrap().kind,
             RepetitionKind::Ordinary
         );
     }
 
     #[test]
-    fn checks_before_the_first_occurrence_do_not_matter() {
-        let mut k = cycle(12, [false, true, false, true]);
-        // Prepend nothing; instead break a check that lies at ply F (not in F+1..N).
-        k[0].gave_check = false;
+    fn a_start_in_check_is_not_a_move() {
+        // The start position's check flag is not a move of either side in F+1..N.
+        let pairs = (0..=12u32).map(|p| (100 + u64::from(p % 4), p == 0 || p % 2 == 1));
+        let h = History::from_pairs(Color::White, pairs);
         assert_eq!(
-            detect_fourfold(&k, Color::Black, true).unwrap().kind,
+            h.detect_fourfold(true).unwrap().kind,
             RepetitionKind::Perpetual {
-                checker: Color::Black
+                checker: Color::White
             }
         );
-        assert_eq!(
-            plies_of(Color::Black, Color::Black, 0, 12),
-            vec![1, 3, 5, 7, 9, 11]
-        );
+        assert_eq!(h.plies_of(Color::White, 0, 12), vec![1, 3, 5, 7, 9, 11]);
     }
 
-    /// The reference: count every earlier equal hash with no parity trick.
-    fn naive(keys: &[PlyKey], counted: bool) -> Option<[u32; 4]> {
-        let last = keys.len() - 1;
+    #[test]
+    fn verdicts_of_each_kind() {
+        let h = cycle(12, [true; 4]);
+        let v = h
+            .detect_fourfold(true)
+            .unwrap()
+            .verdict(&h, OrdinaryResult::Draw);
+        assert_eq!(
+            (v.code, v.winner, v.ply),
+            (ResultCode::Repetition, None, 12)
+        );
+        assert_eq!(v.ordinary_result, Some(OrdinaryResult::Draw));
+        assert_eq!(
+            v.evidence,
+            Evidence::Repetition {
+                plies: [0, 4, 8, 12],
+                mutual_check: true
+            }
+        );
+
+        let h = cycle(12, [true, false, true, false]);
+        let v = h
+            .detect_fourfold(true)
+            .unwrap()
+            .verdict(&h, OrdinaryResult::Replay);
+        assert_eq!(
+            (v.code, v.winner, v.ordinary_result),
+            (ResultCode::PerpetualCheck, Some(Color::Black), None)
+        );
+        assert_eq!(
+            v.evidence,
+            Evidence::PerpetualCheck {
+                plies: [0, 4, 8, 12],
+                checker: Color::White,
+                check_plies: vec![2, 4, 6, 8, 10, 12]
+            }
+        );
+
+        let h = cycle(12, [false; 4]);
+        let v = h
+            .detect_fourfold(true)
+            .unwrap()
+            .verdict(&h, OrdinaryResult::Replay);
+        assert_eq!(
+            v.evidence,
+            Evidence::Repetition {
+                plies: [0, 4, 8, 12],
+                mutual_check: false
+            }
+        );
+        assert_eq!(v.ordinary_result, Some(OrdinaryResult::Replay));
+    }
+
+    /// The reference: count every equal hash, no parity trick, no early exit.
+    fn naive(hashes: &[u64], counted: bool) -> Option<[u32; 3]> {
+        let last = hashes.len() - 1;
         let first = usize::from(!counted);
         if last < first {
             return None;
         }
-        let occ: Vec<u32> = (first..=last)
-            .filter(|&p| keys[p].hash == keys[last].hash)
+        let occ: Vec<u32> = (first..last)
+            .filter(|&p| hashes[p] == hashes[last])
             .map(|p| p as u32)
             .collect();
-        (occ.len() >= 4).then(|| [occ[0], occ[1], occ[2], last as u32])
+        (occ.len() >= 3).then(|| [occ[0], occ[1], occ[2]])
     }
 
     proptest! {
         // Hashes of a real game alternate in side to move, so equal hashes share parity; the
         // generator keeps that by giving odd and even plies disjoint hash ranges.
         #[test]
-        fn fast_scan_matches_the_naive_count(raw in proptest::collection::vec((0u64..4, any::<bool>()), 1..80), counted in any::<bool>()) {
-            let k: Vec<PlyKey> = raw.iter().enumerate()
-                .map(|(p, &(h, c))| PlyKey { hash: h * 2 + (p % 2) as u64, gave_check: c })
-                .collect();
-            for n in 1..=k.len() {
-                let got = detect_fourfold(&k[..n], Color::White, counted).map(|f| f.plies);
-                let want = naive(&k[..n], counted);
-                // The naive count keeps counting past a 4th occurrence; the game would have
-                // stopped there, so compare only at the first detection of each prefix.
-                if want.is_some() && got.is_some() {
-                    prop_assert_eq!(got.unwrap()[..3].to_vec(), want.unwrap()[..3].to_vec());
-                } else {
-                    prop_assert_eq!(got.is_some(), want.is_some());
-                }
+        fn fast_scan_matches_the_naive_count(
+            raw in proptest::collection::vec((0u64..4, any::<bool>()), 1..80),
+            counted in any::<bool>(),
+        ) {
+            let pairs: Vec<(u64, bool)> =
+                raw.iter().enumerate().map(|(p, &(h, c))| (h * 2 + (p % 2) as u64, c)).collect();
+            for n in 1..=pairs.len() {
+                let h = History::from_pairs(Color::White, pairs[..n].iter().copied());
+                let got = h.detect_fourfold(counted).map(|f| [f.plies[0], f.plies[1], f.plies[2]]);
+                prop_assert_eq!(got, naive(&h.hashes()[..n], counted));
             }
         }
     }
