@@ -43,7 +43,11 @@ fn rate(units: u64, f: &mut dyn FnMut() -> u64) -> f64 {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// Alternates ours and theirs for `rounds` rounds; prints and returns the median rates.
@@ -82,9 +86,12 @@ fn verify(case: &PerftCase, mode: PerftMode) -> (u64, u64) {
     let theirs = peers::haitaka_perft(&board, case.depth, mode);
     if case.nodes != 0 {
         assert_eq!(
-            ours, case.nodes,
+            ours,
+            case.nodes,
             "our perft of {} depth {} ({}) differs from the published count",
-            case.sfen, case.depth, peers::mode_name(mode)
+            case.sfen,
+            case.depth,
+            peers::mode_name(mode)
         );
     }
     if ours != theirs {
@@ -98,9 +105,23 @@ fn verify(case: &PerftCase, mode: PerftMode) -> (u64, u64) {
              0.3.2 allows pawn-drop mate",
             case.name,
             peers::mode_name(mode),
-            if case.nodes == 0 { "none".to_owned() } else { case.nodes.to_string() }
+            if case.nodes == 0 {
+                "none".to_owned()
+            } else {
+                case.nodes.to_string()
+            }
         );
     }
+    eprintln!(
+        "# counts {} {}: ours {ours}, haitaka {theirs}, published {}",
+        case.name,
+        peers::mode_name(mode),
+        if case.nodes == 0 {
+            "none".to_owned()
+        } else {
+            case.nodes.to_string()
+        }
+    );
     (ours, theirs)
 }
 
@@ -128,7 +149,9 @@ fn main() {
         return;
     }
 
-    eprintln!("# rounds {rounds}, each sample at least {MIN_SAMPLE:?}; stdout: case ours_per_s theirs_per_s ratio");
+    eprintln!(
+        "# rounds {rounds}, each sample at least {MIN_SAMPLE:?}; stdout: case ours_per_s theirs_per_s ratio"
+    );
     println!("# case ours_per_s theirs_per_s ratio");
     for case in &PERFT_CASES {
         for mode in [PerftMode::Bulk, PerftMode::Full] {
@@ -162,15 +185,33 @@ fn main() {
         peers::haitaka_legal(&set),
         disagreements.len()
     );
+    // Grouped by verdicts, a few examples each: haitaka 0.3.2's pawn-drop-mate bug alone makes
+    // dozens of lines.
+    let mut groups: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
     for d in &disagreements {
-        eprintln!("#   {d}");
+        let (example, verdicts) = d.split_once(": ").expect("sfen move: verdicts");
+        groups.entry(verdicts).or_default().push(example);
     }
-    compare("check_move_vs_rsshogi", rounds, set.moves, &mut || peers::ours_legal(&set), &mut || {
-        peers::rsshogi_legal(&set)
-    });
-    compare("check_move_vs_haitaka", rounds, set.moves, &mut || peers::ours_legal(&set), &mut || {
-        peers::haitaka_legal(&set)
-    });
+    for (verdicts, examples) in &groups {
+        eprintln!("#   {} x {verdicts}, e.g.", examples.len());
+        for e in examples.iter().take(3) {
+            eprintln!("#     {e}");
+        }
+    }
+    compare(
+        "check_move_vs_rsshogi",
+        rounds,
+        set.moves,
+        &mut || peers::ours_legal(&set),
+        &mut || peers::rsshogi_legal(&set),
+    );
+    compare(
+        "check_move_vs_haitaka",
+        rounds,
+        set.moves,
+        &mut || peers::ours_legal(&set),
+        &mut || peers::haitaka_legal(&set),
+    );
 
     let n = sfens.len() as u64;
     assert_eq!(peers::ours_parse(&sfens), n, "we reject fixture SFENs");
@@ -179,10 +220,18 @@ fn main() {
     if h != n || r != n {
         eprintln!("# NOTE of {n} SFENs haitaka parses {h}, rsshogi {r}");
     }
-    compare("sfen_parse_vs_haitaka", rounds, n, &mut || peers::ours_parse(&sfens), &mut || {
-        peers::haitaka_parse(&sfens)
-    });
-    compare("sfen_parse_vs_rsshogi", rounds, n, &mut || peers::ours_parse(&sfens), &mut || {
-        peers::rsshogi_parse(&sfens)
-    });
+    compare(
+        "sfen_parse_vs_haitaka",
+        rounds,
+        n,
+        &mut || peers::ours_parse(&sfens),
+        &mut || peers::haitaka_parse(&sfens),
+    );
+    compare(
+        "sfen_parse_vs_rsshogi",
+        rounds,
+        n,
+        &mut || peers::ours_parse(&sfens),
+        &mut || peers::rsshogi_parse(&sfens),
+    );
 }

@@ -16,15 +16,26 @@ use shogi_rules::PerftMode;
 use std::time::Duration;
 
 fn perft(c: &mut Criterion) {
-    for case in peers::PERFT_CASES.iter().filter(|c| c.name != "max_moves_d3") {
+    for case in peers::PERFT_CASES
+        .iter()
+        .filter(|c| c.name != "max_moves_d3")
+    {
         let pos = peers::ours_pos(case.sfen);
         let board = peers::haitaka_board(case.sfen);
         for mode in [PerftMode::Bulk, PerftMode::Full] {
             let ours = peers::ours_perft(&pos, case.depth, mode);
             let theirs = peers::haitaka_perft(&board, case.depth, mode);
-            assert_eq!(ours, case.nodes, "our perft of {} depth {}", case.sfen, case.depth);
+            assert_eq!(
+                ours, case.nodes,
+                "our perft of {} depth {}",
+                case.sfen, case.depth
+            );
             if ours != theirs {
-                assert_ne!(case.sfen, peers::STARTPOS, "haitaka's start position perft differs");
+                assert_ne!(
+                    case.sfen,
+                    peers::STARTPOS,
+                    "haitaka's start position perft differs"
+                );
                 eprintln!(
                     "NOTE {} {}: haitaka counts {theirs}, ours {ours} (haitaka 0.3.2 allows \
                      pawn-drop mate)",
@@ -32,11 +43,14 @@ fn perft(c: &mut Criterion) {
                     peers::mode_name(mode)
                 );
             }
-            let mut group = c.benchmark_group(format!("perft_{}_{}", peers::mode_name(mode), case.name));
+            let mut group =
+                c.benchmark_group(format!("perft_{}_{}", peers::mode_name(mode), case.name));
             group.throughput(Throughput::Elements(ours));
             group.sample_size(10).warm_up_time(Duration::from_secs(1));
             group.measurement_time(Duration::from_secs(5));
-            group.bench_function("ours", |b| b.iter(|| peers::ours_perft(&pos, case.depth, mode)));
+            group.bench_function("ours", |b| {
+                b.iter(|| peers::ours_perft(&pos, case.depth, mode))
+            });
             group.bench_function("haitaka", |b| {
                 b.iter(|| peers::haitaka_perft(&board, case.depth, mode))
             });

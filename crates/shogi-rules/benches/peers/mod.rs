@@ -31,10 +31,30 @@ pub const MATSURI: &str = "l6nl/5+P1gk/2np1S3/p1p4Pp/3P2Sp1/1PPb2P1P/P5GS1/R8/LN
 /// yasai), except `max_moves` depth 3, which is the core's own count (no published one) and is
 /// reported with haitaka's beside it.
 pub const PERFT_CASES: [PerftCase; 4] = [
-    PerftCase { name: "startpos_d5", sfen: STARTPOS, depth: 5, nodes: 19_861_490 },
-    PerftCase { name: "max_moves_d2", sfen: MAX_MOVES, depth: 2, nodes: 105_677 },
-    PerftCase { name: "max_moves_d3", sfen: MAX_MOVES, depth: 3, nodes: 0 },
-    PerftCase { name: "matsuri_d3", sfen: MATSURI, depth: 3, nodes: 4_809_015 },
+    PerftCase {
+        name: "startpos_d5",
+        sfen: STARTPOS,
+        depth: 5,
+        nodes: 19_861_490,
+    },
+    PerftCase {
+        name: "max_moves_d2",
+        sfen: MAX_MOVES,
+        depth: 2,
+        nodes: 105_677,
+    },
+    PerftCase {
+        name: "max_moves_d3",
+        sfen: MAX_MOVES,
+        depth: 3,
+        nodes: 0,
+    },
+    PerftCase {
+        name: "matsuri_d3",
+        sfen: MATSURI,
+        depth: 3,
+        nodes: 4_809_015,
+    },
 ];
 
 pub fn mode_name(mode: PerftMode) -> &'static str {
@@ -109,14 +129,24 @@ pub fn fixture_sfens() -> Vec<&'static str> {
         .collect()
 }
 
-/// Offsets (file, rank) a piece of `kind` can step to, for Black (rank decreases forward);
-/// `rays` are the directions it slides along.
-fn geometry(kind: PieceKind) -> (&'static [(i8, i8)], &'static [(i8, i8)]) {
-    const GOLD: &[(i8, i8)] = &[(-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (0, 1)];
-    const KING: &[(i8, i8)] =
-        &[(-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)];
-    const DIAG: &[(i8, i8)] = &[(-1, -1), (1, -1), (-1, 1), (1, 1)];
-    const ORTH: &[(i8, i8)] = &[(0, -1), (-1, 0), (1, 0), (0, 1)];
+/// (file, rank) offsets, for Black: the rank decreases going forward.
+type Offsets = &'static [(i8, i8)];
+
+/// The offsets a piece of `kind` steps to, and the directions it slides along.
+fn geometry(kind: PieceKind) -> (Offsets, Offsets) {
+    const GOLD: Offsets = &[(-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (0, 1)];
+    const KING: Offsets = &[
+        (-1, -1),
+        (0, -1),
+        (1, -1),
+        (-1, 0),
+        (1, 0),
+        (-1, 1),
+        (0, 1),
+        (1, 1),
+    ];
+    const DIAG: Offsets = &[(-1, -1), (1, -1), (-1, 1), (1, 1)];
+    const ORTH: Offsets = &[(0, -1), (-1, 0), (1, 0), (0, 1)];
     match kind {
         PieceKind::Pawn => (&[(0, -1)], &[]),
         PieceKind::Lance => (&[], &[(0, -1)]),
@@ -148,7 +178,11 @@ pub fn pseudo_moves(pos: &Position) -> Vec<Move> {
     let at = |from: Square, df: i8, dr: i8| {
         let f = from.file() as i8 + df;
         let r = from.rank() as i8 + dr * forward;
-        if (1..=9).contains(&f) && (1..=9).contains(&r) { Square::new(f as u8, r as u8) } else { None }
+        if (1..=9).contains(&f) && (1..=9).contains(&r) {
+            Square::new(f as u8, r as u8)
+        } else {
+            None
+        }
     };
     for (from, piece) in pos.pieces() {
         if piece.color != us {
@@ -168,9 +202,17 @@ pub fn pseudo_moves(pos: &Position) -> Vec<Move> {
             }
         }
         for to in tos {
-            out.push(Move::Normal { from, to, promote: false });
+            out.push(Move::Normal {
+                from,
+                to,
+                promote: false,
+            });
             if piece.kind.can_promote() && (from.in_zone(us) || to.in_zone(us)) {
-                out.push(Move::Normal { from, to, promote: true });
+                out.push(Move::Normal {
+                    from,
+                    to,
+                    promote: true,
+                });
             }
         }
     }
@@ -192,23 +234,36 @@ pub fn pseudo_moves(pos: &Position) -> Vec<Move> {
 pub struct LegalitySet {
     pub ours: Vec<(Position, Vec<Move>)>,
     pub haitaka: Vec<(haitaka::Board, Vec<haitaka::Move>)>,
-    pub rsshogi: Vec<(rsshogi::board::position::Position, Vec<rsshogi::types::Move>)>,
+    pub rsshogi: Vec<(
+        rsshogi::board::position::Position,
+        Vec<rsshogi::types::Move>,
+    )>,
     pub moves: u64,
 }
 
 pub fn legality_set(sfens: &[&str]) -> LegalitySet {
-    let mut set = LegalitySet { ours: Vec::new(), haitaka: Vec::new(), rsshogi: Vec::new(), moves: 0 };
+    let mut set = LegalitySet {
+        ours: Vec::new(),
+        haitaka: Vec::new(),
+        rsshogi: Vec::new(),
+        moves: 0,
+    };
     for &sfen in sfens {
         let pos = ours_pos(sfen);
         let moves = pseudo_moves(&pos);
         let usi: Vec<String> = moves.iter().map(Move::to_string).collect();
         let h: Vec<haitaka::Move> = usi
             .iter()
-            .map(|u| u.parse().unwrap_or_else(|e| panic!("haitaka parses {u}: {e:?}")))
+            .map(|u| {
+                u.parse()
+                    .unwrap_or_else(|e| panic!("haitaka parses {u}: {e:?}"))
+            })
             .collect();
         let r: Vec<rsshogi::types::Move> = usi
             .iter()
-            .map(|u| rsshogi::types::Move::from_usi(u).unwrap_or_else(|| panic!("rsshogi parses {u}")))
+            .map(|u| {
+                rsshogi::types::Move::from_usi(u).unwrap_or_else(|| panic!("rsshogi parses {u}"))
+            })
             .collect();
         set.moves += moves.len() as u64;
         set.haitaka.push((haitaka_board(sfen), h));
@@ -283,11 +338,17 @@ pub fn legality_disagreements(set: &LegalitySet) -> Vec<String> {
 }
 
 pub fn ours_parse(sfens: &[&str]) -> u64 {
-    sfens.iter().map(|s| black_box(Position::from_sfen(black_box(s))).is_ok() as u64).sum()
+    sfens
+        .iter()
+        .map(|s| black_box(Position::from_sfen(black_box(s))).is_ok() as u64)
+        .sum()
 }
 
 pub fn haitaka_parse(sfens: &[&str]) -> u64 {
-    sfens.iter().map(|s| black_box(haitaka::Board::from_sfen(black_box(s))).is_ok() as u64).sum()
+    sfens
+        .iter()
+        .map(|s| black_box(haitaka::Board::from_sfen(black_box(s))).is_ok() as u64)
+        .sum()
 }
 
 pub fn rsshogi_parse(sfens: &[&str]) -> u64 {
