@@ -375,7 +375,7 @@ fn position_line(
                 return Err(err(
                     col + 2,
                     &stmt[2..],
-                    "PI removals are four characters each (82HI)",
+                    "removals after PI are four characters each (82HI)",
                 ));
             }
             for (i, chunk) in rest.chunks(4).enumerate() {
@@ -386,7 +386,13 @@ fn position_line(
                     .ok_or_else(|| err(c + 2, tok, "unknown piece"))?;
                 match s.get(sq.file(), sq.rank()) {
                     Some(p) if p.kind == kind => s.set(sq.file(), sq.rank(), None),
-                    _ => return Err(err(c, tok, "PI removes a piece that is not on that square")),
+                    _ => {
+                        return Err(err(
+                            c,
+                            tok,
+                            "a removal after PI names a piece that is not on that square",
+                        ));
+                    }
                 }
             }
             Ok(())
