@@ -1,0 +1,189 @@
+//! Test helpers shared by the services' tests.
+//!
+//! [`NatsServer`] runs a real `nats-server` with JetStream, as nats.rs's own tests do: on a port
+//! the server picks (`-p -1`), bound to loopback, with a temporary store directory, killed when
+//! dropped. Readiness is read from the server's log (its "Server is ready" line), never waited
+//! for with a sleep.
+//!
+//! A test that needs nats-server and cannot find it fails with how to install it; it does not
+//! skip, because a skipped service test is a test that passes silently.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a server may take to report ready before the test fails. A deadline, not a sleep:
+/// the wait ends as soon as the server's log says it is ready.
+const READY_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The log line nats-server writes once it has bound its client port.
+const LISTENING: &str = "Listening for client connections on ";
+
+/// The log line nats-server writes once it accepts clients, JetStream included.
+const READY: &str = "Server is ready";
+
+/// A running `nats-server -js` on loopback with its own temporary store; killed on drop.
+#[derive(Debug)]
+pub struct NatsServer {
+    child: Child,
+    port: u16,
+    url: String,
+    store: tempfile::TempDir,
+}
+
+impl NatsServer {
+    /// Starts a nats-server with JetStream on a free loopback port and waits until it reports
+    /// ready.
+    ///
+    /// The binary is `$NATS_SERVER_BIN` if set, else `nats-server` on `PATH`, else
+    /// `/usr/sbin/nats-server` or `/usr/bin/nats-server` (the Debian package's places).
+    ///
+    /// # Panics
+    ///
+    /// When nats-server is not installed (the message says how to install it), cannot start, or
+    /// does not report ready within 30 seconds (the message carries its log).
+    pub fn start() -> NatsServer {
+        let bin = nats_server_binary();
+        let store = tempfile::Builder::new()
+            .prefix("nats-test-")
+            .tempdir()
+            .expect("create a temporary JetStream store directory");
+        let mut child = Command::new(&bin)
+            .args(["-a", "127.0.0.1", "-p", "-1", "-js", "-sd"])
+            .arg(store.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}. {INSTALL_HINT}", bin.display()));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let port = match wait_ready(stderr) {
+            Ok(port) => port,
+            Err(log) => {
+                let _ = child.kill();
+                let status = child.wait();
+                panic!(
+                    "nats-server did not report ready within {READY_DEADLINE:?} \
+                     (exit status {status:?}); its log:\n{log}"
+                );
+            }
+        };
+        NatsServer {
+            child,
+            port,
+            url: format!("nats://127.0.0.1:{port}"),
+            store,
+        }
+    }
+
+    /// The client URL, `nats://127.0.0.1:<port>`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The client port the server chose.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The JetStream store directory (removed on drop).
+    pub fn store_dir(&self) -> &Path {
+        self.store.path()
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const INSTALL_HINT: &str = "nats-server is required by this test and is not skipped: \
+    install it with `apt-get install -y nats-server` (Debian/Ubuntu; .ci/run does this where it \
+    is missing), or point NATS_SERVER_BIN at a nats-server binary";
+
+fn nats_server_binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("NATS_SERVER_BIN") {
+        return PathBuf::from(bin);
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join("nats-server"));
+    let fixed = ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
+        .into_iter()
+        .map(PathBuf::from);
+    on_path
+        .chain(fixed)
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("nats-server not found. {INSTALL_HINT}"))
+}
+
+/// Reads the server's log until it is ready and returns the client port, or the log so far.
+/// A thread reads the pipe, then keeps draining it so that the server never blocks on a full
+/// pipe.
+fn wait_ready(stderr: impl Read + Send + 'static) -> Result<u16, String> {
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stderr);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    // After the test stops listening, the send fails; keep draining.
+                    let _ = tx.send(line.trim_end().to_owned());
+                }
+            }
+        }
+    });
+    let mut log = String::new();
+    let mut port = None;
+    let deadline = std::time::Instant::now() + READY_DEADLINE;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = match rx.recv_timeout(left) {
+            Ok(line) => line,
+            // Timed out, or the server exited and closed its log.
+            Err(_) => return Err(log),
+        };
+        log.push_str(&line);
+        log.push('\n');
+        if let Some(addr) = line.split(LISTENING).nth(1) {
+            port = addr.rsplit(':').next().and_then(|p| p.trim().parse().ok());
+        }
+        if line.contains(READY) {
+            return port.ok_or(log);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpStream;
+
+    #[test]
+    fn starts_on_a_free_port_and_stops_on_drop() {
+        let a = NatsServer::start();
+        let b = NatsServer::start();
+        assert_ne!(a.port(), b.port());
+        assert!(a.url().starts_with("nats://127.0.0.1:"));
+        assert!(a.store_dir().is_dir());
+        // The server is ready when start returns: a connection succeeds at once and the
+        // server greets with INFO.
+        let mut conn = TcpStream::connect(("127.0.0.1", a.port())).expect("connect");
+        let mut greeting = [0u8; 4];
+        conn.read_exact(&mut greeting).expect("read INFO");
+        assert_eq!(&greeting, b"INFO");
+        let port = a.port();
+        let store = a.store_dir().to_owned();
+        drop(a);
+        assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
+        assert!(!store.exists());
+    }
+}
