@@ -212,7 +212,9 @@ fn pawn_drop_mates(pos: &Position, to: Square) -> bool {
     let us = pos.side_to_move();
     let them = !us;
     let occ = pos.occupied().with(to);
-    let their_king = pos.king_square(them);
+    let Some(their_king) = pos.king_square(them) else {
+        return false;
+    };
     let capturers = pos.attackers_to_occ(to, them, occ).without(their_king);
     if capturers.any() && (capturers & !pos.pinned(them, occ)).any() {
         return false;
@@ -233,36 +235,50 @@ fn pawn_drop_mates(pos: &Position, to: Square) -> bool {
 pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
     let us = pos.side_to_move();
     let them = !us;
-    let ksq = pos.king_square(us);
     let occ = pos.occupied();
     // The enemy king is never a target (see `Position`): treat it like an own piece.
-    let ours = pos.pieces_by_color(us).with(pos.king_square(them));
-    let checkers = pos.attackers_to_occ(ksq, them, occ);
-
-    // King moves: the king itself must not block the slider it steps away from.
-    let occ_without_king = occ.without(ksq);
-    let mut king_targets = Bitboard::EMPTY;
-    for to in attacks::king(ksq) & !ours {
-        if pos.attackers_to_occ(to, them, occ_without_king).is_empty() {
-            king_targets = king_targets.with(to);
-        }
+    let mut ours = pos.pieces_by_color(us);
+    if let Some(k) = pos.king_square(them) {
+        ours = ours.with(k);
     }
-    sink.king(ksq, king_targets);
-    if checkers.has_more_than_one() {
-        return;
-    }
-    let (target, drop_target) = match checkers.first() {
-        Some(c) => {
-            let b = attacks::between(ksq, c);
-            (b.with(c), b)
+    let (target, drop_target, pinned, ksq) = match pos.king_square(us) {
+        Some(ksq) => {
+            let checkers = pos.attackers_to_occ(ksq, them, occ);
+            // King moves: the king itself must not block the slider it steps away from.
+            let occ_without_king = occ.without(ksq);
+            let mut king_targets = Bitboard::EMPTY;
+            for to in attacks::king(ksq) & !ours {
+                if pos.attackers_to_occ(to, them, occ_without_king).is_empty() {
+                    king_targets = king_targets.with(to);
+                }
+            }
+            sink.king(ksq, king_targets);
+            if checkers.has_more_than_one() {
+                return;
+            }
+            let (target, drop_target) = match checkers.first() {
+                Some(c) => {
+                    let b = attacks::between(ksq, c);
+                    (b.with(c), b)
+                }
+                None => (!ours, !occ),
+            };
+            (target, drop_target, pos.pinned(us, occ), ksq)
         }
-        None => (!ours, !occ),
+        // A problem position without this side's king: nothing is pinned, nothing is check, and
+        // `ksq` is never used because `pinned` is empty.
+        None => (
+            !ours,
+            !occ,
+            Bitboard::EMPTY,
+            Square::from_index_unchecked(0),
+        ),
     };
-    let pinned = pos.pinned(us, occ);
 
-    // Pawns, all at once where not pinned.
+    // Pawns, all at once where not pinned. Pawns on the last rank occur only in problem
+    // positions; they cannot move.
     let pawns = pos.pieces_of(us, PieceKind::Pawn);
-    let free_pawns = (pawns & !pinned).bits();
+    let free_pawns = (pawns & !pinned & !dead_zone(us, PieceKind::Pawn)).bits();
     let pushed = match us {
         Color::Black => free_pawns >> 1,
         Color::White => free_pawns << 1,
@@ -309,10 +325,11 @@ pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
         if kind == PieceKind::Pawn {
             t &= !pawn_files(pos, us);
             // Only a pawn dropped right in front of the enemy king gives check.
-            let front = attacks::pawn(them, pos.king_square(them)) & t;
-            if let Some(sq) = front.first() {
-                if pawn_drop_mates(pos, sq) {
-                    t = t.without(sq);
+            if let Some(k) = pos.king_square(them) {
+                if let Some(sq) = (attacks::pawn(them, k) & t).first() {
+                    if pawn_drop_mates(pos, sq) {
+                        t = t.without(sq);
+                    }
                 }
             }
         }
@@ -327,13 +344,14 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
     let them = !us;
     let occ = pos.occupied();
     let ksq = pos.king_square(us);
+    let their_king = pos.king_square(them);
     match mv {
         Move::Normal { from, to, promote } => {
             let piece = pos.piece_at(from).ok_or(I::Impossible)?;
             if piece.color != us {
                 return Err(I::Impossible);
             }
-            if pos.pieces_by_color(us).contains(to) || to == pos.king_square(them) {
+            if pos.pieces_by_color(us).contains(to) || Some(to) == their_king {
                 return Err(I::Impossible);
             }
             if !attacks::piece(us, piece.kind, from, occ).contains(to) {
@@ -348,16 +366,15 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             }
             let occ_after = occ.without(from).with(to);
             let king_after = if piece.kind == PieceKind::King {
-                to
+                Some(to)
             } else {
                 ksq
             };
-            // A captured piece no longer attacks: mask it out of the attackers.
-            let attackers = pos
-                .attackers_to_occ(king_after, them, occ_after)
-                .without(to);
-            if attackers.any() {
-                return Err(I::LeavesKingInCheck);
+            if let Some(k) = king_after {
+                // A captured piece no longer attacks: mask it out of the attackers.
+                if pos.attackers_to_occ(k, them, occ_after).without(to).any() {
+                    return Err(I::LeavesKingInCheck);
+                }
             }
             Ok(())
         }
@@ -371,11 +388,11 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             if kind == PieceKind::Pawn && pawn_files(pos, us).contains(to) {
                 return Err(I::TwoPawns);
             }
-            if pos.attackers_to_occ(ksq, them, occ.with(to)).any() {
+            if ksq.is_some_and(|k| pos.attackers_to_occ(k, them, occ.with(to)).any()) {
                 return Err(I::LeavesKingInCheck);
             }
             if kind == PieceKind::Pawn
-                && attacks::pawn(us, to).contains(pos.king_square(them))
+                && their_king.is_some_and(|k| attacks::pawn(us, to).contains(k))
                 && pawn_drop_mates(pos, to)
             {
                 return Err(I::PawnDropMate);

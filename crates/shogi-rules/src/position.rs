@@ -77,6 +77,7 @@ pub struct IllegalMove {
 /// and moves change it only through [`Position::play`] (checked) or
 /// [`Position::play_unchecked`] (for moves known to be legal), so every `Position` is a legal
 /// position: each side has one king, piece counts fit a set, no dead pieces and no two pawns.
+/// Problem positions ([`Position::from_sfen_problem`]) relax the first and the last two.
 ///
 /// The side not to move may be in check (problem positions, and the pawn-drop-mate example of
 /// RULES.md section 1, are written that way). A king is never captured: no move onto the enemy
@@ -88,7 +89,7 @@ pub struct Position {
     board: [u8; 81],
     hands: [Hand; 2],
     hash: u64,
-    kings: [Square; 2],
+    kings: [Option<Square>; 2],
     side: Color,
     move_number: u32,
 }
@@ -101,9 +102,19 @@ impl Position {
         Position::from_sfen(sfen::STARTPOS).expect("the start position is valid")
     }
 
-    /// Parses an SFEN strictly: `board side hand move_number`.
+    /// Parses an SFEN strictly: `board side hand move_number`. Both kings must be on the board,
+    /// no piece may be dead and no file may hold two unpromoted pawns of a side.
     pub fn from_sfen(text: &str) -> Result<Position, crate::SfenError> {
-        sfen::parse(text)
+        sfen::parse(text, false)
+    }
+
+    /// Parses the SFEN of a problem position (詰将棋 and the like), which real records start
+    /// from: a side may have no king (the attacker usually has none), and, as in joke problems
+    /// such as 九歩, pieces that can never move and two pawns on a file are accepted. Everything
+    /// else is checked as in [`Position::from_sfen`]. A side without a king is never in check,
+    /// and the other side may not capture what is not there.
+    pub fn from_sfen_problem(text: &str) -> Result<Position, crate::SfenError> {
+        sfen::parse(text, true)
     }
 
     /// Formats the position as SFEN.
@@ -124,7 +135,7 @@ impl Position {
             board: [EMPTY_SQ; 81],
             hands,
             hash: 0,
-            kings: [Square::from_index_unchecked(0); 2],
+            kings: [None; 2],
             side,
             move_number,
         };
@@ -132,7 +143,7 @@ impl Position {
             if let Some(p) = squares[sq.index()] {
                 pos.put(p, sq);
                 if p.kind == PieceKind::King {
-                    pos.kings[p.color.index()] = sq;
+                    pos.kings[p.color.index()] = Some(sq);
                 }
             }
         }
@@ -192,9 +203,10 @@ impl Position {
         self.hands[color.index()]
     }
 
-    /// Where the king of `color` stands.
+    /// Where the king of `color` stands; `None` only in a problem position without that king
+    /// (see [`Position::from_sfen_problem`]).
     #[inline]
-    pub fn king_square(&self, color: Color) -> Square {
+    pub fn king_square(&self, color: Color) -> Option<Square> {
         self.kings[color.index()]
     }
 
@@ -289,7 +301,10 @@ impl Position {
     /// The pieces giving check to the side to move.
     #[inline]
     pub fn checkers(&self) -> Bitboard {
-        self.attackers_to(self.kings[self.side.index()], !self.side)
+        match self.kings[self.side.index()] {
+            Some(k) => self.attackers_to(k, !self.side),
+            None => Bitboard::EMPTY,
+        }
     }
 
     /// Whether the side to move is in check (王手).
@@ -301,13 +316,15 @@ impl Position {
     /// Whether the side not to move is in check, as in a problem position; such a game is not
     /// one that legal play reaches.
     pub fn opponent_in_check(&self) -> bool {
-        self.is_attacked(self.kings[(!self.side).index()], self.side)
+        self.kings[(!self.side).index()].is_some_and(|k| self.is_attacked(k, self.side))
     }
 
     /// Pieces of `color` pinned to their king by an enemy slider.
     pub(crate) fn pinned(&self, color: Color, occupied: Bitboard) -> Bitboard {
         use PieceKind as K;
-        let ksq = self.kings[color.index()];
+        let Some(ksq) = self.kings[color.index()] else {
+            return Bitboard::EMPTY;
+        };
         let them = self.by_color[(!color).index()];
         let b = &self.by_kind;
         let snipers = ((attacks::rook_pseudo(ksq) & (b[K::Rook.index()] | b[K::Dragon.index()]))
@@ -399,7 +416,7 @@ impl Position {
                 };
                 self.put(Piece::new(us, kind), to);
                 if kind == PieceKind::King {
-                    self.kings[us.index()] = to;
+                    self.kings[us.index()] = Some(to);
                 }
             }
             Move::Drop { kind, to } => {

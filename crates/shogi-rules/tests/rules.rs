@@ -86,7 +86,7 @@ fn other_illegal_kinds() {
     assert!(
         p.legal_moves()
             .iter()
-            .all(|m| m.to() != p.king_square(Color::White))
+            .all(|m| Some(m.to()) != p.king_square(Color::White))
     );
     // Bishop and rook non-promotions are legal.
     check("4k4/9/9/9/9/2B6/9/9/4K4 b - 1", "7f4c", "legal");
@@ -278,4 +278,40 @@ fn same_position_ignores_move_number_not_hands() {
     assert_ne!(a.hash(), c.hash());
     assert!(!a.same_position(&d));
     assert_ne!(a.hash(), d.hash());
+}
+
+#[test]
+fn problem_positions_may_lack_a_king() {
+    // A tsume problem: Black (the attacker) has no king.
+    let sfen = "4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l16p 1";
+    assert_eq!(
+        Position::from_sfen(sfen).unwrap_err().reason,
+        SfenErrorReason::KingMissing
+    );
+    let p = Position::from_sfen_problem(sfen).unwrap();
+    assert_eq!(p.king_square(Color::Black), None);
+    assert!(!p.in_check());
+    // G*5b mates; the king cannot take the protected gold.
+    let mut q = p.clone();
+    q.play(Move::from_usi("G*5b").unwrap()).unwrap();
+    assert!(q.is_checkmate());
+    // The defender may move freely: nothing of Black's can be captured as a king.
+    let r = Position::from_sfen_problem("4k4/9/9/9/9/9/9/9/9 w - 1").unwrap();
+    assert_eq!(r.legal_moves().len(), 5);
+    // 九歩: nine White pawns on one file, one on its last rank, are accepted in a problem.
+    let nine = "7pk/7p1/7p1/7p1/7p1/7p1/7p1/7p1/7p1 b 2R4L4s4n 1";
+    assert_eq!(
+        Position::from_sfen(nine).unwrap_err().reason,
+        SfenErrorReason::DeadPiece
+    );
+    let n = Position::from_sfen_problem(nine).unwrap();
+    assert_eq!(n.to_sfen(), nine);
+    assert!(n.legal_moves().iter().all(|m| m.is_drop()));
+    // Still rejected in a problem: a doubled king, too many pieces.
+    assert_eq!(
+        Position::from_sfen_problem("4k4/9/9/9/9/9/9/9/3KK4 b - 1")
+            .unwrap_err()
+            .reason,
+        SfenErrorReason::KingDoubled
+    );
 }
