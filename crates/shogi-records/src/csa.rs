@@ -43,11 +43,13 @@ pub fn read_csa(text: &str) -> Result<Record, RecordError> {
     let mut replay: Option<Replay> = None;
 
     for (line_no, line) in lines(text) {
-        // Statements: split at commas, except that a comment runs to the end of the line.
+        // Statements: moves, times and special moves may share a line, separated by commas.
+        // Comments, names, information and position lines run to the end of the line (a
+        // player's name or an event may hold a comma).
         let mut rest = line;
         let mut offset = 0usize;
         loop {
-            let (stmt, next) = if rest.starts_with('\'') {
+            let (stmt, next) = if rest.starts_with(['\'', 'N', '$', 'V', 'P']) {
                 (rest, None)
             } else {
                 match rest.find(',') {
@@ -371,7 +373,7 @@ fn position_line(
         b'I' => {
             *s = Setup::startpos();
             let rest = &b[2..];
-            if rest.len() % 4 != 0 {
+            if !rest.len().is_multiple_of(4) {
                 return Err(err(
                     col + 2,
                     &stmt[2..],
@@ -460,7 +462,7 @@ fn position_line(
                 Color::White
             };
             let rest = &b[2..];
-            if rest.len() % 4 != 0 {
+            if !rest.len().is_multiple_of(4) {
                 return Err(err(
                     col + 2,
                     &stmt[2..],
@@ -579,9 +581,9 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
                 let _ = writeln!(out, "'illegal move {} ({why}) by {}", m.mv, m.color);
             }
         }
-        match (&mut pos, &m.legal) {
-            (Some(p), Ok(())) => p.play_unchecked(m.mv),
-            _ => pos = None,
+        // Checked play: a record built by hand may claim a move legal that is not.
+        if m.legal.is_err() || pos.as_mut().is_some_and(|p| p.play(m.mv).is_err()) {
+            pos = None;
         }
     }
     let own = record.ending.as_ref().map(|e| {

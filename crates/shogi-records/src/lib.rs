@@ -83,7 +83,7 @@ impl Record {
         let mut pos = self.start.clone();
         for m in &self.moves {
             m.legal.as_ref().ok()?;
-            pos.play_unchecked(m.mv);
+            pos.play(m.mv).ok()?;
         }
         Some(pos)
     }

@@ -1,5 +1,5 @@
 //! An unvalidated starting position as the record text describes it; it becomes a `Position`
-//! only through `Position::from_sfen`, so the core's validation applies to every record.
+//! only through `Position::from_sfen_problem`, so the core's validation applies to every record.
 
 use shogi_rules::{Color, Piece, PieceKind, Position, SfenError, Square};
 
@@ -185,8 +185,9 @@ impl Setup {
         out
     }
 
-    /// The validated position.
+    /// The validated position. Records start from problem positions too (詰将棋 without the
+    /// attacker's king, joke problems such as 九歩), so the core's problem-position rules apply.
     pub fn to_position(&self) -> Result<Position, SfenError> {
-        Position::from_sfen(&self.to_sfen())
+        Position::from_sfen_problem(&self.to_sfen())
     }
 }

@@ -11,6 +11,9 @@ use shogi_rules::{Move, Position};
 /// and becomes the ending [`EndingKind::Kachi`]; a final `resign` becomes
 /// [`EndingKind::Resign`].
 ///
+/// The SFEN may be a problem position (詰将棋: a side without a king, see
+/// `Position::from_sfen_problem`), as USI mate solvers are given.
+///
 /// The text must be one line (blank lines around it are allowed); the record's moves all get
 /// that line's number.
 pub fn read_usi(text: &str) -> Result<Record, RecordError> {
@@ -75,7 +78,7 @@ pub fn read_usi(text: &str) -> Result<Record, RecordError> {
             let sfen = &line[begin..end];
             // Normalise runs of blanks so that the core's strict parser sees single spaces.
             let sfen_text = fields.iter().map(|w| w.1).collect::<Vec<_>>().join(" ");
-            let pos = Position::from_sfen(&sfen_text)
+            let pos = Position::from_sfen_problem(&sfen_text)
                 .map_err(|e| err(begin, sfen, &format!("invalid sfen: {}", e.reason)))?;
             i += 5;
             pos

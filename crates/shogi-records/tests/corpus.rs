@@ -46,28 +46,6 @@ fn tsv(path: &Path) -> Vec<HashMap<String, String>> {
         .collect()
 }
 
-/// Records whose start position has no Black king (mate problems, 詰将棋). The rules core
-/// accepts only positions with both kings (`SfenErrorReason::KingMissing`), so these cannot be
-/// read until it does; the reader must say exactly that. When the core learns kingless
-/// positions, this test fails here: delete the list and let them be checked like the rest.
-const KINGLESS: &[&str] = &[
-    "records/checkmate/mogproject+mog-core-scala__jvm__src__test__resources__kif__mate__001.kif",
-    "records/checkmate/na2hiro+Kifu-for-JS__packages__Kifu-for-JS__examples__files__kif__hashimoto-sos.kif",
-    "records/no_result/na2hiro+Kifu-for-JS__packages__Kifu-for-JS__examples__files__kif__kanju-kemuri.kif",
-    "records/resign/na2hiro+Kifu-for-JS__packages__Kifu-for-JS__examples__fu-10.kif",
-    "records/checkmate/na2hiro+Kifu-for-JS__packages__json-kifu-format__test__files__kif__kifu_for_iphone.kif",
-    "records/no_result/na2hiro+Kifu-for-JS__packages__json-kifu-format__test__files__kif__shogidokoro.kifu",
-    "records/checkmate/na2hiro+Kifu-for-JS__packages__json-kifu-format__test__files__kif__taichitsume.kif",
-    "records/checkmate/sugyan+shogi-kifu-converter__data__tests__csa__tsumeshogi.csa",
-    "records/checkmate/sugyan+shogi-kifu-converter__data__tests__kif__everyday_20211107.kif",
-    "records/checkmate/sugyan+shogi-kifu-converter__data__tests__kif__everyday_20220604.kif",
-];
-
-/// A mate problem with no Black king and a White pawn on 2i, White's last rank (a dead piece,
-/// 行き所のない駒): the core rejects the position for the dead piece first.
-const DEAD_PIECE_PROBLEM: &str =
-    "records/checkmate/na2hiro+Kifu-for-JS__packages__json-kifu-format__test__files__csa__9fu.csa";
-
 /// The broken record whose board diagram is commented out (`#` lines): read as written, it
 /// starts from the even-game position, so its first move (a silver drop with no silver in
 /// hand) is illegal and its second move cannot be replayed.
@@ -169,22 +147,6 @@ fn every_corpus_record_reads_as_the_manifest_says() {
         let result = read(&dir, file);
         let mut fail = |msg: String| failures.push(format!("{file}: {msg}"));
 
-        if KINGLESS.contains(&file) {
-            match &result {
-                Err(e) if e.reason.contains("no king") => {}
-                other => fail(format!("expected the core's no-king error, got {other:?}")),
-            }
-            continue;
-        }
-        if file == DEAD_PIECE_PROBLEM {
-            match &result {
-                Err(e) if e.line == 19 && e.reason.contains("can never move again") => {}
-                other => fail(format!(
-                    "expected the dead-piece error at the side-to-move line, got {other:?}"
-                )),
-            }
-            continue;
-        }
         if file == DIAGRAM_COMMENTED_OUT {
             match &result {
                 Err(e)
