@@ -230,7 +230,7 @@ impl Game {
                 }
             };
         }
-        let king_move = mv.from() == Some(self.position.king_square(mover));
+        let king_move = mv.from().is_some() && mv.from() == self.position.king_square(mover);
         self.position.play_unchecked(mv);
         let gave_check = self.position.in_check();
         self.history.push(mv, self.position.hash(), gave_check);
@@ -411,8 +411,9 @@ impl Game {
         }
         let side = self.position.side_to_move();
         // Most positions fail here; the full count is for the few that do not.
-        if !crate::impasse::in_camp(self.position.king_square(side), side) {
-            return None;
+        match self.position.king_square(side) {
+            Some(king) if crate::impasse::in_camp(king, side) => {}
+            _ => return None,
         }
         let report = self.declaration_report(side, true)?;
         (report.outcome == DeclarationOutcome::Win).then(|| self.declaration_verdict(report))
@@ -509,7 +510,9 @@ impl Game {
 /// Whether the side to move has a legal move, trying the king's steps first: most positions
 /// have one, and checking eight moves is much cheaper than generating all of them.
 fn has_legal_move(pos: &Position) -> bool {
-    let from = pos.king_square(pos.side_to_move());
+    let Some(from) = pos.king_square(pos.side_to_move()) else {
+        return pos.has_legal_move();
+    };
     let (file, rank) = (from.file() as i8, from.rank() as i8);
     for (df, dr) in [
         (-1, -1),

@@ -266,7 +266,8 @@ impl DeclarationReport {
     }
 }
 
-/// Judges a declaration by `ctx.declarer` in `pos` under `rule` (RULES.md section 4).
+/// Judges a declaration by `ctx.declarer` in `pos` under `rule` (RULES.md section 4). In a
+/// problem position without the declarer's king, condition 2 fails.
 pub fn judge_declaration(
     pos: &Position,
     rule: DeclarationRule,
@@ -288,9 +289,9 @@ pub fn judge_declaration(
         outcome: DeclarationOutcome::Loss,
         declarers_turn: pos.side_to_move() == declarer,
         game_over: ctx.game_over,
-        king_in_camp: in_camp(king, declarer),
+        king_in_camp: king.is_some_and(|k| in_camp(k, declarer)),
         pieces_in_camp: count.pieces_in_camp,
-        in_check: pos.is_attacked(king, !declarer),
+        in_check: king.is_some_and(|k| pos.is_attacked(k, !declarer)),
         has_time: ctx.has_time,
         before_move_cap: ctx.before_move_cap,
         points_in_camp: count.board_in_camp,
@@ -410,7 +411,7 @@ pub(crate) fn try_reached(before: &Position, mv: Move, after: &Position) -> bool
     let mover = before.side_to_move();
     match mv {
         Move::Normal { from, to, .. } => {
-            from == before.king_square(mover)
+            Some(from) == before.king_square(mover)
                 && to == try_square(mover)
                 && !after.is_attacked(to, !mover)
         }
