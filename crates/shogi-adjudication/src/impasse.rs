@@ -92,12 +92,43 @@ pub fn count_points(pos: &Position, color: Color) -> PointCount {
 /// from the board and both hands there (RULES.md section 4: "the dropped pieces are assumed to be
 /// with uwate", JSA; YaneuraOu CSARule27H, Lishogi and tsshogi agree). Pieces in a hand at the
 /// start are not missing. It is credited to the giver, White.
+///
+/// Only a handicap game has a giver: a game that starts from some other position (a problem, a
+/// study, a position set up for a test) gets no credit however many pieces it lacks, which is
+/// also how the corpus's independent replay judges such records. See [`is_handicap_start`].
 pub fn handicap_credit(initial: &Position) -> u32 {
+    if !is_handicap_start(initial) {
+        return 0;
+    }
     let present: u32 = Color::ALL
         .iter()
         .map(|&c| count_points(initial, c).total())
         .sum();
     FULL_SET_POINTS.saturating_sub(present)
+}
+
+/// Whether `initial` is the start of a handicap game (駒落ち): White, the giver, to move, both
+/// hands empty, and every piece on the square it has in the even-game start, with some of
+/// White's pieces (never its king) removed. Every standard handicap is of this form.
+pub fn is_handicap_start(initial: &Position) -> bool {
+    if initial.side_to_move() != Color::White
+        || !initial.hand(Color::Black).is_empty()
+        || !initial.hand(Color::White).is_empty()
+    {
+        return false;
+    }
+    let even = Position::startpos();
+    let mut removed = false;
+    for sq in Square::all() {
+        match (initial.piece_at(sq), even.piece_at(sq)) {
+            (a, b) if a == b => {}
+            (None, Some(p)) if p.color == Color::White && p.kind != PieceKind::King => {
+                removed = true
+            }
+            _ => return false,
+        }
+    }
+    removed
 }
 
 /// How a declaration is judged (RULES.md section 4).

@@ -1,14 +1,24 @@
 //! `shogi-arbiter`: one command line for the arbiter.
 
+mod impasse;
+mod judge;
+mod report;
+
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
+use shogi_adjudication::DeclarationRule;
 use shogi_rules::{PerftMode, Position, STARTPOS};
 use std::io::{self, BufRead, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Parser, Debug)]
-#[command(name = "shogi-arbiter", version, about = "Judges shogi games exactly as the rules say")]
+#[command(
+    name = "shogi-arbiter",
+    version,
+    about = "Judges shogi games exactly as the rules say"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -40,6 +50,40 @@ enum Command {
         #[arg(long)]
         stdin: bool,
     },
+    /// Judges game records (CSA, KIF, KI2, USI position lines): one verdict a game.
+    Judge {
+        /// Ruleset preset: jsa, amateur, csa, online, floodgate.
+        #[arg(long, default_value = "jsa")]
+        rules: String,
+        /// Overrides one ruleset option, e.g. `--set repetition=draw` (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+        /// Move cap in plies; 0 turns it off. Default: the record's own cap if it states one,
+        /// else the preset's.
+        #[arg(long)]
+        max_moves: Option<u32>,
+        /// Output: one JSON object a game, or one sentence.
+        #[arg(long, value_enum, default_value_t = judge::Format::Json)]
+        format: judge::Format,
+        /// Reads standard input: USI `position ...` lines (one game a line) or one record.
+        #[arg(long, conflicts_with = "paths")]
+        stdin: bool,
+        /// Record files and directories (walked).
+        #[arg(required_unless_present = "stdin")]
+        paths: Vec<PathBuf>,
+    },
+    /// The impasse declaration calculator for the side to move.
+    Impasse {
+        /// The position, as SFEN.
+        #[arg(long)]
+        sfen: String,
+        /// The game's start position, for the handicap credit.
+        #[arg(long)]
+        initial_sfen: Option<String>,
+        /// The declaration rule.
+        #[arg(long, value_enum, default_value_t = Rule::Points27)]
+        rule: Rule,
+    },
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -48,11 +92,47 @@ enum Mode {
     Full,
 }
 
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum Rule {
+    Points27,
+    Jsa24,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Perft { sfen, depth, mode, divide } => perft(&sfen, depth, mode, divide),
+        Command::Perft {
+            sfen,
+            depth,
+            mode,
+            divide,
+        } => perft(&sfen, depth, mode, divide),
         Command::Moves { sfen, stdin } => moves(sfen, stdin),
+        Command::Judge {
+            rules,
+            overrides,
+            max_moves,
+            format,
+            stdin,
+            paths,
+        } => run_judge(&rules, &overrides, max_moves, format, stdin, &paths),
+        Command::Impasse {
+            sfen,
+            initial_sfen,
+            rule,
+        } => {
+            let rule = match rule {
+                Rule::Points27 => DeclarationRule::Points27,
+                Rule::Jsa24 => DeclarationRule::Jsa24,
+            };
+            match impasse::calculate(&sfen, initial_sfen.as_deref(), rule) {
+                Ok(v) => {
+                    println!("{v}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => Err(anyhow::anyhow!(e)),
+            }
+        }
     };
     match result {
         Ok(code) => code,
@@ -61,6 +141,39 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn run_judge(
+    rules: &str,
+    overrides: &[String],
+    max_moves: Option<u32>,
+    format: judge::Format,
+    stdin: bool,
+    paths: &[PathBuf],
+) -> anyhow::Result<ExitCode> {
+    let mut ruleset = report::preset(rules)
+        .map_err(anyhow::Error::msg)
+        .context("--rules")?;
+    for o in overrides {
+        report::apply_override(&mut ruleset, o)
+            .map_err(anyhow::Error::msg)
+            .context("--set")?;
+    }
+    let opts = judge::Options {
+        rules: ruleset,
+        max_moves: max_moves.map(|n| if n == 0 { None } else { Some(n) }),
+        format,
+    };
+    let ok = if stdin {
+        judge::run_stdin(&opts)?
+    } else {
+        judge::run_paths(paths, &opts)?
+    };
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn perft(sfen: &str, depth: u32, mode: Mode, divide: bool) -> anyhow::Result<ExitCode> {
@@ -82,7 +195,11 @@ fn perft(sfen: &str, depth: u32, mode: Mode, divide: bool) -> anyhow::Result<Exi
         shogi_rules::perft(&pos, depth, mode)
     };
     let secs = start.elapsed().as_secs_f64();
-    writeln!(out, "time {secs:.3}s, {:.1}M nodes/s", nodes as f64 / secs.max(1e-9) / 1e6)?;
+    writeln!(
+        out,
+        "time {secs:.3}s, {:.1}M nodes/s",
+        nodes as f64 / secs.max(1e-9) / 1e6
+    )?;
     writeln!(out, "nodes {nodes}")?;
     Ok(ExitCode::SUCCESS)
 }
@@ -118,5 +235,9 @@ fn moves(sfen: Option<String>, stdin: bool) -> anyhow::Result<ExitCode> {
         emit(s.trim(), &mut out)?;
     }
     out.flush()?;
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
