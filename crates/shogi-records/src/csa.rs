@@ -213,6 +213,21 @@ fn statement(
             };
             let s = setup.get_or_insert_with(Setup::startpos);
             s.side = side;
+            // Rows not given are not assumed empty: a row left out is more likely lost.
+            if s.rows_given != 0 && s.rows_given != crate::setup::ALL_ROWS {
+                let missing: Vec<String> = (1..=9)
+                    .filter(|r| s.rows_given & (1 << r) == 0)
+                    .map(|r| format!("P{r}"))
+                    .collect();
+                return Err(err(
+                    col,
+                    stmt,
+                    &format!(
+                        "board rows missing before the side-to-move line: {}",
+                        missing.join(" ")
+                    ),
+                ));
+            }
             let pos = s.to_position().map_err(|e| {
                 RecordError::new(
                     line_no,
@@ -401,6 +416,7 @@ fn position_line(
         }
         b'1'..=b'9' => {
             let rank = tag - b'0';
+            s.rows_given |= 1 << rank;
             let cells = &stmt[2..];
             let mut file = 9u8;
             let mut i = 0usize;

@@ -3,6 +3,9 @@
 
 use shogi_rules::{Color, Piece, PieceKind, Position, SfenError, Square};
 
+/// Bits 1..=9 of [`Setup::rows_given`].
+pub(crate) const ALL_ROWS: u16 = 0b11_1111_1110;
+
 /// Board, hands and side to move, not yet checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Setup {
@@ -11,6 +14,8 @@ pub(crate) struct Setup {
     /// Counts per hand kind (pawn..rook), per colour.
     pub hands: [[u8; 7]; 2],
     pub side: Color,
+    /// CSA: bit `r` set when row `Pr` was given (bits 1..=9); all set after `PI`.
+    pub rows_given: u16,
 }
 
 impl Setup {
@@ -19,6 +24,7 @@ impl Setup {
             board: [None; 81],
             hands: [[0; 7]; 2],
             side: Color::Black,
+            rows_given: 0,
         }
     }
 
@@ -47,6 +53,7 @@ impl Setup {
         s.set(2, 2, Some(Piece::new(Color::White, PieceKind::Bishop)));
         s.set(2, 8, Some(Piece::new(Color::Black, PieceKind::Rook)));
         s.set(8, 8, Some(Piece::new(Color::Black, PieceKind::Bishop)));
+        s.rows_given = ALL_ROWS;
         s
     }
 

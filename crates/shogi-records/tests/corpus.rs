@@ -142,6 +142,7 @@ fn every_corpus_record_reads_as_the_manifest_says() {
 
     let mut failures = Vec::new();
     let mut read_ok = 0;
+    let mut replayed = 0;
     for row in &manifest {
         let file = row["file"].as_str();
         let result = read(&dir, file);
@@ -269,6 +270,43 @@ fn every_corpus_record_reads_as_the_manifest_says() {
             ));
         }
 
+        // The positions the moves lead to, against the independent replay in judged.tsv: is the
+        // side to move at the end mated, and where does a position first occur a fourth time
+        // (counting the start position).
+        if let Some(j) = judged.get(file)
+            && first_illegal.is_none()
+        {
+            replayed += 1;
+            let mut pos = rec.start.clone();
+            let mut seen: HashMap<u64, u32> = HashMap::new();
+            *seen.entry(pos.hash()).or_default() += 1;
+            let mut fourfold = None;
+            for (i, m) in rec.moves.iter().enumerate() {
+                pos.play_unchecked(m.mv);
+                let n = seen.entry(pos.hash()).or_default();
+                *n += 1;
+                if *n == 4 && fourfold.is_none() {
+                    fourfold = Some(i + 1);
+                }
+            }
+            let mate = if pos.is_checkmate() { "True" } else { "False" };
+            if j["mate_end"] != mate {
+                fail(format!(
+                    "checkmate at the end {mate}, judged {}",
+                    j["mate_end"]
+                ));
+            }
+            let judged_fourfold = j["jsa_fourfold"]
+                .split_once('@')
+                .and_then(|(_, p)| p.parse::<usize>().ok());
+            if fourfold != judged_fourfold {
+                fail(format!(
+                    "first fourfold repetition at {fourfold:?}, judged {}",
+                    j["jsa_fourfold"]
+                ));
+            }
+        }
+
         // The record's own move cap.
         let cap = judged
             .get(file)
@@ -289,7 +327,11 @@ fn every_corpus_record_reads_as_the_manifest_says() {
         manifest.len(),
         failures.join("\n")
     );
-    assert!(read_ok >= 130, "only {read_ok} records read");
+    assert!(read_ok >= 140, "only {read_ok} records read");
+    assert!(
+        replayed >= 130,
+        "only {replayed} records replayed against judged.tsv"
+    );
 }
 
 #[test]

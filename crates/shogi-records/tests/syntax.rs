@@ -220,6 +220,12 @@ fn csa_bad_inputs() {
     check_err(read_csa("PI\n+\nX\n"), 3, 1, "unknown statement");
     check_err(read_csa("P1-KY-KE\n+\n"), 1, 9, "nine squares");
     check_err(
+        read_csa("P1 *  *  *  * -OU *  *  *  * \nP9 *  *  *  * +OU *  *  *  * \n+\n"),
+        3,
+        1,
+        "board rows missing before the side-to-move line: P2 P3 P4 P5 P6 P7 P8",
+    );
+    check_err(
         read_csa("P1-KY-KE-GI-KI-OU-KI-GI-KE-KY-FU\n"),
         1,
         30,
