@@ -1,0 +1,113 @@
+//! Archive re-judging speed and memory, as issue 3 asks: records judged per second on one core
+//! over the shared corpus, parsing included, and bytes kept per game at 100 plies.
+//!
+//! Run: `cargo bench -p shogi-arbiter --bench archive`. Prints one line a measure.
+
+use shogi_adjudication::{Game, Ruleset, judge};
+use shogi_records::{EndingKind, read_any};
+use shogi_rules::Position;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn corpus() -> Vec<(String, Vec<u8>)> {
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/records"));
+    assert!(root.exists(), "{} is missing", root.display());
+    fn walk(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root, &mut out);
+    out
+}
+
+fn judge_all(records: &[(String, Vec<u8>)], rules: &Ruleset) -> (usize, u64) {
+    let (mut n, mut plies) = (0, 0u64);
+    for (name, bytes) in records {
+        let Ok(record) = read_any(name, bytes) else { continue };
+        let moves: Vec<_> = record.moves.iter().map(|m| m.mv).collect();
+        let declares = matches!(record.ending.as_ref().map(|e| &e.kind), Some(EndingKind::Kachi));
+        let j = judge(record.start.clone(), moves, declares, rules);
+        plies += j.plies as u64;
+        n += 1;
+        std::hint::black_box(j);
+    }
+    (n, plies)
+}
+
+fn rss_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    pages * 4096
+}
+
+/// A deterministic 100-ply game without an ending, as a move list.
+fn hundred_plies(seed: u64) -> Vec<shogi_rules::Move> {
+    let mut state = seed | 1;
+    loop {
+        let mut pos = Position::startpos();
+        let mut game = Game::new(pos.clone(), Ruleset::online());
+        let mut moves = Vec::new();
+        while moves.len() < 100 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let legal = pos.legal_moves();
+            let mv = legal[(state % legal.len() as u64) as usize];
+            if game.play(mv).is_err() || game.is_over() {
+                break;
+            }
+            pos.play_unchecked(mv);
+            moves.push(mv);
+        }
+        if moves.len() == 100 {
+            return moves;
+        }
+    }
+}
+
+fn main() {
+    let records = corpus();
+    let rules = Ruleset::csa();
+    judge_all(&records, &rules); // warm up
+    let mut rounds = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline || rounds.len() < 5 {
+        let t = Instant::now();
+        let (n, plies) = judge_all(&records, &rules);
+        rounds.push((n as f64 / t.elapsed().as_secs_f64(), plies as f64 / t.elapsed().as_secs_f64()));
+    }
+    rounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (rps, pps) = rounds[rounds.len() / 2];
+    let (n, plies) = judge_all(&records, &rules);
+    println!("archive: {n} records ({plies} plies) over {} rounds; median {rps:.0} records/s, {:.1}M plies/s on one core, parsing included", rounds.len(), pps / 1e6);
+
+    // Memory: many live games of 100 plies each, measured as resident memory.
+    let games_n = 20_000;
+    let scripts: Vec<_> = (0..16).map(|i| hundred_plies(0x9e37_79b9 + i)).collect();
+    let before = rss_bytes();
+    let mut games = Vec::with_capacity(games_n);
+    let after_vec = rss_bytes();
+    for i in 0..games_n {
+        let mut g = Game::new(Position::startpos(), rules);
+        for &mv in &scripts[i % scripts.len()] {
+            g.play(mv).expect("a scripted legal move");
+        }
+        games.push(g);
+    }
+    let after = rss_bytes();
+    let per_game = (after - after_vec) as f64 / games_n as f64;
+    let slot = std::mem::size_of::<Game>();
+    println!(
+        "memory: {per_game:.0} bytes per live game at 100 plies (resident, allocator included; {slot} bytes inline of which 2 positions); vec of games {} KiB",
+        (after_vec.saturating_sub(before)) / 1024
+    );
+    std::hint::black_box(&games);
+}
