@@ -18,7 +18,7 @@ pub struct Judgement {
     /// Moves the record holds after the game had ended (a record that plays on past a verdict).
     pub moves_after_end: usize,
     /// Under [`crate::IllegalMovePolicy::Reject`], the illegal move that stopped the judging
-    /// (the record cannot be followed past it).
+    /// (the record cannot be followed past it, and the moves after it are not looked at).
     pub rejected: Option<IllegalMove>,
     /// The report of the final declaration, when one was asked for and judged (also when it
     /// was refused).
@@ -58,7 +58,9 @@ pub fn judge(
             Err(GameError::NoDeclarationRule) => unreachable!("playing a move never declares"),
         }
     }
-    judgement.moves_after_end += moves.count();
+    if game.is_over() {
+        judgement.moves_after_end += moves.count();
+    }
     if final_declaration && !game.is_over() && judgement.rejected.is_none() {
         if let Ok(declared) = game.declare(game.side_to_move(), true) {
             judgement.declaration = Some(declared.report);
