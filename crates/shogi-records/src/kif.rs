@@ -27,7 +27,7 @@ use shogi_rules::{Color, IllegalKind, Move, Piece, PieceKind, Position, Square};
 /// variation (an alternative to a main-line move) and is not read.
 ///
 /// Move numbers must count up from 1 with no gap, so that a missing or extra line cannot go
-/// unnoticed.
+/// unnoticed; after a board diagram with `手数＝N` (BOD) they count up from N + 1.
 pub fn read_kif(bytes: &[u8]) -> Result<Record, RecordError> {
     let text = decode(bytes)?;
     read_japanese(&text, Format::Kif)
@@ -90,6 +90,8 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
     };
     let mut replay: Option<Replay> = None;
     let mut ki2_end: Option<(u32, String)> = None;
+    // Moves already played before the diagram (BOD `手数＝12`): numbering continues from there.
+    let mut played_before: u64 = 0;
 
     for (line_no, raw) in lines(text) {
         let full = raw.trim_end();
@@ -126,6 +128,15 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             break;
         }
         if t.starts_with("手数-") || t.starts_with("手数―") {
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("手数＝") {
+            // BOD: `手数＝12  ▲７六歩  まで`, the number of moves that led to the diagram.
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            played_before = digits
+                .parse()
+                .map_err(|_| err("手数＝".len(), t, "expected a move count after 手数＝"))?;
+            headers.push(("手数".to_string(), rest.trim().to_string()));
             continue;
         }
         if t.starts_with("まで") {
@@ -180,7 +191,7 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
                 None => replay.insert(start_replay(&pre, line_no)?),
             };
             // Ending lines take a number too.
-            let expected = (r.moves.len() + r.ending_lines()) as u64 + 1;
+            let expected = played_before + (r.moves.len() + r.ending_lines()) as u64 + 1;
             if number != expected {
                 return Err(RecordError::new(
                     line_no,

@@ -229,7 +229,7 @@ fn sniff(text: &str) -> Option<Format> {
         if line.starts_with("position ") || line.starts_with("sfen ") || line == "startpos" {
             return Some(Format::Usi);
         }
-        if line.starts_with(['▲', '△', '☗', '☖']) {
+        if line.starts_with(['▲', '△', '▽', '▼', '☗', '☖']) {
             return Some(Format::Ki2);
         }
         if line.starts_with("手数--") || line.split_whitespace().next().is_some_and(is_number) {

@@ -388,6 +388,36 @@ fn kif_board_diagram_with_hands_and_side() {
 }
 
 #[test]
+fn kif_bod_move_count_continues_the_numbering() {
+    let text = "手数＝2  △３四歩(33)  まで\n\
+後手の持駒：なし\n\
+  ９ ８ ７ ６ ５ ４ ３ ２ １\n\
++---------------------------+\n\
+|v香v桂v銀v金v玉v金v銀v桂v香|一\n\
+| ・v飛 ・ ・ ・ ・ ・v角 ・|二\n\
+|v歩v歩v歩v歩v歩v歩 ・v歩v歩|三\n\
+| ・ ・ ・ ・ ・ ・v歩 ・ ・|四\n\
+| ・ ・ ・ ・ ・ ・ ・ ・ ・|五\n\
+| ・ ・ 歩 ・ ・ ・ ・ ・ ・|六\n\
+| 歩 歩 ・ 歩 歩 歩 歩 歩 歩|七\n\
+| ・ 角 ・ ・ ・ ・ ・ 飛 ・|八\n\
+| 香 桂 銀 金 玉 金 銀 桂 香|九\n\
++---------------------------+\n\
+先手の持駒：なし\n\
+先手番\n\
+3 ２六歩(27)\n";
+    let rec = read_kif(text.as_bytes()).expect("reads");
+    assert_eq!(usi(&rec), "2g2f");
+    assert_eq!(rec.header("手数"), Some("2  △３四歩(33)  まで"));
+    check_err(
+        read_kif(text.replace("3 ２六歩", "1 ２六歩").as_bytes()),
+        17,
+        1,
+        "where 3 was expected",
+    );
+}
+
+#[test]
 fn kif_endings() {
     let cases = [
         ("中断", EndingKind::Chudan),
