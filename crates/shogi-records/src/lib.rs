@@ -54,7 +54,8 @@ pub struct Record {
     /// players, `$KEY` lines as `KEY` (without the `$`), `V` for the version line, and the
     /// server's comment lines `'summary:...`, `'Max_Moves:...` and the like under their own key;
     /// KIF and KI2 `key：value` lines (`先手`, `手合割`, ...) and the closing `まで…` line under
-    /// the key `summary`.
+    /// the key `summary`. Ending lines after the first (a server's echo of `%KACHI`, a `中断`
+    /// written after `投了`) are kept under `later_ending` as `line N: text`.
     pub headers: Vec<(String, String)>,
     /// The position before the first move: the even-game position, a handicap (手合割, CSA
     /// `PI` with removals), a board diagram or an SFEN.
