@@ -61,10 +61,12 @@ pub fn judge(
     if game.is_over() {
         judgement.moves_after_end += moves.count();
     }
-    if final_declaration && !game.is_over() && judgement.rejected.is_none() {
-        if let Ok(declared) = game.declare(game.side_to_move(), true) {
-            judgement.declaration = Some(declared.report);
-        }
+    if final_declaration
+        && !game.is_over()
+        && judgement.rejected.is_none()
+        && let Ok(declared) = game.declare(game.side_to_move(), true)
+    {
+        judgement.declaration = Some(declared.report);
     }
     judgement.plies = game.plies();
     judgement.verdict = game.verdict().cloned();

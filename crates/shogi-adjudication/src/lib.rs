@@ -13,6 +13,8 @@
 //! - [`impasse`]: point counting, the declaration calculator ([`evaluate_declaration`]), the
 //!   handicap credit, agreement counting and the try rule (RULES.md section 4).
 
+#![warn(missing_docs)]
+
 mod game;
 pub mod handicap;
 pub mod impasse;

@@ -128,7 +128,7 @@ fn a_cycle_of_twenty_plies_is_found() {
         .collect();
     let mut game = Game::new(pos("8k/9/9/9/9/9/9/9/K8 b - 1"), plain());
     play_quietly(&mut game, &cycle.repeat(2));
-    let outcomes = play_all(&mut game, &cycle.repeat(1));
+    let outcomes = play_all(&mut game, &cycle);
     let v = outcomes
         .last()
         .unwrap()
