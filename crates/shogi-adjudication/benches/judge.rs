@@ -41,9 +41,19 @@ fn bench(c: &mut Criterion) {
     for name in ["csa", "online", "jsa"] {
         let rs = Ruleset::preset(name).unwrap();
         let verdict = judge(start.clone(), moves.iter().copied(), false, &rs).verdict;
-        assert!(verdict.is_none(), "the benchmark game must run all 150 plies: {verdict:?}");
+        assert!(
+            verdict.is_none(),
+            "the benchmark game must run all 150 plies: {verdict:?}"
+        );
         group.bench_function(format!("150 plies, {name}"), |b| {
-            b.iter(|| judge(black_box(start.clone()), black_box(&moves).iter().copied(), false, &rs))
+            b.iter(|| {
+                judge(
+                    black_box(start.clone()),
+                    black_box(&moves).iter().copied(),
+                    false,
+                    &rs,
+                )
+            })
         });
     }
     group.finish();

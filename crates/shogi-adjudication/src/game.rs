@@ -26,7 +26,8 @@ pub enum GameError {
     NoDeclarationRule,
 }
 
-/// Early warnings, issued after a ply that did not end the game.
+/// Early warnings, issued after a ply that did not end the game. They are judged on the hashes
+/// alone: only a verdict waits for the full positions to be compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Warning {
     /// The position after `ply` occurred for the 3rd time; one more occurrence ends the game
@@ -404,7 +405,8 @@ impl Game {
         })
     }
 
-    /// RULES.md section 4, the `automatic` trigger: only a win is awarded.
+    /// RULES.md section 4, the `automatic` trigger: only a win is awarded, and the clock is
+    /// assumed to have time (the platform ends a game on time itself).
     fn judge_automatic_declaration(&self) -> Option<Verdict> {
         if self.ruleset.declaration_trigger != DeclarationTrigger::Automatic {
             return None;

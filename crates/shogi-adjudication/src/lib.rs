@@ -11,7 +11,28 @@
 //! - [`repetition`]: the fourfold repetition and perpetual check algorithm over
 //!   (hash, gave-check) pairs (RULES.md sections 2 and 3).
 //! - [`impasse`]: point counting, the declaration calculator ([`evaluate_declaration`]), the
-//!   handicap credit, agreement counting and the try rule (RULES.md section 4).
+//!   handicap credit, agreement counting and the try rule (RULES.md section 4); [`Handicap`]
+//!   lists the standard handicap start positions.
+//!
+//! Invariants: a [`Game`] keeps ten bytes a ply ([`repetition::History`]) plus one current
+//! position; a repetition verdict is issued only after the full positions behind the hashes are
+//! compared; every verdict carries its evidence ([`Evidence`]).
+//!
+//! ```
+//! use shogi_adjudication::{ResultCode, Ruleset, judge};
+//! use shogi_rules::{Color, Move, Position};
+//!
+//! // The rook checks on every move and the king shuttles: perpetual check on ply 12, counting
+//! // the start position as the first occurrence (RULES.md sections 2 and 3).
+//! let start = Position::from_sfen("k2K5/2R6/9/9/9/9/9/9/9 b - 1").unwrap();
+//! let moves = "7b7a 9a9b 7a7b 9b9a ".repeat(3);
+//! let moves = moves.split_whitespace().map(|m| Move::from_usi(m).unwrap());
+//! let judgement = judge(start, moves, false, &Ruleset::csa());
+//! let verdict = judgement.verdict.unwrap();
+//! assert_eq!(verdict.code, ResultCode::PerpetualCheck);
+//! assert_eq!((verdict.winner, verdict.ply), (Some(Color::White), 12));
+//! assert_eq!(verdict.code.csa_server_result(), Some("#OUTE_SENNICHITE"));
+//! ```
 
 #![warn(missing_docs)]
 
