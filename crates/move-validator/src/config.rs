@@ -1,0 +1,122 @@
+//! The service's configuration: typed, checked before anything is bound or connected.
+
+use std::time::Duration;
+
+/// What the service needs to run. `main` fills it from flags and the environment.
+#[derive(Clone)]
+pub struct Config {
+    /// The NATS server URL (`nats://host:4222`).
+    pub nats_url: String,
+    /// An optional token to authenticate to NATS.
+    pub nats_token: Option<String>,
+    /// The JetStream stream of game events (created when missing).
+    pub stream: String,
+    /// When set, every MoveValidator call must carry `authorization: Bearer <token>`. Health and
+    /// reflection stay open so that probes and grpcurl's listing work without a secret.
+    pub auth_token: Option<String>,
+    /// How long in-flight calls may take to finish after a shutdown signal.
+    pub grace_period: Duration,
+    /// The largest request or response message, in bytes.
+    pub max_message_bytes: usize,
+    /// The longest a call may run, whatever deadline the client asks for.
+    pub request_timeout: Duration,
+}
+
+impl std::fmt::Debug for Config {
+    // The secrets stay out of logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("nats_url", &self.nats_url)
+            .field("nats_token", &self.nats_token.as_ref().map(|_| "<set>"))
+            .field("stream", &self.stream)
+            .field("auth_token", &self.auth_token.as_ref().map(|_| "<set>"))
+            .field("grace_period", &self.grace_period)
+            .field("max_message_bytes", &self.max_message_bytes)
+            .field("request_timeout", &self.request_timeout)
+            .finish()
+    }
+}
+
+impl Config {
+    /// A configuration with the defaults for everything but the NATS URL.
+    pub fn new(nats_url: impl Into<String>) -> Config {
+        Config {
+            nats_url: nats_url.into(),
+            nats_token: None,
+            stream: shogi_proto::STREAM.to_owned(),
+            auth_token: None,
+            grace_period: Duration::from_secs(10),
+            max_message_bytes: 64 * 1024,
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Checks every field; the first problem found, as a message naming the setting.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let url = self.nats_url.trim();
+        let scheme_ok = ["nats://", "tls://", "ws://", "wss://"]
+            .iter()
+            .any(|s| url.starts_with(s))
+            || !url.contains("://");
+        if url.is_empty() || !scheme_ok || url.contains(char::is_whitespace) {
+            return Err(ConfigError(format!(
+                "nats url {:?} is not a nats:// URL or host:port",
+                self.nats_url
+            )));
+        }
+        if self.stream.is_empty()
+            || !self
+                .stream
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(ConfigError(format!(
+                "stream name {:?} must be letters, digits, '-' or '_'",
+                self.stream
+            )));
+        }
+        if let Some(token) = &self.auth_token
+            && (token.is_empty() || token.contains(char::is_whitespace))
+        {
+            return Err(ConfigError(
+                "auth token must be non-empty and without whitespace".into(),
+            ));
+        }
+        if self.max_message_bytes < 1024 {
+            return Err(ConfigError(format!(
+                "max message size {} is below 1024 bytes",
+                self.max_message_bytes
+            )));
+        }
+        if self.grace_period.is_zero() || self.request_timeout.is_zero() {
+            return Err(ConfigError(
+                "grace period and request timeout must be positive".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A configuration problem, in words that name the setting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_bad_values_do_not() {
+        assert!(Config::new("nats://127.0.0.1:4222").validate().is_ok());
+        assert!(Config::new("127.0.0.1:4222").validate().is_ok());
+        assert!(Config::new("http://x").validate().is_err());
+        assert!(Config::new("").validate().is_err());
+        let mut c = Config::new("nats://x:1");
+        c.stream = "a.b".into();
+        assert!(c.validate().is_err());
+        let mut c = Config::new("nats://x:1");
+        c.auth_token = Some(String::new());
+        assert!(c.validate().is_err());
+    }
+}

@@ -1,0 +1,407 @@
+//! Conversions between the cores' types and the `shogi.v1` messages, and the parsing of request
+//! fields into validated types (each failure names its field).
+
+use crate::error::Error;
+use shogi_adjudication::{
+    AgreementTie, CapMode, DeclarationReport, DeclarationRule, DeclarationTrigger, Evidence,
+    FailedDeclaration, Handicap, IllegalMovePolicy, OrdinaryResult, ResultCode, Ruleset, Verdict,
+    Warning,
+};
+use shogi_proto::v1 as pb;
+use shogi_rules::{Color, IllegalKind, Move, Position};
+
+/// The longest game id: one NATS subject token of at most 64 characters.
+pub const MAX_GAME_ID_LEN: usize = 64;
+
+/// Checks a game id: one NATS subject token of ASCII letters, digits, `-` and `_`, 1 to 64
+/// characters, so that `shogi.game.<id>.move` is a plain subject without wildcards.
+pub fn check_game_id(field: &'static str, id: &str) -> Result<(), Error> {
+    if id.is_empty() {
+        return Err(Error::invalid(field, "empty game id"));
+    }
+    if id.len() > MAX_GAME_ID_LEN {
+        return Err(Error::invalid(
+            field,
+            format!("game id longer than {MAX_GAME_ID_LEN} characters"),
+        ));
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_'))
+    {
+        return Err(Error::invalid(
+            field,
+            format!("game id has {c:?}; only letters, digits, '-' and '_' are allowed"),
+        ));
+    }
+    Ok(())
+}
+
+/// Parses an SFEN field.
+pub fn parse_sfen(field: &'static str, sfen: &str) -> Result<Position, Error> {
+    Position::from_sfen(sfen).map_err(|e| Error::invalid(field, e.to_string()))
+}
+
+/// Parses a USI move field.
+pub fn parse_usi(field: &'static str, usi: &str) -> Result<Move, Error> {
+    Move::from_usi(usi).map_err(|e| Error::invalid(field, e.to_string()))
+}
+
+/// A side from its message value; `None` for unspecified or unknown values.
+pub fn color_from_pb(value: i32) -> Option<Color> {
+    match pb::Color::try_from(value).ok()? {
+        pb::Color::Black => Some(Color::Black),
+        pb::Color::White => Some(Color::White),
+        pb::Color::Unspecified => None,
+    }
+}
+
+/// A side as its message value.
+pub fn color_pb(color: Color) -> i32 {
+    match color {
+        Color::Black => pb::Color::Black as i32,
+        Color::White => pb::Color::White as i32,
+    }
+}
+
+fn opt_color_pb(color: Option<Color>) -> i32 {
+    color.map_or(pb::Color::Unspecified as i32, color_pb)
+}
+
+/// An illegal kind as its message value.
+pub fn illegal_kind_pb(kind: IllegalKind) -> i32 {
+    (match kind {
+        IllegalKind::TwoPawns => pb::IllegalKind::TwoPawns,
+        IllegalKind::PawnDropMate => pb::IllegalKind::PawnDropMate,
+        IllegalKind::DeadPiece => pb::IllegalKind::DeadPiece,
+        IllegalKind::LeavesKingInCheck => pb::IllegalKind::LeavesKingInCheck,
+        IllegalKind::Impossible => pb::IllegalKind::Impossible,
+        IllegalKind::WrongTurn => pb::IllegalKind::WrongTurn,
+    }) as i32
+}
+
+fn result_code_pb(code: ResultCode) -> i32 {
+    (match code {
+        ResultCode::Checkmate => pb::ResultCode::Checkmate,
+        ResultCode::NoLegalMoves => pb::ResultCode::NoLegalMoves,
+        ResultCode::IllegalMove => pb::ResultCode::IllegalMove,
+        ResultCode::Repetition => pb::ResultCode::Repetition,
+        ResultCode::PerpetualCheck => pb::ResultCode::PerpetualCheck,
+        ResultCode::Declaration => pb::ResultCode::Declaration,
+        ResultCode::TryRule => pb::ResultCode::TryRule,
+        ResultCode::MaxMoves => pb::ResultCode::MaxMoves,
+        ResultCode::Resignation => pb::ResultCode::Resignation,
+        ResultCode::Timeout => pb::ResultCode::Timeout,
+        ResultCode::Abort => pb::ResultCode::Abort,
+        ResultCode::Agreement => pb::ResultCode::Agreement,
+    }) as i32
+}
+
+/// A result code from its message value, for verdicts read back from the bus.
+pub fn result_code_from_pb(value: i32) -> Option<ResultCode> {
+    let code = pb::ResultCode::try_from(value).ok()?;
+    ResultCode::ALL
+        .into_iter()
+        .find(|c| result_code_pb(*c) == code as i32)
+}
+
+fn ordinary_pb(result: Option<OrdinaryResult>) -> i32 {
+    (match result {
+        None => pb::OrdinaryResult::Unspecified,
+        Some(OrdinaryResult::Draw) => pb::OrdinaryResult::Draw,
+        Some(OrdinaryResult::Replay) => pb::OrdinaryResult::Replay,
+    }) as i32
+}
+
+/// An ordinary result from its message value.
+pub fn ordinary_from_pb(value: i32) -> Option<OrdinaryResult> {
+    match pb::OrdinaryResult::try_from(value).ok()? {
+        pb::OrdinaryResult::Draw => Some(OrdinaryResult::Draw),
+        pb::OrdinaryResult::Replay => Some(OrdinaryResult::Replay),
+        pb::OrdinaryResult::Unspecified => None,
+    }
+}
+
+/// A declaration report as its message.
+pub fn report_pb(report: &DeclarationReport) -> pb::DeclarationReport {
+    pb::DeclarationReport {
+        rule: report.rule.as_str().to_owned(),
+        declarer: color_pb(report.declarer),
+        outcome: report.outcome.as_str().to_owned(),
+        conditions: report
+            .conditions()
+            .into_iter()
+            .map(|(c, met)| pb::DeclarationConditionResult {
+                name: c.as_str().to_owned(),
+                met,
+            })
+            .collect(),
+        pieces_in_camp: report.pieces_in_camp,
+        king_in_camp: report.king_in_camp,
+        in_check: report.in_check,
+        has_time: report.has_time,
+        points_in_camp: report.points_in_camp,
+        points_in_hand: report.points_in_hand,
+        credit: report.credit,
+        points: report.points,
+        points_to_win: report.points_to_win,
+        points_missing: report.points_missing,
+    }
+}
+
+/// A verdict as its message, with its evidence.
+pub fn verdict_pb(game_id: &str, verdict: &Verdict) -> pb::Verdict {
+    use pb::verdict::Evidence as E;
+    let evidence = match &verdict.evidence {
+        Evidence::Checkmate {
+            mating_ply,
+            mating_move,
+        } => Some(E::Checkmate(pb::CheckmateEvidence {
+            mating_ply: *mating_ply,
+            mating_move: mating_move.map(|m| m.to_string()).unwrap_or_default(),
+        })),
+        Evidence::NoLegalMoves => None,
+        Evidence::IllegalMove { kind, mv } => Some(E::IllegalMove(pb::IllegalMoveEvidence {
+            kind: illegal_kind_pb(*kind),
+            usi: mv.to_string(),
+        })),
+        Evidence::Repetition {
+            plies,
+            mutual_check,
+        } => Some(E::Repetition(pb::RepetitionEvidence {
+            plies: plies.to_vec(),
+            mutual_check: *mutual_check,
+        })),
+        Evidence::PerpetualCheck {
+            plies,
+            checker,
+            check_plies,
+        } => Some(E::PerpetualCheck(pb::PerpetualCheckEvidence {
+            plies: plies.to_vec(),
+            checker: color_pb(*checker),
+            check_plies: check_plies.clone(),
+        })),
+        Evidence::Declaration(report) => Some(E::Declaration(report_pb(report))),
+        Evidence::TryRule { mv } => Some(E::TryRule(pb::TryRuleEvidence {
+            usi: mv.to_string(),
+        })),
+        Evidence::MaxMoves {
+            cap,
+            extended_by_checks,
+        } => Some(E::MaxMoves(pb::MaxMovesEvidence {
+            cap: *cap,
+            extended_by_checks: *extended_by_checks,
+        })),
+        Evidence::Reported => Some(E::Reported(pb::ReportedEvidence::default())),
+    };
+    pb::Verdict {
+        game_id: game_id.to_owned(),
+        code: result_code_pb(verdict.code),
+        winner: opt_color_pb(verdict.winner),
+        ply: verdict.ply,
+        ordinary_result: ordinary_pb(verdict.ordinary_result),
+        evidence,
+        code_name: verdict.code.as_str().to_owned(),
+    }
+}
+
+/// A warning as its message.
+pub fn warning_pb(game_id: &str, warning: &Warning) -> pb::Warning {
+    use pb::warning::Kind;
+    let (ply, kind) = match *warning {
+        Warning::ThirdOccurrence { ply, plies } => (
+            ply,
+            Kind::ThirdOccurrence(pb::ThirdOccurrence {
+                plies: plies.to_vec(),
+            }),
+        ),
+        Warning::PerpetualCheckRisk {
+            ply,
+            checker,
+            since_ply,
+        } => (
+            ply,
+            Kind::PerpetualCheckRisk(pb::PerpetualCheckRisk {
+                checker: color_pb(checker),
+                since_ply,
+            }),
+        ),
+    };
+    pb::Warning {
+        game_id: game_id.to_owned(),
+        ply,
+        kind: Some(kind),
+    }
+}
+
+/// A handicap from its name (`lance`, `two_piece`, ...).
+pub fn handicap_from_name(name: &str) -> Option<Handicap> {
+    Handicap::ALL.into_iter().find(|h| h.as_str() == name)
+}
+
+/// A declaration rule from its name, `points27` or `jsa24`.
+pub fn declaration_rule_from_name(name: &str) -> Option<DeclarationRule> {
+    [DeclarationRule::Points27, DeclarationRule::Jsa24]
+        .into_iter()
+        .find(|r| r.as_str() == name)
+}
+
+/// The ruleset a request names: its preset (`jsa` when empty or unset) with the overrides
+/// applied. An unknown preset or enum value is an invalid argument naming its field.
+pub fn ruleset_from_pb(ruleset: Option<&pb::Ruleset>) -> Result<Ruleset, Error> {
+    let Some(spec) = ruleset else {
+        return Ok(Ruleset::default());
+    };
+    let preset = if spec.preset.is_empty() {
+        "jsa"
+    } else {
+        &spec.preset
+    };
+    let mut r = Ruleset::preset(preset).ok_or_else(|| {
+        Error::invalid(
+            "ruleset.preset",
+            format!(
+                "unknown preset {preset:?}; known: {}",
+                Ruleset::PRESETS.join(", ")
+            ),
+        )
+    })?;
+    let Some(o) = &spec.overrides else {
+        return Ok(r);
+    };
+    fn bad(field: &'static str, value: i32) -> Error {
+        Error::invalid(field, format!("unknown value {value}"))
+    }
+    match pb::IllegalMovePolicy::try_from(o.illegal_move) {
+        Ok(pb::IllegalMovePolicy::Unspecified) => {}
+        Ok(pb::IllegalMovePolicy::Reject) => r.illegal_move = IllegalMovePolicy::Reject,
+        Ok(pb::IllegalMovePolicy::Forfeit) => r.illegal_move = IllegalMovePolicy::Forfeit,
+        Err(_) => return Err(bad("ruleset.overrides.illegal_move", o.illegal_move)),
+    }
+    match pb::OrdinaryResult::try_from(o.repetition) {
+        Ok(pb::OrdinaryResult::Unspecified) => {}
+        Ok(pb::OrdinaryResult::Draw) => r.repetition = OrdinaryResult::Draw,
+        Ok(pb::OrdinaryResult::Replay) => r.repetition = OrdinaryResult::Replay,
+        Err(_) => return Err(bad("ruleset.overrides.repetition", o.repetition)),
+    }
+    if let Some(v) = o.start_position_counted {
+        r.start_position_counted = v;
+    }
+    match pb::DeclarationRule::try_from(o.declaration) {
+        Ok(pb::DeclarationRule::Unspecified) => {}
+        Ok(pb::DeclarationRule::None) => r.declaration = None,
+        Ok(pb::DeclarationRule::Points27) => r.declaration = Some(DeclarationRule::Points27),
+        Ok(pb::DeclarationRule::Jsa24) => r.declaration = Some(DeclarationRule::Jsa24),
+        Err(_) => return Err(bad("ruleset.overrides.declaration", o.declaration)),
+    }
+    match pb::DeclarationTrigger::try_from(o.declaration_trigger) {
+        Ok(pb::DeclarationTrigger::Unspecified) => {}
+        Ok(pb::DeclarationTrigger::Explicit) => {
+            r.declaration_trigger = DeclarationTrigger::Explicit;
+        }
+        Ok(pb::DeclarationTrigger::Automatic) => {
+            r.declaration_trigger = DeclarationTrigger::Automatic;
+        }
+        Err(_) => {
+            return Err(bad(
+                "ruleset.overrides.declaration_trigger",
+                o.declaration_trigger,
+            ));
+        }
+    }
+    match pb::FailedDeclaration::try_from(o.failed_declaration) {
+        Ok(pb::FailedDeclaration::Unspecified) => {}
+        Ok(pb::FailedDeclaration::Loss) => r.failed_declaration = FailedDeclaration::Loss,
+        Ok(pb::FailedDeclaration::Refuse) => r.failed_declaration = FailedDeclaration::Refuse,
+        Err(_) => {
+            return Err(bad(
+                "ruleset.overrides.failed_declaration",
+                o.failed_declaration,
+            ));
+        }
+    }
+    match pb::OrdinaryResult::try_from(o.jishogi) {
+        Ok(pb::OrdinaryResult::Unspecified) => {}
+        Ok(pb::OrdinaryResult::Draw) => r.jishogi = OrdinaryResult::Draw,
+        Ok(pb::OrdinaryResult::Replay) => r.jishogi = OrdinaryResult::Replay,
+        Err(_) => return Err(bad("ruleset.overrides.jishogi", o.jishogi)),
+    }
+    if let Some(v) = o.handicap_credit {
+        r.handicap_credit = v;
+    }
+    if let Some(v) = o.try_rule {
+        r.try_rule = v;
+    }
+    if let Some(v) = o.move_cap {
+        r.move_cap = (v != 0).then_some(v);
+    }
+    match pb::CapMode::try_from(o.cap_mode) {
+        Ok(pb::CapMode::Unspecified) => {}
+        Ok(pb::CapMode::Plain) => r.cap_mode = CapMode::Plain,
+        Ok(pb::CapMode::Jsa500) => r.cap_mode = CapMode::Jsa500,
+        Err(_) => return Err(bad("ruleset.overrides.cap_mode", o.cap_mode)),
+    }
+    if let Some(v) = o.csa_server_cap {
+        r.csa_server_cap = v;
+    }
+    if let Some(v) = o.agreement_threshold {
+        r.agreement_threshold = v;
+    }
+    match pb::AgreementTie::try_from(o.agreement_tie) {
+        Ok(pb::AgreementTie::Unspecified) => {}
+        Ok(pb::AgreementTie::Jishogi) => r.agreement_tie = AgreementTie::Jishogi,
+        Ok(pb::AgreementTie::WhiteWins) => r.agreement_tie = AgreementTie::WhiteWins,
+        Ok(pb::AgreementTie::BlackWins) => r.agreement_tie = AgreementTie::BlackWins,
+        Err(_) => return Err(bad("ruleset.overrides.agreement_tie", o.agreement_tie)),
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn game_ids_are_one_subject_token() {
+        for ok in ["g1", "a-b_C", &"x".repeat(64)] {
+            assert!(check_game_id("game_id", ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "a.b", "a*", "a>", "a b", &"x".repeat(65), "é"] {
+            assert!(check_game_id("game_id", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn presets_and_overrides() {
+        assert_eq!(ruleset_from_pb(None).unwrap(), Ruleset::jsa());
+        let spec = pb::Ruleset {
+            preset: "csa".into(),
+            overrides: Some(pb::RulesetOverrides {
+                move_cap: Some(0),
+                illegal_move: pb::IllegalMovePolicy::Reject as i32,
+                ..Default::default()
+            }),
+        };
+        let r = ruleset_from_pb(Some(&spec)).unwrap();
+        assert_eq!(r.move_cap, None);
+        assert_eq!(r.illegal_move, IllegalMovePolicy::Reject);
+        let unknown = pb::Ruleset {
+            preset: "blitz".into(),
+            overrides: None,
+        };
+        assert!(matches!(
+            ruleset_from_pb(Some(&unknown)),
+            Err(Error::InvalidArgument {
+                field: "ruleset.preset",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn every_result_code_round_trips() {
+        for code in ResultCode::ALL {
+            assert_eq!(result_code_from_pb(result_code_pb(code)), Some(code));
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! The move validator: the `shogi.v1.MoveValidator` gRPC service platforms call.
+//!
+//! It validates every move with the rules core (`shogi-rules`) and judges it with the
+//! adjudication layer (`shogi-adjudication`), answers at once, and stores each accepted move as
+//! a durable event on NATS JetStream before answering. Game state lives on the bus, not in the
+//! process: any instance rebuilds any game from its events, and concurrent writers to one game
+//! cannot both take a ply (each `.move` publish names the subject's expected last sequence).
+//!
+//! [`run`] is the whole service on a bound listener, until a shutdown future completes; `main`
+//! is a thin shell around it (flags, telemetry, bind, run).
+
+mod auth;
+mod config;
+mod convert;
+mod error;
+mod games;
+mod service;
+mod store;
+
+pub use auth::BearerAuth;
+pub use config::{Config, ConfigError};
+pub use error::{ERROR_DOMAIN, Error, PlyConflict, to_status};
+pub use service::{Validator, validate_move};
+
+use shogi_proto::v1::move_validator_server::MoveValidatorServer;
+use std::future::Future;
+use tokio::net::TcpListener;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Server;
+
+/// Runs the service on `listener` until `shutdown` completes, then drains.
+///
+/// In order: checks `config`, connects to NATS and makes sure the stream exists, reports
+/// SERVING on grpc.health.v1, serves MoveValidator (behind the bearer-token interceptor when a
+/// token is configured), health and reflection. When `shutdown` completes, health turns
+/// NOT_SERVING first, new connections stop, and in-flight calls get `config.grace_period` to
+/// finish; open WatchGame streams end at once.
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error> {
+    config
+        .validate()
+        .map_err(|e| Error::invalid("config", e.to_string()))?;
+    let bus = store::Bus::connect(
+        &config.nats_url,
+        &config.stream,
+        config.nats_token.as_deref(),
+    )
+    .await?;
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let validator = Validator::new(bus, stop_rx);
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<MoveValidatorServer<Validator>>().await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(shogi_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let validator_service = InterceptedService::new(
+        MoveValidatorServer::new(validator)
+            .max_decoding_message_size(config.max_message_bytes)
+            .max_encoding_message_size(config.max_message_bytes),
+        BearerAuth::new(config.auth_token.as_deref()),
+    );
+
+    let local = listener.local_addr().ok();
+    tracing::info!(addr = ?local, stream = %config.stream, "move-validator serving");
+    let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = Server::builder()
+        .timeout(config.request_timeout)
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(validator_service)
+        .serve_with_incoming_shutdown(
+            tokio_stream::wrappers::TcpListenerStream::new(listener),
+            async {
+                let _ = drain_rx.await;
+            },
+        );
+    tokio::pin!(server);
+    tokio::select! {
+        result = &mut server => return result.map_err(Error::from),
+        () = shutdown => {}
+    }
+    tracing::info!(grace = ?config.grace_period, "shutting down: NOT_SERVING, draining");
+    health
+        .set_not_serving::<MoveValidatorServer<Validator>>()
+        .await;
+    health
+        .set_service_status("", tonic_health::ServingStatus::NotServing)
+        .await;
+    let _ = stop_tx.send(true);
+    let _ = drain_tx.send(());
+    match tokio::time::timeout(config.grace_period, server).await {
+        Ok(result) => result.map_err(Error::from),
+        Err(_) => {
+            tracing::warn!("grace period over with calls still in flight; stopping");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! `move-validator`: flags and environment into a checked [`Config`], telemetry, bind, run until
+//! SIGTERM or SIGINT.
+
+use anyhow::Context as _;
+use clap::Parser;
+use move_validator::Config;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// The shogi move validator: the shogi.v1.MoveValidator gRPC service over NATS JetStream.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// Address to serve gRPC on.
+    #[arg(long, env = "MOVE_VALIDATOR_LISTEN", default_value = "127.0.0.1:50051")]
+    listen: SocketAddr,
+    /// NATS server URL.
+    #[arg(long, env = "NATS_URL", default_value = "nats://127.0.0.1:4222")]
+    nats_url: String,
+    /// Token to authenticate to NATS.
+    #[arg(long, env = "NATS_TOKEN", hide_env_values = true)]
+    nats_token: Option<String>,
+    /// JetStream stream of game events (created when missing).
+    #[arg(long, env = "MOVE_VALIDATOR_STREAM", default_value = shogi_proto::STREAM)]
+    stream: String,
+    /// Bearer token every MoveValidator call must carry; unset means no authentication.
+    #[arg(long, env = "MOVE_VALIDATOR_AUTH_TOKEN", hide_env_values = true)]
+    auth_token: Option<String>,
+    /// Seconds in-flight calls get to finish after SIGTERM or SIGINT.
+    #[arg(long, env = "MOVE_VALIDATOR_GRACE_SECS", default_value_t = 10)]
+    grace_secs: u64,
+    /// Largest request or response message in bytes.
+    #[arg(long, env = "MOVE_VALIDATOR_MAX_MESSAGE_BYTES", default_value_t = 64 * 1024)]
+    max_message_bytes: usize,
+    /// Longest a call may run, in seconds.
+    #[arg(
+        long,
+        env = "MOVE_VALIDATOR_REQUEST_TIMEOUT_SECS",
+        default_value_t = 30
+    )]
+    request_timeout_secs: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let args = Args::parse();
+    let config = Config {
+        nats_url: args.nats_url,
+        nats_token: args.nats_token,
+        stream: args.stream,
+        auth_token: args.auth_token,
+        grace_period: Duration::from_secs(args.grace_secs),
+        max_message_bytes: args.max_message_bytes,
+        request_timeout: Duration::from_secs(args.request_timeout_secs),
+    };
+    // Checked before anything is bound.
+    config.validate().context("invalid configuration")?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("bind {}", args.listen))?;
+    move_validator::run(listener, config, shutdown_signal())
+        .await
+        .context("move-validator failed")
+}
+
+/// Completes on the first SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("SIGINT"),
+        () = term => tracing::info!("SIGTERM"),
+    }
+}

@@ -1,0 +1,755 @@
+//! The `shogi.v1.MoveValidator` service: parses and checks requests, judges with the cores,
+//! writes to the bus, answers. Every error goes through [`crate::error::to_status`].
+
+use crate::convert::{self, check_game_id, parse_sfen, parse_usi};
+use crate::error::{Error, PlyConflict};
+use crate::games::GameEntry;
+use crate::store::{Bus, Published};
+use futures::StreamExt;
+use prost::Message as _;
+use shogi_adjudication::{
+    DeclarationRule, GameError, ResultCode, Ruleset, Verdict, evaluate_declaration,
+};
+use shogi_proto::subject;
+use shogi_proto::v1::{self as pb, move_validator_server::MoveValidator};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, watch};
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+/// How many times a write retries after losing a race for a game before answering ABORTED.
+const MAX_ATTEMPTS: usize = 5;
+
+type Slot = Arc<AsyncMutex<Option<GameEntry>>>;
+
+/// The service state, shared by every call.
+#[derive(Debug, Clone)]
+pub struct Validator {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    bus: Bus,
+    /// Games this instance has read, one lock each: calls for one game are serialised here,
+    /// and across instances by the bus's expected sequences.
+    games: Mutex<HashMap<String, Slot>>,
+    shutdown: watch::Receiver<bool>,
+}
+
+impl Validator {
+    /// A service over `bus`; `shutdown` turning `true` ends open WatchGame streams.
+    pub fn new(bus: Bus, shutdown: watch::Receiver<bool>) -> Validator {
+        Validator {
+            inner: Arc::new(Inner {
+                bus,
+                games: Mutex::new(HashMap::new()),
+                shutdown,
+            }),
+        }
+    }
+
+    fn slot(&self, id: &str) -> Slot {
+        let mut games = self.inner.games.lock().unwrap_or_else(|e| e.into_inner());
+        games.entry(id.to_owned()).or_default().clone()
+    }
+
+    fn forget(&self, id: &str) {
+        let mut games = self.inner.games.lock().unwrap_or_else(|e| e.into_inner());
+        games.remove(id);
+    }
+
+    /// The game, loaded from the bus if this instance has not seen it, and brought up to date
+    /// with the bus when `fresh`.
+    async fn game(
+        &self,
+        id: &str,
+        fresh: bool,
+    ) -> Result<OwnedMutexGuard<Option<GameEntry>>, Error> {
+        let slot = self.slot(id);
+        let mut guard = slot.lock_owned().await;
+        match guard.as_mut() {
+            Some(entry) if fresh => self.catch_up(entry).await?,
+            Some(_) => {}
+            None => {
+                let Some(msg) = self.inner.bus.last(&subject::created(id)).await? else {
+                    drop(guard);
+                    self.forget(id);
+                    return Err(Error::NotFound(id.to_owned()));
+                };
+                let created = pb::GameCreated::decode(msg.payload.clone()).map_err(|e| {
+                    Error::CorruptEvent {
+                        game_id: id.to_owned(),
+                        sequence: msg.sequence,
+                        reason: e.to_string(),
+                    }
+                })?;
+                let mut entry = GameEntry::from_created(created, msg.sequence)?;
+                self.catch_up(&mut entry).await?;
+                tracing::debug!(game_id = id, ply = entry.ply(), "game rebuilt from the bus");
+                *guard = Some(entry);
+            }
+        }
+        Ok(guard)
+    }
+
+    /// Reads the game's events after the last one read, in order.
+    async fn catch_up(&self, entry: &mut GameEntry) -> Result<(), Error> {
+        let filter = subject::all(&entry.id);
+        while let Some(msg) = self.inner.bus.next(&filter, entry.last_seq + 1).await? {
+            entry.apply(&msg)?;
+        }
+        Ok(())
+    }
+
+    async fn publish_verdict(
+        &self,
+        entry: &GameEntry,
+        verdict: &pb::Verdict,
+    ) -> Result<Published, Error> {
+        self.inner
+            .bus
+            .publish(
+                subject::verdict(&entry.id),
+                &format!("{}:verdict", entry.id),
+                Some(entry.verdict_seq.unwrap_or(0)),
+                verdict.encode_to_vec().into(),
+            )
+            .await
+    }
+
+    /// After a ply is stored: its warnings and verdict go on the bus too. The ply itself is the
+    /// record (both follow from the moves), so a failure here is logged, not returned.
+    async fn publish_consequences(&self, entry: &mut GameEntry, ply: u32) {
+        let Some(rec) = entry.plies.get(ply as usize - 1).cloned() else {
+            return;
+        };
+        for (i, w) in rec.warnings.iter().enumerate() {
+            let id = format!("{}:{ply}:warning:{i}", entry.id);
+            match self
+                .inner
+                .bus
+                .publish(
+                    subject::warning(&entry.id),
+                    &id,
+                    None,
+                    w.encode_to_vec().into(),
+                )
+                .await
+            {
+                Ok(Published::Stored(seq)) => entry.applied_own(seq),
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::error!(game_id = %entry.id, ply, error = %e, "warning not published")
+                }
+            }
+        }
+        if let Some(v) = &rec.verdict {
+            match self.publish_verdict(entry, v).await {
+                Ok(Published::Stored(seq)) => {
+                    entry.applied_own(seq);
+                    entry.verdict_seq = Some(seq);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::error!(game_id = %entry.id, ply, error = %e, "verdict not published")
+                }
+            }
+        }
+    }
+
+    async fn create_game(&self, req: pb::CreateGameRequest) -> Result<pb::GameState, Error> {
+        let ruleset = convert::ruleset_from_pb(req.ruleset.as_ref())?;
+        let _ = ruleset;
+        let (start_sfen, handicap) = match req.start.and_then(|s| s.start) {
+            None | Some(pb::start_position::Start::Startpos(_)) => {
+                (shogi_rules::Position::startpos().to_sfen(), String::new())
+            }
+            Some(pb::start_position::Start::Sfen(sfen)) => {
+                (parse_sfen("start.sfen", &sfen)?.to_sfen(), String::new())
+            }
+            Some(pb::start_position::Start::Handicap(name)) => {
+                let h = convert::handicap_from_name(&name).ok_or_else(|| {
+                    Error::invalid("start.handicap", format!("unknown handicap {name:?}"))
+                })?;
+                (h.sfen().to_owned(), name)
+            }
+        };
+        let id = if req.game_id.is_empty() {
+            new_game_id()
+        } else {
+            check_game_id("game_id", &req.game_id)?;
+            req.game_id
+        };
+        let created = pb::GameCreated {
+            game_id: id.clone(),
+            ruleset: Some(req.ruleset.unwrap_or_default()),
+            start_sfen,
+            handicap,
+        };
+        let span = tracing::info_span!("create_game", game_id = %id);
+        async {
+            let published = self
+                .inner
+                .bus
+                .publish(
+                    subject::created(&id),
+                    &format!("{id}:created"),
+                    Some(0),
+                    created.encode_to_vec().into(),
+                )
+                .await?;
+            match published {
+                Published::Stored(seq) => {
+                    let entry = GameEntry::from_created(created, seq)?;
+                    let state = entry.state();
+                    *self.slot(&id).lock_owned().await = Some(entry);
+                    tracing::info!("game created");
+                    Ok(state)
+                }
+                // The id is taken: the same creation again is a retry and gets the same
+                // answer; anything else is a conflict.
+                Published::Duplicate(_) | Published::Conflict => {
+                    let guard = self.game(&id, true).await?;
+                    let entry = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
+                    if entry.created == created {
+                        Ok(entry.state())
+                    } else {
+                        Err(Error::AlreadyExists(id.clone()))
+                    }
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn submit_move(
+        &self,
+        req: pb::SubmitMoveRequest,
+    ) -> Result<pb::SubmitMoveResponse, Error> {
+        check_game_id("game_id", &req.game_id)?;
+        if req.ply == 0 {
+            return Err(Error::invalid("ply", "plies start at 1"));
+        }
+        let mv = parse_usi("usi", &req.usi)?;
+        let usi = mv.to_string();
+        let mut guard = self.game(&req.game_id, false).await?;
+        let entry = guard
+            .as_mut()
+            .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+        let mut caught_up = false;
+        for _ in 0..MAX_ATTEMPTS {
+            let next = entry.ply() + 1;
+            // A retry of a ply already played, or of the forfeit that ended the game.
+            if req.ply < next {
+                return match entry.answer(req.ply) {
+                    Some(answer) if entry.plies[req.ply as usize - 1].usi == usi => Ok(answer),
+                    _ => Err(ply_error(PlyConflict::Taken, entry, req.ply)),
+                };
+            }
+            if let Some(f) = entry
+                .forfeit
+                .as_ref()
+                .filter(|f| f.ply == req.ply && f.usi == usi)
+            {
+                return Ok(entry.forfeit_answer(f));
+            }
+            if req.ply > next || entry.game.is_over() {
+                // This instance may be behind the bus: look once before refusing.
+                if !caught_up {
+                    self.catch_up(entry).await?;
+                    caught_up = true;
+                    continue;
+                }
+                if let Some(v) = entry.game.verdict() {
+                    return Err(game_over(&entry.id, v));
+                }
+                return Err(ply_error(PlyConflict::Ahead, entry, req.ply));
+            }
+            let (game, outcome) = match entry.trial(mv) {
+                Ok(played) => played,
+                Err(GameError::Illegal(illegal)) => {
+                    let pos = entry.game.position();
+                    return Ok(pb::SubmitMoveResponse {
+                        outcome: pb::MoveOutcome::Rejected as i32,
+                        illegal_kind: convert::illegal_kind_pb(illegal.kind),
+                        ply: req.ply,
+                        sfen_after: pos.to_sfen(),
+                        gives_check: false,
+                        verdict: None,
+                        warnings: Vec::new(),
+                        position_hash: pos.hash(),
+                    });
+                }
+                Err(GameError::GameOver) => {
+                    let v = entry.game.verdict().cloned();
+                    return Err(match v {
+                        Some(v) => game_over(&entry.id, &v),
+                        None => Error::FailedPrecondition("the game is over".into()),
+                    });
+                }
+                Err(e @ GameError::NoDeclarationRule) => {
+                    return Err(Error::FailedPrecondition(e.to_string()));
+                }
+            };
+            let forfeited = game.plies() < req.ply;
+            let published = if forfeited {
+                let verdict = outcome
+                    .verdict
+                    .as_ref()
+                    .map(|v| convert::verdict_pb(&entry.id, v))
+                    .unwrap_or_default();
+                self.publish_verdict(entry, &verdict).await?
+            } else {
+                let pos = game.position();
+                let event = pb::MoveAccepted {
+                    game_id: entry.id.clone(),
+                    ply: req.ply,
+                    usi: usi.clone(),
+                    sfen_after: pos.to_sfen(),
+                    gives_check: outcome.gave_check,
+                    position_hash: pos.hash(),
+                };
+                self.inner
+                    .bus
+                    .publish(
+                        subject::moves(&entry.id),
+                        &format!("{}:{}:{usi}", entry.id, req.ply),
+                        Some(entry.last_move_seq),
+                        event.encode_to_vec().into(),
+                    )
+                    .await?
+            };
+            match published {
+                Published::Stored(seq) => {
+                    entry.applied_own(seq);
+                    if forfeited {
+                        entry.verdict_seq = Some(seq);
+                    } else {
+                        entry.last_move_seq = seq;
+                    }
+                    entry.commit(game, &outcome, mv);
+                    if forfeited {
+                        let f = entry.forfeit.clone().expect("a forfeit was just committed");
+                        tracing::info!(game_id = %entry.id, ply = req.ply, %usi, "move forfeited");
+                        return Ok(entry.forfeit_answer(&f));
+                    }
+                    tracing::info!(game_id = %entry.id, ply = req.ply, %usi, "move accepted");
+                    self.publish_consequences(entry, req.ply).await;
+                    return entry
+                        .answer(req.ply)
+                        .ok_or_else(|| Error::Contended(entry.id.clone()));
+                }
+                // Someone (a retry through another instance, or another writer) got there
+                // first: read what they wrote and decide again.
+                Published::Duplicate(_) | Published::Conflict => {
+                    tracing::debug!(game_id = %entry.id, ply = req.ply, %usi, "lost a race, catching up");
+                    self.catch_up(entry).await?;
+                    caught_up = true;
+                }
+            }
+        }
+        Err(Error::Contended(entry.id.clone()))
+    }
+
+    async fn declare(&self, req: pb::DeclareRequest) -> Result<pb::DeclareResponse, Error> {
+        check_game_id("game_id", &req.game_id)?;
+        let declarer = convert::color_from_pb(req.declarer)
+            .ok_or_else(|| Error::invalid("declarer", "must be COLOR_BLACK or COLOR_WHITE"))?;
+        let mut guard = self.game(&req.game_id, true).await?;
+        let entry = guard
+            .as_mut()
+            .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+        for _ in 0..MAX_ATTEMPTS {
+            if let Some(v) = entry.game.verdict() {
+                return Err(game_over(&entry.id, v));
+            }
+            let mut game = entry.game.clone();
+            let declared = game
+                .declare(declarer, req.has_time)
+                .map_err(|e| Error::FailedPrecondition(e.to_string()))?;
+            let report = convert::report_pb(&declared.report);
+            let event = pb::Declaration {
+                game_id: entry.id.clone(),
+                ply: entry.ply(),
+                declarer: req.declarer,
+                has_time: req.has_time,
+                report: Some(report.clone()),
+            };
+            let published = self
+                .inner
+                .bus
+                .publish(
+                    subject::declare(&entry.id),
+                    &format!("{}:{}:declare:{}", entry.id, entry.ply(), req.declarer),
+                    Some(entry.last_declare_seq),
+                    event.encode_to_vec().into(),
+                )
+                .await?;
+            match published {
+                Published::Stored(seq) => {
+                    entry.applied_own(seq);
+                    entry.last_declare_seq = seq;
+                    entry.game = game;
+                    let verdict = entry.verdict_pb();
+                    if let Some(v) = &verdict {
+                        match self.publish_verdict(entry, v).await {
+                            Ok(Published::Stored(seq)) => {
+                                entry.applied_own(seq);
+                                entry.verdict_seq = Some(seq);
+                            }
+                            Ok(_) => {}
+                            Err(e) => {
+                                tracing::error!(game_id = %entry.id, error = %e, "verdict not published")
+                            }
+                        }
+                    }
+                    tracing::info!(game_id = %entry.id, ply = entry.ply(), outcome = %report.outcome, "declaration");
+                    return Ok(pb::DeclareResponse {
+                        report: Some(report),
+                        verdict,
+                    });
+                }
+                Published::Duplicate(_) | Published::Conflict => self.catch_up(entry).await?,
+            }
+        }
+        Err(Error::Contended(entry.id.clone()))
+    }
+
+    async fn evaluate_impasse(
+        &self,
+        req: pb::EvaluateImpasseRequest,
+    ) -> Result<pb::EvaluateImpasseResponse, Error> {
+        use pb::evaluate_impasse_request::Target;
+        let report = match req.target {
+            None => return Err(Error::invalid("target", "give a game_id or an sfen")),
+            Some(Target::GameId(id)) => {
+                check_game_id("game_id", &id)?;
+                let guard = self.game(&id, true).await?;
+                let entry = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
+                entry
+                    .game
+                    .declaration_report(entry.game.side_to_move(), req.has_time)
+                    .ok_or_else(|| {
+                        Error::FailedPrecondition(
+                            "declarations are not allowed by this ruleset".into(),
+                        )
+                    })?
+            }
+            Some(Target::Sfen(sfen)) => {
+                let pos = parse_sfen("sfen", &sfen)?;
+                let rule = if req.rule.is_empty() {
+                    DeclarationRule::Points27
+                } else {
+                    convert::declaration_rule_from_name(&req.rule).ok_or_else(|| {
+                        Error::invalid(
+                            "rule",
+                            format!("unknown rule {:?}; known: points27, jsa24", req.rule),
+                        )
+                    })?
+                };
+                let initial = if req.initial_sfen.is_empty() {
+                    None
+                } else {
+                    Some(parse_sfen("initial_sfen", &req.initial_sfen)?)
+                };
+                evaluate_declaration(&pos, initial.as_ref(), rule)
+            }
+        };
+        Ok(pb::EvaluateImpasseResponse {
+            report: Some(convert::report_pb(&report)),
+        })
+    }
+
+    async fn end_game(&self, req: pb::EndGameRequest) -> Result<pb::EndGameResponse, Error> {
+        check_game_id("game_id", &req.game_id)?;
+        let reason = pb::EndReason::try_from(req.reason).unwrap_or(pb::EndReason::Unspecified);
+        let loser = convert::color_from_pb(req.loser);
+        let mut guard = self.game(&req.game_id, true).await?;
+        let entry = guard
+            .as_mut()
+            .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+        let ruleset: Ruleset = *entry.game.ruleset();
+        let (code, winner, ordinary) = match reason {
+            pb::EndReason::Unspecified => {
+                return Err(Error::invalid("reason", "must be set"));
+            }
+            pb::EndReason::Resignation | pb::EndReason::Timeout => {
+                let loser = loser.ok_or_else(|| {
+                    Error::invalid("loser", "a resignation or timeout names the losing side")
+                })?;
+                let code = if reason == pb::EndReason::Resignation {
+                    ResultCode::Resignation
+                } else {
+                    ResultCode::Timeout
+                };
+                (code, Some(!loser), None)
+            }
+            pb::EndReason::Abort => (ResultCode::Abort, None, None),
+            pb::EndReason::JishogiAgreement => (ResultCode::Agreement, None, Some(ruleset.jishogi)),
+        };
+        for _ in 0..MAX_ATTEMPTS {
+            if let Some(v) = entry.game.verdict() {
+                // The same ending reported again is a retry.
+                if v.code == code && v.winner == winner {
+                    return Ok(pb::EndGameResponse {
+                        verdict: entry.verdict_pb(),
+                    });
+                }
+                return Err(game_over(&entry.id, v));
+            }
+            let verdict = Verdict::reported(code, winner, entry.ply(), ordinary);
+            let message = convert::verdict_pb(&entry.id, &verdict);
+            match self.publish_verdict(entry, &message).await? {
+                Published::Stored(seq) => {
+                    entry.applied_own(seq);
+                    entry.verdict_seq = Some(seq);
+                    let _ = entry.game.record_result(code, winner, ordinary);
+                    tracing::info!(game_id = %entry.id, ply = entry.ply(), code = code.as_str(), "game ended");
+                    return Ok(pb::EndGameResponse {
+                        verdict: Some(message),
+                    });
+                }
+                Published::Duplicate(_) | Published::Conflict => self.catch_up(entry).await?,
+            }
+        }
+        Err(Error::Contended(entry.id.clone()))
+    }
+}
+
+fn ply_error(conflict: PlyConflict, entry: &GameEntry, requested: u32) -> Error {
+    Error::Ply {
+        conflict,
+        game_id: entry.id.clone(),
+        requested,
+        current_ply: entry.ply(),
+    }
+}
+
+fn game_over(id: &str, verdict: &Verdict) -> Error {
+    Error::GameOver {
+        game_id: id.to_owned(),
+        verdict: verdict.to_string(),
+    }
+}
+
+/// A new random game id: 32 hex digits from the standard library's per-process random hash
+/// keys and a counter, so that no two calls in one process collide and processes differ.
+fn new_game_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let word = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(n);
+        h.write_u64(salt);
+        h.finish()
+    };
+    format!("{:016x}{:016x}", word(1), word(2))
+}
+
+/// ValidateMove: pure, no game involved.
+pub fn validate_move(req: &pb::ValidateMoveRequest) -> Result<pb::ValidateMoveResponse, Error> {
+    let pos = parse_sfen("sfen", &req.sfen)?;
+    let mv = parse_usi("usi", &req.usi)?;
+    Ok(match pos.check_move(mv) {
+        Ok(()) => {
+            let mut after = pos.clone();
+            after.play_unchecked(mv);
+            let gives_check = after.in_check();
+            let no_legal_reply = !after.has_legal_move();
+            pb::ValidateMoveResponse {
+                legal: true,
+                illegal_kind: pb::IllegalKind::Unspecified as i32,
+                sfen_after: after.to_sfen(),
+                gives_check,
+                is_checkmate: gives_check && no_legal_reply,
+                no_legal_reply,
+                position_hash: after.hash(),
+                illegal_kind_name: String::new(),
+            }
+        }
+        Err(illegal) => pb::ValidateMoveResponse {
+            legal: false,
+            illegal_kind: convert::illegal_kind_pb(illegal.kind),
+            sfen_after: String::new(),
+            gives_check: false,
+            is_checkmate: false,
+            no_legal_reply: false,
+            position_hash: 0,
+            illegal_kind_name: illegal.kind.as_str().to_owned(),
+        },
+    })
+}
+
+type EventStream = Pin<Box<dyn futures::Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl MoveValidator for Validator {
+    async fn create_game(
+        &self,
+        request: Request<pb::CreateGameRequest>,
+    ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        let game = Validator::create_game(self, request.into_inner()).await?;
+        Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
+    }
+
+    async fn submit_move(
+        &self,
+        request: Request<pb::SubmitMoveRequest>,
+    ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
+        let req = request.into_inner();
+        let span = tracing::info_span!("submit_move", game_id = %req.game_id, ply = req.ply, usi = %req.usi);
+        let answer = Validator::submit_move(self, req).instrument(span).await?;
+        Ok(Response::new(answer))
+    }
+
+    async fn validate_move(
+        &self,
+        request: Request<pb::ValidateMoveRequest>,
+    ) -> Result<Response<pb::ValidateMoveResponse>, Status> {
+        Ok(Response::new(validate_move(request.get_ref())?))
+    }
+
+    async fn declare(
+        &self,
+        request: Request<pb::DeclareRequest>,
+    ) -> Result<Response<pb::DeclareResponse>, Status> {
+        let req = request.into_inner();
+        let span = tracing::info_span!("declare", game_id = %req.game_id);
+        Ok(Response::new(
+            Validator::declare(self, req).instrument(span).await?,
+        ))
+    }
+
+    async fn evaluate_impasse(
+        &self,
+        request: Request<pb::EvaluateImpasseRequest>,
+    ) -> Result<Response<pb::EvaluateImpasseResponse>, Status> {
+        Ok(Response::new(
+            Validator::evaluate_impasse(self, request.into_inner()).await?,
+        ))
+    }
+
+    async fn get_game(
+        &self,
+        request: Request<pb::GetGameRequest>,
+    ) -> Result<Response<pb::GetGameResponse>, Status> {
+        let id = request.into_inner().game_id;
+        check_game_id("game_id", &id)?;
+        let guard = self.game(&id, true).await?;
+        let entry = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
+        Ok(Response::new(pb::GetGameResponse {
+            game: Some(entry.state()),
+        }))
+    }
+
+    type WatchGameStream = EventStream;
+
+    async fn watch_game(
+        &self,
+        request: Request<pb::WatchGameRequest>,
+    ) -> Result<Response<Self::WatchGameStream>, Status> {
+        let req = request.into_inner();
+        check_game_id("game_id", &req.game_id)?;
+        // Unknown games are NOT_FOUND before the stream starts.
+        drop(self.game(&req.game_id, false).await?);
+        let mut messages = self.inner.bus.follow(&subject::all(&req.game_id)).await?;
+        let mut shutdown = self.inner.shutdown.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel(64);
+        let game_id = req.game_id.clone();
+        tokio::spawn(
+            async move {
+                loop {
+                    let next = tokio::select! {
+                        next = messages.next() => next,
+                        () = stopped(&mut shutdown) => {
+                            let _ = tx.send(Err(Status::unavailable("server shutting down"))).await;
+                            return;
+                        }
+                    };
+                    let msg = match next {
+                        Some(Ok(msg)) => msg,
+                        Some(Err(e)) => {
+                            let _ = tx.send(Err(Error::bus(e).into())).await;
+                            return;
+                        }
+                        None => return,
+                    };
+                    let sequence = msg.info().map(|i| i.stream_sequence).unwrap_or_default();
+                    let event = match decode_event(&msg.subject, msg.payload.clone(), req.from_ply)
+                    {
+                        Ok(Some(event)) => event,
+                        Ok(None) => continue,
+                        Err(e) => {
+                            let _ = tx.send(Err(Status::internal(e))).await;
+                            return;
+                        }
+                    };
+                    let last = matches!(event, pb::game_event::Event::Verdict(_));
+                    let event = pb::GameEvent {
+                        sequence,
+                        event: Some(event),
+                    };
+                    if tx.send(Ok(event)).await.is_err() || last {
+                        return;
+                    }
+                }
+            }
+            .instrument(tracing::info_span!("watch_game", game_id = %game_id)),
+        );
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+
+    async fn end_game(
+        &self,
+        request: Request<pb::EndGameRequest>,
+    ) -> Result<Response<pb::EndGameResponse>, Status> {
+        let req = request.into_inner();
+        let span = tracing::info_span!("end_game", game_id = %req.game_id);
+        Ok(Response::new(
+            Validator::end_game(self, req).instrument(span).await?,
+        ))
+    }
+}
+
+/// Completes once the shutdown flag is set (or its sender is gone).
+async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|stop| *stop).await;
+}
+
+/// One bus message as a [`pb::GameEvent`] payload; `None` for a move or warning before
+/// `from_ply`.
+fn decode_event(
+    subject: &str,
+    payload: bytes::Bytes,
+    from_ply: u32,
+) -> Result<Option<pb::game_event::Event>, String> {
+    use pb::game_event::Event;
+    let kind = subject.rsplit('.').next().unwrap_or_default();
+    let err = |e: prost::DecodeError| format!("{subject}: {e}");
+    Ok(match kind {
+        "created" => Some(Event::Created(
+            pb::GameCreated::decode(payload).map_err(err)?,
+        )),
+        "move" => {
+            let m = pb::MoveAccepted::decode(payload).map_err(err)?;
+            (m.ply >= from_ply).then_some(Event::Move(m))
+        }
+        "declare" => Some(Event::Declaration(
+            pb::Declaration::decode(payload).map_err(err)?,
+        )),
+        "warning" => {
+            let w = pb::Warning::decode(payload).map_err(err)?;
+            (w.ply >= from_ply).then_some(Event::Warning(w))
+        }
+        "verdict" => Some(Event::Verdict(pb::Verdict::decode(payload).map_err(err)?)),
+        _ => None,
+    })
+}
