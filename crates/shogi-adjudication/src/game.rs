@@ -544,3 +544,87 @@ fn has_legal_move(pos: &Position) -> bool {
     }
     pos.has_legal_move()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mv(usi: &str) -> Move {
+        Move::from_usi(usi).unwrap()
+    }
+
+    fn strict() -> Ruleset {
+        Ruleset {
+            illegal_move: IllegalMovePolicy::Reject,
+            move_cap: None,
+            ..Ruleset::jsa()
+        }
+    }
+
+    /// Colliding hashes are not a repetition: the verdict waits for the full positions to match
+    /// (RULES.md section 2, "a 24-bit hash produced false repetitions elsewhere").
+    #[test]
+    fn a_hash_collision_is_not_a_repetition() {
+        let mut game = Game::startpos(strict());
+        for m in ["7g7f", "3c3d", "2g2f", "4c4d", "2f2e", "4d4e"] {
+            game.play(mv(m)).unwrap();
+        }
+        let next = mv("2e2d");
+        let mut after = game.position().clone();
+        after.play_unchecked(next);
+        // Plies 1, 3 and 5 (White to move, as after ply 7) now claim the same hash.
+        for ply in [1, 3, 5] {
+            game.history.set_hash(ply, after.hash());
+        }
+        let out = game.play(next).unwrap();
+        assert_eq!((out.verdict, out.warnings), (None, vec![]));
+
+        // Two real earlier occurrences and one colliding one: a third occurrence, with the
+        // real plies, and no verdict.
+        let mut game = Game::startpos(strict());
+        for m in [
+            "5i5h", "5a5b", "5h5i", "5b5a", "5i5h", "5a5b", "5h5i", "5b5a",
+        ] {
+            game.play(mv(m)).unwrap();
+        }
+        let h = game.history.hashes()[1];
+        game.history.set_hash(3, h);
+        let out = game.play(mv("5i5h")).unwrap();
+        assert_eq!(out.verdict, None);
+        assert_eq!(
+            out.warnings,
+            vec![Warning::ThirdOccurrence {
+                ply: 9,
+                plies: [1, 5, 9]
+            }]
+        );
+    }
+
+    /// With real repetitions behind colliding hashes, the verdict names the real plies.
+    #[test]
+    fn exact_confirmation_keeps_only_real_occurrences() {
+        let mut game = Game::startpos(strict());
+        let cycle = ["5i5h", "5a5b", "5h5i", "5b5a"];
+        for m in cycle.iter().cycle().take(8) {
+            game.play(mv(m)).unwrap();
+        }
+        // The start position occurred at 0, 4 and 8. Make ply 2 collide with it as well.
+        let h = game.history.hashes()[0];
+        game.history.set_hash(2, h);
+        for m in cycle.iter().take(3) {
+            assert_eq!(game.play(mv(m)).unwrap().verdict, None);
+        }
+        let v = game
+            .play(mv(cycle[3]))
+            .unwrap()
+            .verdict
+            .expect("the real 4th occurrence");
+        assert_eq!(
+            v.evidence,
+            Evidence::Repetition {
+                plies: [0, 4, 8, 12],
+                mutual_check: false
+            }
+        );
+    }
+}

@@ -61,6 +61,12 @@ impl History {
         self.plies.push(mv | if gave_check { CHECK_BIT } else { 0 });
     }
 
+    /// Overwrites a hash, to simulate a 64-bit collision in tests.
+    #[cfg(test)]
+    pub(crate) fn set_hash(&mut self, ply: u32, hash: u64) {
+        self.hashes[ply as usize] = hash;
+    }
+
     /// The side to move at the start.
     pub fn start_side(&self) -> Color {
         self.start_side
