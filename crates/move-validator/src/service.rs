@@ -246,10 +246,17 @@ impl Validator {
             let next = entry.ply() + 1;
             // A retry of a ply already played, or of the forfeit that ended the game.
             if req.ply < next {
-                return match entry.answer(req.ply) {
-                    Some(answer) if entry.plies[req.ply as usize - 1].usi == usi => Ok(answer),
-                    _ => Err(ply_error(PlyConflict::Taken, entry, req.ply)),
-                };
+                if let Some(answer) = entry
+                    .answer(req.ply)
+                    .filter(|_| entry.plies[req.ply as usize - 1].usi == usi)
+                {
+                    return Ok(answer);
+                }
+                // Refused; read the bus first so that the refusal names the current ply.
+                if !caught_up {
+                    self.catch_up(entry).await?;
+                }
+                return Err(ply_error(PlyConflict::Taken, entry, req.ply));
             }
             if let Some(f) = entry
                 .forfeit

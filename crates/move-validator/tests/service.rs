@@ -461,6 +461,16 @@ async fn two_instances_racing_one_ply_never_both_succeed() {
         } else {
             &mb
         };
+        // The losing side's client retries with the winning move on its own instance: the same
+        // answer (its instance learns the ply from the bus).
+        let (mut cw, mut cl) = if usi == &ma {
+            (ca.clone(), cb.clone())
+        } else {
+            (cb.clone(), ca.clone())
+        };
+        let retried = submit(&mut cl, id, ply, usi).await.unwrap();
+        assert_eq!(retried, winner, "ply {ply}");
+        assert_eq!(submit(&mut cw, id, ply, usi).await.unwrap(), winner);
         pos.play_unchecked(shogi_rules::Move::from_usi(usi).unwrap());
         played.push(usi.clone());
         if winner.verdict.is_some() {
@@ -578,4 +588,250 @@ async fn health_turns_not_serving_on_shutdown() {
     drop(watch);
     drop(health);
     task.await.unwrap().unwrap();
+}
+
+fn read_corpus_csa(path: &str) -> shogi_records::Record {
+    let path = shared(&format!("corpus/records/{path}"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    shogi_records::read_csa(&String::from_utf8_lossy(&bytes)).expect("the corpus record reads")
+}
+
+/// Creates a game from a record's start and plays all its moves once; the final position.
+async fn play_record(
+    c: &mut MoveValidatorClient<Channel>,
+    id: &str,
+    ruleset: pb::Ruleset,
+    record: &shogi_records::Record,
+) -> shogi_rules::Position {
+    c.create_game(pb::CreateGameRequest {
+        ruleset: Some(ruleset),
+        start: Some(pb::StartPosition {
+            start: Some(pb::start_position::Start::Sfen(record.start.to_sfen())),
+        }),
+        game_id: id.into(),
+    })
+    .await
+    .unwrap();
+    for (i, m) in record.moves.iter().enumerate() {
+        let a = submit(c, id, i as u32 + 1, &m.mv.to_string())
+            .await
+            .unwrap();
+        assert_eq!(a.outcome, pb::MoveOutcome::Accepted as i32, "ply {}", i + 1);
+        assert!(a.verdict.is_none(), "ply {}: {:?}", i + 1, a.verdict);
+    }
+    record.final_position().expect("all moves legal")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declaration_calculator_declare_and_watch_on_a_corpus_game() {
+    let nats = NatsServer::start();
+    let v = Validator::start(&nats).await;
+    let mut c = v.client();
+    // After all 315 moves White declares (%KACHI): a win under the 27-point rule, with the
+    // move cap off (corpus manifest: TC_jishogi_kachi.rb, "needs max-moves off").
+    let record = read_corpus_csa("jishogi/TadaoYamaoka+shogi-server__test__csa__jishogi_kachi.csa");
+    let csa_no_cap = pb::Ruleset {
+        preset: "csa".into(),
+        overrides: Some(pb::RulesetOverrides {
+            move_cap: Some(0),
+            ..Default::default()
+        }),
+    };
+    let end = play_record(&mut c, "kachi-1", csa_no_cap, &record).await;
+    assert_eq!(end.side_to_move(), shogi_rules::Color::White);
+
+    let by_game = c
+        .evaluate_impasse(pb::EvaluateImpasseRequest {
+            target: Some(pb::evaluate_impasse_request::Target::GameId(
+                "kachi-1".into(),
+            )),
+            has_time: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .report
+        .unwrap();
+    assert_eq!(
+        (by_game.rule.as_str(), by_game.outcome.as_str()),
+        ("points27", "win")
+    );
+    assert_eq!(by_game.declarer, pb::Color::White as i32);
+    assert!(by_game.conditions.iter().all(|c| c.met), "{by_game:?}");
+    let by_sfen = c
+        .evaluate_impasse(pb::EvaluateImpasseRequest {
+            target: Some(pb::evaluate_impasse_request::Target::Sfen(end.to_sfen())),
+            rule: "points27".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .report
+        .unwrap();
+    assert_eq!(by_sfen.points, by_game.points);
+    let e = c
+        .evaluate_impasse(pb::EvaluateImpasseRequest {
+            target: Some(pb::evaluate_impasse_request::Target::Sfen(end.to_sfen())),
+            rule: "points99".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad_field(&e), "rule");
+
+    // The calculator changed nothing; the declaration ends the game.
+    let declared = c
+        .declare(pb::DeclareRequest {
+            game_id: "kachi-1".into(),
+            declarer: pb::Color::White as i32,
+            has_time: true,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let verdict = declared.verdict.expect("a verdict");
+    assert_eq!(verdict.code, pb::ResultCode::Declaration as i32);
+    assert_eq!(verdict.winner, pb::Color::White as i32);
+    assert_eq!(verdict.ply, 315);
+    let Some(pb::verdict::Evidence::Declaration(evidence)) = &verdict.evidence else {
+        panic!("declaration evidence: {verdict:?}");
+    };
+    assert_eq!(evidence.points, by_game.points);
+    let e = submit(&mut c, "kachi-1", 316, "5a4a").await.unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+
+    // WatchGame from ply 314: the creation, plies 314 and 315, the declaration, the verdict,
+    // and the stream ends.
+    let mut events = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: "kachi-1".into(),
+            from_ply: 314,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut kinds = Vec::new();
+    let mut last_seq = 0;
+    while let Some(event) = events.next().await {
+        let event = event.unwrap();
+        assert!(event.sequence > last_seq, "in stream order");
+        last_seq = event.sequence;
+        kinds.push(match event.event.unwrap() {
+            pb::game_event::Event::Created(_) => "created".to_owned(),
+            pb::game_event::Event::Move(m) => format!("move {}", m.ply),
+            pb::game_event::Event::Declaration(_) => "declaration".to_owned(),
+            pb::game_event::Event::Warning(w) => format!("warning {}", w.ply),
+            pb::game_event::Event::Verdict(_) => "verdict".to_owned(),
+        });
+    }
+    assert_eq!(
+        kinds,
+        ["created", "move 314", "move 315", "declaration", "verdict"]
+    );
+    v.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forfeit_under_csa_rules_and_end_game_retries() {
+    let nats = NatsServer::start();
+    let v = Validator::start(&nats).await;
+    let mut c = v.client();
+    // After the record's 103 moves, White's P*6d (-0064FU) is a pawn-drop mate: under the CSA
+    // rules the mover loses at once (corpus README, the probe rows).
+    let record = read_corpus_csa("illegal/TadaoYamaoka+shogi-server__test__csa__uchifuzume.csa");
+    assert_eq!(record.moves.len(), 103);
+    play_record(&mut c, "forfeit-1", ruleset("csa").unwrap(), &record).await;
+    let f = submit(&mut c, "forfeit-1", 104, "P*6d").await.unwrap();
+    assert_eq!(f.outcome, pb::MoveOutcome::Forfeited as i32);
+    assert_eq!(f.illegal_kind, pb::IllegalKind::PawnDropMate as i32);
+    let verdict = f.verdict.clone().unwrap();
+    assert_eq!(verdict.code_name, "illegal_move");
+    assert_eq!(
+        (verdict.winner, verdict.ply),
+        (pb::Color::Black as i32, 104)
+    );
+    assert_eq!(submit(&mut c, "forfeit-1", 104, "P*6d").await.unwrap(), f);
+    let e = submit(&mut c, "forfeit-1", 104, "6c6d").await.unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    // A new instance rebuilds the forfeit from the bus.
+    let w = Validator::start(&nats).await;
+    assert_eq!(
+        submit(&mut w.client(), "forfeit-1", 104, "P*6d")
+            .await
+            .unwrap(),
+        f
+    );
+    w.shutdown().await;
+
+    create(&mut c, "end-1", "online", None).await;
+    let end = |reason: pb::EndReason, loser: pb::Color| pb::EndGameRequest {
+        game_id: "end-1".into(),
+        reason: reason as i32,
+        loser: loser as i32,
+    };
+    let e = c
+        .end_game(end(pb::EndReason::Unspecified, pb::Color::White))
+        .await
+        .unwrap_err();
+    assert_eq!(bad_field(&e), "reason");
+    let e = c
+        .end_game(end(pb::EndReason::Resignation, pb::Color::Unspecified))
+        .await
+        .unwrap_err();
+    assert_eq!(bad_field(&e), "loser");
+    let first = c
+        .end_game(end(pb::EndReason::Resignation, pb::Color::White))
+        .await
+        .unwrap()
+        .into_inner();
+    let again = c
+        .end_game(end(pb::EndReason::Resignation, pb::Color::White))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first, again);
+    assert_eq!(first.verdict.unwrap().winner, pb::Color::Black as i32);
+    let e = c
+        .end_game(end(pb::EndReason::Timeout, pb::Color::Black))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    v.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_lists_every_service() {
+    use tonic_reflection::pb::v1::{
+        ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+        server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+    };
+    let nats = NatsServer::start();
+    let v = Validator::start(&nats).await;
+    let mut client = ServerReflectionClient::new(v.channel());
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut answers = client
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.next().await.unwrap().unwrap();
+    let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
+        panic!("{answer:?}");
+    };
+    let names: Vec<_> = list.service.into_iter().map(|s| s.name).collect();
+    for name in [
+        "shogi.v1.MoveValidator",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    drop(answers);
+    drop(client);
+    v.shutdown().await;
 }
