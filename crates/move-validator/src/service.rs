@@ -593,7 +593,8 @@ pub fn validate_move(req: &pb::ValidateMoveRequest) -> Result<pb::ValidateMoveRe
     })
 }
 
-type EventStream = Pin<Box<dyn futures::Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
+type EventStream =
+    Pin<Box<dyn futures::Stream<Item = Result<pb::WatchGameResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl MoveValidator for Validator {
@@ -697,8 +698,8 @@ impl MoveValidator for Validator {
                             return;
                         }
                     };
-                    let last = matches!(event, pb::game_event::Event::Verdict(_));
-                    let event = pb::GameEvent {
+                    let last = matches!(event, pb::watch_game_response::Event::Verdict(_));
+                    let event = pb::WatchGameResponse {
                         sequence,
                         event: Some(event),
                     };
@@ -731,14 +732,14 @@ async fn stopped(shutdown: &mut watch::Receiver<bool>) {
     let _ = shutdown.wait_for(|stop| *stop).await;
 }
 
-/// One bus message as a [`pb::GameEvent`] payload; `None` for a move or warning before
+/// One bus message as a [`pb::WatchGameResponse`] payload; `None` for a move or warning before
 /// `from_ply`.
 fn decode_event(
     subject: &str,
     payload: bytes::Bytes,
     from_ply: u32,
-) -> Result<Option<pb::game_event::Event>, String> {
-    use pb::game_event::Event;
+) -> Result<Option<pb::watch_game_response::Event>, String> {
+    use pb::watch_game_response::Event;
     let kind = subject.rsplit('.').next().unwrap_or_default();
     let err = |e: prost::DecodeError| format!("{subject}: {e}");
     Ok(match kind {

@@ -719,11 +719,11 @@ async fn declaration_calculator_declare_and_watch_on_a_corpus_game() {
         assert!(event.sequence > last_seq, "in stream order");
         last_seq = event.sequence;
         kinds.push(match event.event.unwrap() {
-            pb::game_event::Event::Created(_) => "created".to_owned(),
-            pb::game_event::Event::Move(m) => format!("move {}", m.ply),
-            pb::game_event::Event::Declaration(_) => "declaration".to_owned(),
-            pb::game_event::Event::Warning(w) => format!("warning {}", w.ply),
-            pb::game_event::Event::Verdict(_) => "verdict".to_owned(),
+            pb::watch_game_response::Event::Created(_) => "created".to_owned(),
+            pb::watch_game_response::Event::Move(m) => format!("move {}", m.ply),
+            pb::watch_game_response::Event::Declaration(_) => "declaration".to_owned(),
+            pb::watch_game_response::Event::Warning(w) => format!("warning {}", w.ply),
+            pb::watch_game_response::Event::Verdict(_) => "verdict".to_owned(),
         });
     }
     assert_eq!(
