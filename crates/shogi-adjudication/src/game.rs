@@ -162,8 +162,8 @@ impl Game {
         &self.history
     }
 
-    /// The handicap credit given to White (0 when the ruleset has it off or no piece was
-    /// missing at the start), RULES.md section 4.
+    /// The handicap credit given to White (RULES.md section 4): 0 when the ruleset has it off
+    /// or the start is not a handicap start ([`crate::impasse::is_handicap_start`]).
     pub fn handicap_credit(&self) -> u32 {
         self.credit
     }

@@ -487,6 +487,25 @@ mod tests {
     }
 
     #[test]
+    fn only_handicap_starts_have_a_giver() {
+        for h in crate::Handicap::ALL {
+            assert!(is_handicap_start(&h.start_position()), "{}", h.as_str());
+        }
+        assert!(!is_handicap_start(&Position::startpos()));
+        // Black to move, a hand, a piece off its square, a Black piece missing: not handicaps.
+        for sfen in [
+            "lnsgkgsnl/9/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
+            "lnsgkgsnl/9/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w r 1",
+            "lnsgkgsnl/9/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 1",
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B7/LNSGKGSNL w - 1",
+        ] {
+            assert!(!is_handicap_start(&pos(sfen)), "{sfen}");
+        }
+        // A study position lacking most pieces gets no credit.
+        assert_eq!(handicap_credit(&pos("4k4/9/9/9/9/9/9/9/4K4 w - 1")), 0);
+    }
+
+    #[test]
     fn agreement_count_thresholds_and_tie() {
         let p = Position::startpos();
         let a = agreement_count(&p, None, 24, AgreementTie::Jishogi);

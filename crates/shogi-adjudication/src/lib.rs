@@ -49,7 +49,7 @@ pub use handicap::Handicap;
 pub use impasse::{
     AgreementReport, DeclarationCondition, DeclarationContext, DeclarationOutcome,
     DeclarationReport, PointCount, agreement_count, count_points, evaluate_declaration,
-    handicap_credit, is_try, try_square,
+    handicap_credit, is_handicap_start, is_try, try_square,
 };
 pub use judge::{Judgement, judge};
 pub use ruleset::{

@@ -121,7 +121,8 @@ pub struct Ruleset {
     /// (RULES.md sections 4 and 5; the JSA replays).
     pub jishogi: OrdinaryResult,
     /// Whether the handicap giver (White) is credited with the pieces missing at the start
-    /// (RULES.md section 4: "the dropped pieces are assumed to be with uwate", JSA).
+    /// (RULES.md section 4: "the dropped pieces are assumed to be with uwate", JSA). Only a
+    /// handicap start has a giver ([`crate::impasse::is_handicap_start`]).
     pub handicap_credit: bool,
     /// Whether the try rule (トライルール) is in force (RULES.md section 4).
     pub try_rule: bool,

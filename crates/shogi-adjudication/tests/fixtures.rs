@@ -175,8 +175,8 @@ fn check_declaration(row: &[String]) {
         );
 
         // The same through a game that starts here (only without an initial position), and
-        // with a refusing ruleset a loss becomes a refusal. These positions lack pieces, which
-        // a game starting from them would credit to White as a handicap: credit off.
+        // with a refusing ruleset a loss becomes a refusal. These positions lack pieces; with
+        // the credit off, what counts as a handicap start plays no part.
         if initial.is_none() {
             for failed in [FailedDeclaration::Loss, FailedDeclaration::Refuse] {
                 let rs = Ruleset {
