@@ -84,7 +84,9 @@ pub struct Declared {
 #[derive(Debug, Clone)]
 pub struct Game {
     ruleset: Ruleset,
-    start: Position,
+    /// The start position, kept only when it is not the even-game start: most games start there,
+    /// and a second inline position would take a game past 2 KB at 100 plies.
+    start: Option<Box<Position>>,
     position: Position,
     history: History,
     credit: u32,
@@ -105,7 +107,7 @@ impl Game {
         let mut game = Game {
             ruleset,
             position: start.clone(),
-            start,
+            start: (start != *even_start()).then(|| Box::new(start)),
             history,
             credit,
             verdict: None,
@@ -129,7 +131,7 @@ impl Game {
 
     /// The start position.
     pub fn start_position(&self) -> &Position {
-        &self.start
+        self.start.as_deref().unwrap_or_else(|| even_start())
     }
 
     /// The current position.
@@ -183,7 +185,7 @@ impl Game {
         if ply > self.plies() {
             return None;
         }
-        let mut pos = self.start.clone();
+        let mut pos = self.start_position().clone();
         for mv in self.moves().take(ply as usize) {
             pos.play_unchecked(mv);
         }
@@ -358,7 +360,7 @@ impl Game {
     /// "confirm an exact match of the full position before a verdict is issued").
     fn exact_matches(&self, candidates: &[u32]) -> Vec<u32> {
         let mut out = Vec::with_capacity(candidates.len());
-        let mut pos = self.start.clone();
+        let mut pos = self.start_position().clone();
         let mut ply = 0u32;
         for &c in candidates {
             while ply < c {
@@ -480,7 +482,7 @@ impl Game {
     /// White credited per [`Ruleset::handicap_credit`] (RULES.md section 4). The arbiter only
     /// offers the count; agreement comes from the players ([`Game::record_result`]).
     pub fn agreement_count(&self) -> AgreementReport {
-        let initial = self.ruleset.handicap_credit.then_some(&self.start);
+        let initial = self.ruleset.handicap_credit.then(|| self.start_position());
         agreement_count(
             &self.position,
             initial,
@@ -627,4 +629,10 @@ mod tests {
             }
         );
     }
+}
+
+/// The even-game start position, built once.
+fn even_start() -> &'static Position {
+    static EVEN: std::sync::OnceLock<Position> = std::sync::OnceLock::new();
+    EVEN.get_or_init(Position::startpos)
 }

@@ -10,10 +10,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 fn corpus() -> Vec<(String, Vec<u8>)> {
-    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/records"));
+    let root = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/corpus/records"
+    ));
     assert!(root.exists(), "{} is missing", root.display());
     fn walk(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         entries.sort();
         for p in entries {
             if p.is_dir() {
@@ -31,9 +37,14 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
 fn judge_all(records: &[(String, Vec<u8>)], rules: &Ruleset) -> (usize, u64) {
     let (mut n, mut plies) = (0, 0u64);
     for (name, bytes) in records {
-        let Ok(record) = read_any(name, bytes) else { continue };
+        let Ok(record) = read_any(name, bytes) else {
+            continue;
+        };
         let moves: Vec<_> = record.moves.iter().map(|m| m.mv).collect();
-        let declares = matches!(record.ending.as_ref().map(|e| &e.kind), Some(EndingKind::Kachi));
+        let declares = matches!(
+            record.ending.as_ref().map(|e| &e.kind),
+            Some(EndingKind::Kachi)
+        );
         let j = judge(record.start.clone(), moves, declares, rules);
         plies += j.plies as u64;
         n += 1;
@@ -44,7 +55,11 @@ fn judge_all(records: &[(String, Vec<u8>)], rules: &Ruleset) -> (usize, u64) {
 
 fn rss_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: usize = statm.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     pages * 4096
 }
 
@@ -82,12 +97,19 @@ fn main() {
     while Instant::now() < deadline || rounds.len() < 5 {
         let t = Instant::now();
         let (n, plies) = judge_all(&records, &rules);
-        rounds.push((n as f64 / t.elapsed().as_secs_f64(), plies as f64 / t.elapsed().as_secs_f64()));
+        rounds.push((
+            n as f64 / t.elapsed().as_secs_f64(),
+            plies as f64 / t.elapsed().as_secs_f64(),
+        ));
     }
     rounds.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (rps, pps) = rounds[rounds.len() / 2];
     let (n, plies) = judge_all(&records, &rules);
-    println!("archive: {n} records ({plies} plies) over {} rounds; median {rps:.0} records/s, {:.1}M plies/s on one core, parsing included", rounds.len(), pps / 1e6);
+    println!(
+        "archive: {n} records ({plies} plies) over {} rounds; median {rps:.0} records/s, {:.1}M plies/s on one core, parsing included",
+        rounds.len(),
+        pps / 1e6
+    );
 
     // Memory: many live games of 100 plies each, measured as resident memory.
     let games_n = 20_000;

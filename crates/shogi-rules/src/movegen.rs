@@ -132,6 +132,66 @@ impl IntoIterator for MoveList {
     }
 }
 
+/// Lists into a reusable vector (perft keeps one per depth, so that no list is initialised per
+/// node).
+impl Sink for Vec<Move> {
+    #[inline]
+    fn piece(&mut self, us: Color, kind: PieceKind, from: Square, targets: Bitboard) {
+        let (promo, plain) = promotion_sets(us, kind, from, targets);
+        for to in promo {
+            self.push(Move::Normal {
+                from,
+                to,
+                promote: true,
+            });
+        }
+        for to in plain {
+            self.push(Move::Normal {
+                from,
+                to,
+                promote: false,
+            });
+        }
+    }
+    #[inline]
+    fn pawns(&mut self, us: Color, targets: Bitboard) {
+        let back: i32 = if us == Color::Black { 1 } else { -1 };
+        for to in targets {
+            let from = Square::from_index_unchecked((to.index() as i32 + back) as u8);
+            if zone(us).contains(to) {
+                self.push(Move::Normal {
+                    from,
+                    to,
+                    promote: true,
+                });
+            }
+            if !dead_zone(us, PieceKind::Pawn).contains(to) {
+                self.push(Move::Normal {
+                    from,
+                    to,
+                    promote: false,
+                });
+            }
+        }
+    }
+    #[inline]
+    fn king(&mut self, from: Square, targets: Bitboard) {
+        for to in targets {
+            self.push(Move::Normal {
+                from,
+                to,
+                promote: false,
+            });
+        }
+    }
+    #[inline]
+    fn drops(&mut self, kind: PieceKind, targets: Bitboard) {
+        for to in targets {
+            self.push(Move::Drop { kind, to });
+        }
+    }
+}
+
 impl Sink for MoveList {
     #[inline]
     fn piece(&mut self, us: Color, kind: PieceKind, from: Square, targets: Bitboard) {
@@ -257,9 +317,11 @@ pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
                 return;
             }
             let (target, drop_target) = match checkers.first() {
+                // Capturing the checker is allowed unless the checker is the enemy king itself
+                // (adjacent kings, a problem position): `!ours` keeps that square out.
                 Some(c) => {
                     let b = attacks::between(ksq, c);
-                    (b.with(c), b)
+                    (b.with(c) & !ours, b)
                 }
                 None => (!ours, !occ),
             };

@@ -315,3 +315,23 @@ fn problem_positions_may_lack_a_king() {
         SfenErrorReason::KingDoubled
     );
 }
+
+#[test]
+fn adjacent_kings_never_capture() {
+    // The White king checks the Black king; the bishop may not "capture the checker".
+    let p = pos("9/1+r7/3b2+R2/9/9/9/9/6k2/5BK2 b - 1");
+    assert!(p.in_check());
+    check(&p.to_sfen(), "4i3h", "impossible");
+    for &mv in p.legal_moves().iter() {
+        assert_ne!(Some(mv.to()), p.king_square(Color::White), "{mv}");
+        let mut q = p.clone();
+        q.play_unchecked(mv);
+        assert_eq!(q.hash(), q.recompute_hash());
+    }
+    let q = pos("9/9/9/9/9/9/9/6k2/6K2 b - 1");
+    assert!(
+        q.legal_moves()
+            .iter()
+            .all(|m| Some(m.to()) != q.king_square(Color::White))
+    );
+}
