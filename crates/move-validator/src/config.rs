@@ -20,6 +20,9 @@ pub struct Config {
     pub max_message_bytes: usize,
     /// The longest a call may run, whatever deadline the client asks for.
     pub request_timeout: Duration,
+    /// How many games to keep in memory. Past it, games not in use are dropped (finished ones
+    /// first) and rebuilt from the bus when next asked for.
+    pub max_cached_games: usize,
 }
 
 impl std::fmt::Debug for Config {
@@ -33,6 +36,7 @@ impl std::fmt::Debug for Config {
             .field("grace_period", &self.grace_period)
             .field("max_message_bytes", &self.max_message_bytes)
             .field("request_timeout", &self.request_timeout)
+            .field("max_cached_games", &self.max_cached_games)
             .finish()
     }
 }
@@ -48,6 +52,7 @@ impl Config {
             grace_period: Duration::from_secs(10),
             max_message_bytes: 64 * 1024,
             request_timeout: Duration::from_secs(30),
+            max_cached_games: 100_000,
         }
     }
 
@@ -87,6 +92,9 @@ impl Config {
                 "max message size {} is below 1024 bytes",
                 self.max_message_bytes
             )));
+        }
+        if self.max_cached_games == 0 {
+            return Err(ConfigError("max cached games must be at least 1".into()));
         }
         if self.grace_period.is_zero() || self.request_timeout.is_zero() {
             return Err(ConfigError(

@@ -82,6 +82,9 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// The configuration is invalid.
+    #[error("config: {0}")]
+    Config(#[from] crate::config::ConfigError),
     /// The gRPC server failed.
     #[error("grpc server: {0}")]
     Serve(#[from] tonic::transport::Error),
@@ -142,7 +145,7 @@ pub fn to_status(err: Error) -> Status {
         ),
         Error::Contended(_) => Status::aborted(message),
         Error::Bus(_) => Status::unavailable(message),
-        Error::CorruptEvent { .. } | Error::Serve(_) | Error::Reflection(_) => {
+        Error::CorruptEvent { .. } | Error::Config(_) | Error::Serve(_) | Error::Reflection(_) => {
             Status::internal(message)
         }
     }

@@ -40,9 +40,7 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
-    config
-        .validate()
-        .map_err(|e| Error::invalid("config", e.to_string()))?;
+    config.validate()?;
     let bus = store::Bus::connect(
         &config.nats_url,
         &config.stream,
@@ -51,7 +49,7 @@ pub async fn run(
     .await?;
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let validator = Validator::new(bus, stop_rx);
+    let validator = Validator::new(bus, stop_rx, config.max_cached_games);
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<MoveValidatorServer<Validator>>().await;
     let reflection = tonic_reflection::server::Builder::configure()

@@ -39,6 +39,13 @@ struct Args {
         default_value_t = 30
     )]
     request_timeout_secs: u64,
+    /// Games kept in memory; others are rebuilt from the bus when asked for.
+    #[arg(
+        long,
+        env = "MOVE_VALIDATOR_MAX_CACHED_GAMES",
+        default_value_t = 100_000
+    )]
+    max_cached_games: usize,
 }
 
 #[tokio::main]
@@ -57,6 +64,7 @@ async fn main() -> anyhow::Result<()> {
         grace_period: Duration::from_secs(args.grace_secs),
         max_message_bytes: args.max_message_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_secs),
+        max_cached_games: args.max_cached_games,
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;

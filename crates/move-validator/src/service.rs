@@ -37,16 +37,19 @@ struct Inner {
     /// Games this instance has read, one lock each: calls for one game are serialised here,
     /// and across instances by the bus's expected sequences.
     games: Mutex<HashMap<String, Slot>>,
+    max_cached_games: usize,
     shutdown: watch::Receiver<bool>,
 }
 
 impl Validator {
     /// A service over `bus`; `shutdown` turning `true` ends open WatchGame streams.
-    pub fn new(bus: Bus, shutdown: watch::Receiver<bool>) -> Validator {
+    /// The bus is the record; at most `max_cached_games` games are kept in memory.
+    pub fn new(bus: Bus, shutdown: watch::Receiver<bool>, max_cached_games: usize) -> Validator {
         Validator {
             inner: Arc::new(Inner {
                 bus,
                 games: Mutex::new(HashMap::new()),
+                max_cached_games,
                 shutdown,
             }),
         }
@@ -54,6 +57,9 @@ impl Validator {
 
     fn slot(&self, id: &str) -> Slot {
         let mut games = self.inner.games.lock().unwrap_or_else(|e| e.into_inner());
+        if games.len() >= self.inner.max_cached_games && !games.contains_key(id) {
+            evict(&mut games, self.inner.max_cached_games);
+        }
         games.entry(id.to_owned()).or_default().clone()
     }
 
@@ -526,6 +532,21 @@ impl Validator {
         }
         Err(Error::Contended(entry.id.clone()))
     }
+}
+
+/// Makes room in the game cache: drops finished games not in use, then, if that freed less
+/// than a quarter, any game not in use. The bus holds every game, so a dropped one is only
+/// rebuilt later; a game in use (its lock held) stays.
+fn evict(games: &mut HashMap<String, Slot>, max: usize) {
+    let before = games.len();
+    games.retain(|_, slot| match slot.try_lock() {
+        Ok(entry) => entry.as_ref().is_some_and(|e| !e.game.is_over()),
+        Err(_) => true,
+    });
+    if games.len() > max - max / 4 {
+        games.retain(|_, slot| slot.try_lock().is_err());
+    }
+    tracing::debug!(before, after = games.len(), "game cache evicted");
 }
 
 fn ply_error(conflict: PlyConflict, entry: &GameEntry, requested: u32) -> Error {

@@ -835,3 +835,24 @@ async fn reflection_lists_every_service() {
     drop(client);
     v.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evicted_games_are_rebuilt_from_the_bus() {
+    let nats = NatsServer::start();
+    let mut config = Config::new(nats.url());
+    config.max_cached_games = 2;
+    let v = Validator::start_with(config).await;
+    let mut c = v.client();
+    let ids = ["evict-1", "evict-2", "evict-3", "evict-4"];
+    for id in ids {
+        create(&mut c, id, "online", None).await;
+        submit(&mut c, id, 1, "7g7f").await.unwrap();
+    }
+    // Every game goes on where it was, whether it stayed in memory or not.
+    for id in ids {
+        let a = submit(&mut c, id, 2, "3c3d").await.unwrap();
+        assert_eq!(a.outcome, pb::MoveOutcome::Accepted as i32, "{id}");
+        assert_eq!(submit(&mut c, id, 1, "7g7f").await.unwrap().ply, 1);
+    }
+    v.shutdown().await;
+}

@@ -1,0 +1,284 @@
+//! Load generator for the move validator (issue 4, "Speed"): real games from the corpus played
+//! concurrently through SubmitMove, ValidateMove on their positions, and a bare tonic call as
+//! the baseline, all against one in-process server on loopback with a real nats-server.
+//!
+//! The baseline is grpc.health.v1 `Check`: a unary call whose handler does a map lookup, the
+//! closest thing to an echo that the server already serves (an echo RPC does not belong in the
+//! public contract).
+//!
+//! Run: `cargo bench -p move-validator --bench loadgen` (add `-- --quick` for a short run).
+
+use futures::future::join_all;
+use move_validator::Config;
+use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use test_support::NatsServer;
+use tonic::transport::Channel;
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+
+/// How many client connections the in-flight calls share.
+const CHANNELS: usize = 4;
+
+struct Report {
+    name: String,
+    inflight: usize,
+    calls: usize,
+    elapsed: Duration,
+    latencies: Vec<Duration>,
+}
+
+impl Report {
+    fn per_sec(&self) -> f64 {
+        self.calls as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn pct(&self, p: f64) -> Duration {
+        let i = ((self.latencies.len() as f64 - 1.0) * p).round() as usize;
+        self.latencies[i]
+    }
+}
+
+/// A game from the corpus: its start and its moves.
+struct CorpusGame {
+    start: String,
+    moves: Vec<String>,
+    /// The position before each move, for ValidateMove.
+    before: Vec<String>,
+}
+
+fn corpus_games() -> Vec<CorpusGame> {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    let manifest = std::fs::read_to_string(root.join("manifest.tsv")).expect("corpus manifest");
+    let mut games = Vec::new();
+    for line in manifest.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let plies: usize = cols[4].parse().unwrap_or(0);
+        if !cols[0].ends_with(".csa") || cols[5] != "True" || plies < 60 {
+            continue;
+        }
+        let bytes = std::fs::read(root.join(cols[0])).expect("corpus record");
+        let Ok(record) = shogi_records::read_csa(&String::from_utf8_lossy(&bytes)) else {
+            continue;
+        };
+        // Problem records (tsume setups without a Black king) are not games a platform sends.
+        if shogi_rules::Position::from_sfen(&record.start.to_sfen()).is_err() {
+            continue;
+        }
+        let mut pos = record.start.clone();
+        let mut before = Vec::new();
+        let mut moves = Vec::new();
+        // Stop short of any ending the rules would call (a cap, a repetition): a game of
+        // realistic length that the validator accepts move by move.
+        for m in record.moves.iter().take(200) {
+            before.push(pos.to_sfen());
+            moves.push(m.mv.to_string());
+            pos.play_unchecked(m.mv);
+        }
+        games.push(CorpusGame {
+            start: record.start.to_sfen(),
+            moves,
+            before,
+        });
+    }
+    assert!(!games.is_empty(), "no corpus games found");
+    games
+}
+
+/// Runs `inflight` workers, each calling `call(worker, i)` until `total` calls are made.
+async fn drive<F, Fut>(name: &str, inflight: usize, total: usize, call: F) -> Report
+where
+    F: Fn(usize, usize) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let workers = (0..inflight).map(|w| {
+        let call = call.clone();
+        let next = next.clone();
+        tokio::spawn(async move {
+            let mut lat = Vec::new();
+            let mut i = 0;
+            while next.fetch_add(1, Ordering::Relaxed) < total {
+                let t = Instant::now();
+                call(w, i).await;
+                lat.push(t.elapsed());
+                i += 1;
+            }
+            lat
+        })
+    });
+    let mut latencies: Vec<Duration> = join_all(workers)
+        .await
+        .into_iter()
+        .flat_map(|r| r.expect("worker"))
+        .collect();
+    let elapsed = start.elapsed();
+    latencies.sort();
+    Report {
+        name: name.to_owned(),
+        inflight,
+        calls: latencies.len(),
+        elapsed,
+        latencies,
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let scale = if quick { 1 } else { 5 };
+    let nats = NatsServer::start();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(move_validator::run(
+        listener,
+        Config::new(nats.url()),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let channels: Vec<Channel> = (0..CHANNELS)
+        .map(|_| {
+            Channel::from_shared(format!("http://{addr}"))
+                .unwrap()
+                .connect_lazy()
+        })
+        .collect();
+    let games = Arc::new(corpus_games());
+    let pairs: Arc<Vec<(String, String)>> = Arc::new(
+        games
+            .iter()
+            .flat_map(|g| g.before.iter().cloned().zip(g.moves.iter().cloned()))
+            .collect(),
+    );
+    let plies: usize = games.iter().map(|g| g.moves.len()).sum();
+    println!(
+        "corpus: {} games, {plies} plies (mean {:.0} plies a game)",
+        games.len(),
+        plies as f64 / games.len() as f64
+    );
+
+    // Warm up connections and code paths.
+    let _ = HealthClient::new(channels[0].clone())
+        .check(HealthCheckRequest::default())
+        .await
+        .expect("health");
+
+    let mut reports = Vec::new();
+    for inflight in [1usize, 64] {
+        let total = if inflight == 1 { 2_000 } else { 10_000 } * scale;
+        let chans = channels.clone();
+        reports.push(
+            drive("echo (health Check)", inflight, total, move |w, _| {
+                let mut c = HealthClient::new(chans[w % CHANNELS].clone());
+                async move {
+                    c.check(HealthCheckRequest::default()).await.expect("check");
+                }
+            })
+            .await,
+        );
+        let chans = channels.clone();
+        let pairs = pairs.clone();
+        reports.push(
+            drive("ValidateMove", inflight, total, move |w, i| {
+                let mut c = MoveValidatorClient::new(chans[w % CHANNELS].clone());
+                let (sfen, usi) = pairs[(w * 7919 + i) % pairs.len()].clone();
+                async move {
+                    let r = c
+                        .validate_move(pb::ValidateMoveRequest { sfen, usi })
+                        .await
+                        .expect("validate");
+                    assert!(r.into_inner().legal);
+                }
+            })
+            .await,
+        );
+        // SubmitMove: each worker plays whole games one move at a time; `inflight` games at
+        // once. Game creation is not timed: a call of the closure is one SubmitMove.
+        let chans = channels.clone();
+        let games = games.clone();
+        let progress = Arc::new(
+            (0..inflight)
+                .map(|_| std::sync::Mutex::new((0usize, 0usize, String::new())))
+                .collect::<Vec<_>>(),
+        );
+        let total = if inflight == 1 { 1_000 } else { 5_000 } * scale;
+        let run_id = inflight;
+        reports.push(
+            drive("SubmitMove", inflight, total, move |w, _| {
+                let mut c = MoveValidatorClient::new(chans[w % CHANNELS].clone());
+                let games = games.clone();
+                let progress = progress.clone();
+                async move {
+                    // (game number, next ply index, game id) of this worker.
+                    let (gi, ply, id) = {
+                        let mut p = progress[w].lock().unwrap();
+                        let game = &games[(w + p.0) % games.len()];
+                        if p.2.is_empty() || p.1 >= game.moves.len() {
+                            if !p.2.is_empty() {
+                                p.0 += 1;
+                            }
+                            p.1 = 0;
+                            p.2 = format!("bench-{run_id}-{w}-{}", p.0);
+                        }
+                        p.1 += 1;
+                        ((w + p.0) % games.len(), p.1, p.2.clone())
+                    };
+                    let game = &games[gi];
+                    if ply == 1 {
+                        c.create_game(pb::CreateGameRequest {
+                            ruleset: Some(pb::Ruleset {
+                                preset: "online".into(),
+                                overrides: None,
+                            }),
+                            start: Some(pb::StartPosition {
+                                start: Some(pb::start_position::Start::Sfen(game.start.clone())),
+                            }),
+                            game_id: id.clone(),
+                        })
+                        .await
+                        .expect("create");
+                    }
+                    let r = c
+                        .submit_move(pb::SubmitMoveRequest {
+                            game_id: id,
+                            ply: ply as u32,
+                            usi: game.moves[ply - 1].clone(),
+                        })
+                        .await
+                        .expect("submit")
+                        .into_inner();
+                    assert_eq!(r.outcome, pb::MoveOutcome::Accepted as i32);
+                }
+            })
+            .await,
+        );
+    }
+
+    println!(
+        "\n{:<22} {:>8} {:>8} {:>10} {:>10} {:>10} {:>8}",
+        "call", "inflight", "calls", "calls/s", "p50 us", "p99 us", "x echo"
+    );
+    for r in &reports {
+        let echo = reports
+            .iter()
+            .find(|e| e.name.starts_with("echo") && e.inflight == r.inflight)
+            .expect("echo row");
+        println!(
+            "{:<22} {:>8} {:>8} {:>10.0} {:>10} {:>10} {:>8.2}",
+            r.name,
+            r.inflight,
+            r.calls,
+            r.per_sec(),
+            r.pct(0.50).as_micros(),
+            r.pct(0.99).as_micros(),
+            r.per_sec() / echo.per_sec()
+        );
+    }
+    let _ = stop.send(());
+    drop(channels);
+    let _ = server.await;
+}
