@@ -168,8 +168,8 @@ impl Validator {
     }
 
     async fn create_game(&self, req: pb::CreateGameRequest) -> Result<pb::GameState, Error> {
-        let ruleset = convert::ruleset_from_pb(req.ruleset.as_ref())?;
-        let _ = ruleset;
+        // Checked now, so that a bad ruleset is refused before anything is written.
+        convert::ruleset_from_pb(req.ruleset.as_ref())?;
         let (start_sfen, handicap) = match req.start.and_then(|s| s.start) {
             None | Some(pb::start_position::Start::Startpos(_)) => {
                 (shogi_rules::Position::startpos().to_sfen(), String::new())
