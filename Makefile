@@ -1,5 +1,5 @@
 # Thin aliases over cargo, so that the README's commands stay short.
-.PHONY: setup build run test test-deep bench lint fmt
+.PHONY: setup build run test test-deep fuzz bench lint fmt
 
 CARGO ?= cargo
 
@@ -20,6 +20,10 @@ test: setup
 # Deep perft rows (hundreds of millions of nodes) and the long proptest runs: by hand, not in CI.
 test-deep:
 	SHOGI_DEEP_PERFT=1 PROPTEST_CASES=2000 $(CARGO) test --release -p shogi-rules -- --nocapture
+
+# Every fuzz target (SFEN, USI move, USI record, CSA, KIF) for FUZZ_SECONDS each; CI runs 15 s.
+fuzz:
+	bash tools/fuzz.sh
 
 bench:
 	$(CARGO) bench -p shogi-rules
