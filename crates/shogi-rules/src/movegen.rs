@@ -132,79 +132,40 @@ impl IntoIterator for MoveList {
     }
 }
 
-/// Lists into a reusable vector (perft keeps one per depth, so that no list is initialised per
-/// node).
-impl Sink for Vec<Move> {
+/// A list that moves can be pushed onto: the stack [`MoveList`] of the public API, or a
+/// reusable vector (perft keeps one per depth, so that no list is initialised per node).
+pub(crate) trait PushMove {
+    fn push_move(&mut self, mv: Move);
+}
+
+impl PushMove for Vec<Move> {
     #[inline]
-    fn piece(&mut self, us: Color, kind: PieceKind, from: Square, targets: Bitboard) {
-        let (promo, plain) = promotion_sets(us, kind, from, targets);
-        for to in promo {
-            self.push(Move::Normal {
-                from,
-                to,
-                promote: true,
-            });
-        }
-        for to in plain {
-            self.push(Move::Normal {
-                from,
-                to,
-                promote: false,
-            });
-        }
-    }
-    #[inline]
-    fn pawns(&mut self, us: Color, targets: Bitboard) {
-        let back: i32 = if us == Color::Black { 1 } else { -1 };
-        for to in targets {
-            let from = Square::from_index_unchecked((to.index() as i32 + back) as u8);
-            if zone(us).contains(to) {
-                self.push(Move::Normal {
-                    from,
-                    to,
-                    promote: true,
-                });
-            }
-            if !dead_zone(us, PieceKind::Pawn).contains(to) {
-                self.push(Move::Normal {
-                    from,
-                    to,
-                    promote: false,
-                });
-            }
-        }
-    }
-    #[inline]
-    fn king(&mut self, from: Square, targets: Bitboard) {
-        for to in targets {
-            self.push(Move::Normal {
-                from,
-                to,
-                promote: false,
-            });
-        }
-    }
-    #[inline]
-    fn drops(&mut self, kind: PieceKind, targets: Bitboard) {
-        for to in targets {
-            self.push(Move::Drop { kind, to });
-        }
+    fn push_move(&mut self, mv: Move) {
+        self.push(mv);
     }
 }
 
-impl Sink for MoveList {
+impl PushMove for MoveList {
+    #[inline]
+    fn push_move(&mut self, mv: Move) {
+        self.push(mv);
+    }
+}
+
+/// Every list expands the target sets into moves the same way.
+impl<L: PushMove> Sink for L {
     #[inline]
     fn piece(&mut self, us: Color, kind: PieceKind, from: Square, targets: Bitboard) {
         let (promo, plain) = promotion_sets(us, kind, from, targets);
         for to in promo {
-            self.push(Move::Normal {
+            self.push_move(Move::Normal {
                 from,
                 to,
                 promote: true,
             });
         }
         for to in plain {
-            self.push(Move::Normal {
+            self.push_move(Move::Normal {
                 from,
                 to,
                 promote: false,
@@ -217,14 +178,14 @@ impl Sink for MoveList {
         for to in targets {
             let from = Square::from_index_unchecked((to.index() as i32 + back) as u8);
             if zone(us).contains(to) {
-                self.push(Move::Normal {
+                self.push_move(Move::Normal {
                     from,
                     to,
                     promote: true,
                 });
             }
             if !dead_zone(us, PieceKind::Pawn).contains(to) {
-                self.push(Move::Normal {
+                self.push_move(Move::Normal {
                     from,
                     to,
                     promote: false,
@@ -235,7 +196,7 @@ impl Sink for MoveList {
     #[inline]
     fn king(&mut self, from: Square, targets: Bitboard) {
         for to in targets {
-            self.push(Move::Normal {
+            self.push_move(Move::Normal {
                 from,
                 to,
                 promote: false,
@@ -245,7 +206,7 @@ impl Sink for MoveList {
     #[inline]
     fn drops(&mut self, kind: PieceKind, targets: Bitboard) {
         for to in targets {
-            self.push(Move::Drop { kind, to });
+            self.push_move(Move::Drop { kind, to });
         }
     }
 }
