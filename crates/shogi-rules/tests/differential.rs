@@ -96,6 +96,55 @@ fn is_dead_drop(kind: PieceKind, to: Square, color: Color) -> bool {
     }
 }
 
+/// The squares the piece on `from` attacks, blockers included (an independent, naive version of
+/// the core's attack tables): a board move to any other square is `impossible`.
+fn reach(pos: &Position, from: Square, piece: Piece) -> Vec<Square> {
+    use PieceKind as K;
+    type Offsets = &'static [(i8, i8)];
+    const GOLD: Offsets = &[(-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (0, 1)];
+    const KING: Offsets = &[
+        (-1, -1),
+        (0, -1),
+        (1, -1),
+        (-1, 0),
+        (1, 0),
+        (-1, 1),
+        (0, 1),
+        (1, 1),
+    ];
+    const DIAG: Offsets = &[(-1, -1), (1, -1), (-1, 1), (1, 1)];
+    const ORTH: Offsets = &[(0, -1), (-1, 0), (1, 0), (0, 1)];
+    // (file, rank) offsets for Black, whose forward is towards rank a (rank 1).
+    let (steps, rays): (Offsets, Offsets) = match piece.kind {
+        K::Pawn => (&[(0, -1)], &[]),
+        K::Lance => (&[], &[(0, -1)]),
+        K::Knight => (&[(-1, -2), (1, -2)], &[]),
+        K::Silver => (&[(-1, -1), (0, -1), (1, -1), (-1, 1), (1, 1)], &[]),
+        K::Gold | K::ProPawn | K::ProLance | K::ProKnight | K::ProSilver => (GOLD, &[]),
+        K::King => (KING, &[]),
+        K::Bishop => (&[], DIAG),
+        K::Rook => (&[], ORTH),
+        K::Horse => (ORTH, DIAG),
+        K::Dragon => (DIAG, ORTH),
+    };
+    let forward: i8 = if piece.color == Color::Black { 1 } else { -1 };
+    let at = |df: i8, dr: i8| {
+        let (f, r) = (from.file() as i8 + df, from.rank() as i8 + dr * forward);
+        Square::new(u8::try_from(f).ok()?, u8::try_from(r).ok()?)
+    };
+    let mut out: Vec<Square> = steps.iter().filter_map(|&(df, dr)| at(df, dr)).collect();
+    for &(df, dr) in rays {
+        for n in 1..9 {
+            let Some(sq) = at(df * n, dr * n) else { break };
+            out.push(sq);
+            if pos.piece_at(sq).is_some() {
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// The reason a drop that the oracle does not list must be refused with, when the rules leave
 /// only one; `None` when several rules could apply at once (for example two pawns while in
 /// check), where any illegal kind is accepted.
@@ -221,11 +270,13 @@ fn check_row(row: &Row) -> Vec<String> {
         if piece.color != us {
             continue;
         }
+        let reachable = reach(&pos, from, piece);
         for to in Square::all() {
             if to == from {
                 continue;
             }
             let own_target = pos.piece_at(to).is_some_and(|p| p.color == us);
+            let can_promote = piece.kind.can_promote() && (from.in_zone(us) || to.in_zone(us));
             for promote in [false, true] {
                 let mv = Move::Normal { from, to, promote };
                 let other = Move::Normal {
@@ -233,19 +284,21 @@ fn check_row(row: &Row) -> Vec<String> {
                     to,
                     promote: !promote,
                 };
-                let expected = if own_target {
-                    Some(IllegalKind::Impossible)
-                } else if legal.contains(other) && !legal.contains(mv) {
-                    // The same move with the other choice is legal: promoting where it is not
-                    // allowed is impossible, declining it where the piece would be dead is not.
-                    Some(if promote {
-                        IllegalKind::Impossible
+                let expected =
+                    if own_target || !reachable.contains(&to) || (promote && !can_promote) {
+                        // Not a move of this piece at all, whatever the check situation.
+                        Some(IllegalKind::Impossible)
+                    } else if legal.contains(other) && !legal.contains(mv) {
+                        // The same move with the other choice is legal: promoting where it is not
+                        // allowed is impossible, declining it where the piece would be dead is not.
+                        Some(if promote {
+                            IllegalKind::Impossible
+                        } else {
+                            IllegalKind::DeadPiece
+                        })
                     } else {
-                        IllegalKind::DeadPiece
-                    })
-                } else {
-                    None
-                };
+                        None
+                    };
                 check_candidate(mv, expected);
             }
         }
