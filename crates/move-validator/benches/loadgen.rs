@@ -167,6 +167,11 @@ async fn main() {
         .await
         .expect("health");
 
+    // The bus alone: the same publish SubmitMove makes (Nats-Msg-Id, expected last subject
+    // sequence, file storage, ack awaited), straight from a client, to show the bound the bus
+    // puts on SubmitMove.
+    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.expect("nats"));
+
     let mut reports = Vec::new();
     for inflight in [1usize, 64] {
         let total = if inflight == 1 { 2_000 } else { 10_000 } * scale;
@@ -192,6 +197,31 @@ async fn main() {
                         .await
                         .expect("validate");
                     assert!(r.into_inner().legal);
+                }
+            })
+            .await,
+        );
+        let total_bus = if inflight == 1 { 1_000 } else { 5_000 } * scale;
+        let last: Arc<Vec<std::sync::atomic::AtomicU64>> =
+            Arc::new((0..inflight).map(|_| Default::default()).collect());
+        let js2 = js.clone();
+        reports.push(
+            drive("JetStream publish", inflight, total_bus, move |w, i| {
+                let js = js2.clone();
+                let last = last.clone();
+                async move {
+                    let expected = last[w].load(Ordering::Relaxed);
+                    let msg = async_nats::jetstream::message::PublishMessage::build()
+                        .payload(bytes::Bytes::from_static(&[0u8; 120]))
+                        .message_id(format!("raw-{inflight}-{w}:{i}:7g7f"))
+                        .expected_last_subject_sequence(expected);
+                    let ack = js
+                        .send_publish(format!("shogi.game.raw-{inflight}-{w}.move"), msg)
+                        .await
+                        .expect("publish")
+                        .await
+                        .expect("ack");
+                    last[w].store(ack.sequence, Ordering::Relaxed);
                 }
             })
             .await,

@@ -130,7 +130,12 @@ impl Validator {
     /// After a ply is stored: its warnings and verdict go on the bus too. The ply itself is the
     /// record (both follow from the moves), so a failure here is logged, not returned.
     async fn publish_consequences(&self, entry: &mut GameEntry, ply: u32) {
-        let Some(rec) = entry.plies.get(ply as usize - 1).cloned() else {
+        let Some(rec) = entry
+            .plies
+            .get(ply as usize - 1)
+            .filter(|r| r.verdict.is_some() || !r.warnings.is_empty())
+            .cloned()
+        else {
             return;
         };
         for (i, w) in rec.warnings.iter().enumerate() {

@@ -45,16 +45,22 @@ impl Bus {
             .await
             .map_err(|e| Error::Bus(format!("connect to {url}: {e}")))?;
         let js = jetstream::new(client);
-        let stream = js
-            .get_or_create_stream(stream::Config {
-                name: stream_name.to_owned(),
-                subjects: vec![shogi_proto::STREAM_SUBJECTS.to_owned()],
-                storage: stream::StorageType::File,
-                duplicate_window: Duration::from_secs(120),
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| Error::Bus(format!("stream {stream_name}: {e}")))?;
+        let config = stream::Config {
+            name: stream_name.to_owned(),
+            subjects: vec![shogi_proto::STREAM_SUBJECTS.to_owned()],
+            storage: stream::StorageType::File,
+            duplicate_window: Duration::from_secs(120),
+            ..Default::default()
+        };
+        let stream = match js.get_or_create_stream(config).await {
+            Ok(stream) => stream,
+            // Two instances starting together can both find no stream and both create it; the
+            // server refuses the second ("subjects overlap with an existing stream"), and the
+            // stream is there to take.
+            Err(create) => js.get_stream(stream_name).await.map_err(|get| {
+                Error::Bus(format!("stream {stream_name}: {create}; then: {get}"))
+            })?,
+        };
         Ok(Bus { js, stream })
     }
 

@@ -856,3 +856,26 @@ async fn evicted_games_are_rebuilt_from_the_bus() {
     }
     v.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_starting_together_share_the_stream() {
+    // Both find no stream and both create it; the server refuses the second creation, which
+    // must then take the stream the first one made (a race seen 2 times in 150 starts).
+    for _ in 0..20 {
+        let nats = NatsServer::start();
+        let (a, b) = tokio::join!(Validator::start(&nats), Validator::start(&nats));
+        for v in [&a, &b] {
+            let r = v
+                .client()
+                .validate_move(pb::ValidateMoveRequest {
+                    sfen: shogi_rules::STARTPOS.into(),
+                    usi: "7g7f".into(),
+                })
+                .await
+                .expect("both instances serve");
+            assert!(r.into_inner().legal);
+        }
+        a.shutdown().await;
+        b.shutdown().await;
+    }
+}
