@@ -112,6 +112,18 @@ impl GameEntry {
         }
     }
 
+    /// Whether `seq` is an event this instance published and applied itself.
+    pub fn is_own(&self, seq: u64) -> bool {
+        self.own.contains(&seq)
+    }
+
+    /// Moves the read position to `seq`: the caller knows that every event of this game up to
+    /// `seq` has been applied.
+    pub fn advance_to(&mut self, seq: u64) {
+        self.last_seq = self.last_seq.max(seq);
+        self.own = self.own.split_off(&(self.last_seq + 1));
+    }
+
     /// Plays `mv` on a copy of the game: the copy and what the ply did, or why not.
     pub fn trial(&self, mv: Move) -> Result<(Game, PlyOutcome), GameError> {
         let mut game = self.game.clone();

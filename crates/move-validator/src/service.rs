@@ -8,7 +8,7 @@ use crate::store::{Bus, Published};
 use futures::StreamExt;
 use prost::Message as _;
 use shogi_adjudication::{
-    DeclarationRule, GameError, ResultCode, Ruleset, Verdict, evaluate_declaration,
+    DeclarationRule, Evidence, GameError, ResultCode, Ruleset, Verdict, evaluate_declaration,
 };
 use shogi_proto::subject;
 use shogi_proto::v1::{self as pb, move_validator_server::MoveValidator};
@@ -111,6 +111,26 @@ impl Validator {
         Ok(())
     }
 
+    /// Whether `seq`, just stored by this instance, is the game's next event after those this
+    /// instance has read (its own, already applied, aside). If so the entry moves past it and
+    /// the caller may apply its change; if not, another writer's event comes first in the log,
+    /// and the caller must catch up and let the log decide (an event after the game's end is
+    /// void). This read is what makes "once a verdict is on the bus, further moves are
+    /// refused" hold across instances, since a `.move` publish is only guarded by `.move`.
+    async fn next_is(&self, entry: &mut GameEntry, seq: u64) -> Result<bool, Error> {
+        let filter = subject::all(&entry.id);
+        loop {
+            match self.inner.bus.next(&filter, entry.last_seq + 1).await? {
+                Some(m) if m.sequence == seq => {
+                    entry.advance_to(seq);
+                    return Ok(true);
+                }
+                Some(m) if entry.is_own(m.sequence) => entry.advance_to(m.sequence),
+                _ => return Ok(false),
+            }
+        }
+    }
+
     async fn publish_verdict(
         &self,
         entry: &GameEntry,
@@ -120,7 +140,7 @@ impl Validator {
             .bus
             .publish(
                 subject::verdict(&entry.id),
-                &format!("{}:verdict", entry.id),
+                &format!("{}:{}:verdict", entry.id, verdict.ply),
                 Some(entry.verdict_seq.unwrap_or(0)),
                 verdict.encode_to_vec().into(),
             )
@@ -344,7 +364,14 @@ impl Validator {
             };
             match published {
                 Published::Stored(seq) => {
-                    entry.applied_own(seq);
+                    if !self.next_is(entry, seq).await? {
+                        // Another writer's event came first: judge again by the log, which
+                        // now holds this move too (valid or void).
+                        tracing::debug!(game_id = %entry.id, ply = req.ply, %usi, "other events first, catching up");
+                        self.catch_up(entry).await?;
+                        caught_up = true;
+                        continue;
+                    }
                     if forfeited {
                         entry.verdict_seq = Some(seq);
                     } else {
@@ -384,8 +411,19 @@ impl Validator {
             .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
         for _ in 0..MAX_ATTEMPTS {
             if let Some(v) = entry.game.verdict() {
+                // A retry of the declaration that ended the game gets the same answer.
+                if let Evidence::Declaration(report) = &v.evidence
+                    && report.declarer == declarer
+                    && report.has_time == req.has_time
+                {
+                    return Ok(pb::DeclareResponse {
+                        report: Some(convert::report_pb(report)),
+                        verdict: entry.verdict_pb(),
+                    });
+                }
                 return Err(game_over(&entry.id, v));
             }
+            let declared_at = entry.ply();
             let mut game = entry.game.clone();
             let declared = game
                 .declare(declarer, req.has_time)
@@ -393,7 +431,7 @@ impl Validator {
             let report = convert::report_pb(&declared.report);
             let event = pb::Declaration {
                 game_id: entry.id.clone(),
-                ply: entry.ply(),
+                ply: declared_at,
                 declarer: req.declarer,
                 has_time: req.has_time,
                 report: Some(report.clone()),
@@ -403,16 +441,33 @@ impl Validator {
                 .bus
                 .publish(
                     subject::declare(&entry.id),
-                    &format!("{}:{}:declare:{}", entry.id, entry.ply(), req.declarer),
+                    &format!(
+                        "{}:{declared_at}:declare:{}:{}",
+                        entry.id, req.declarer, req.has_time
+                    ),
                     Some(entry.last_declare_seq),
                     event.encode_to_vec().into(),
                 )
                 .await?;
             match published {
                 Published::Stored(seq) => {
-                    entry.applied_own(seq);
-                    entry.last_declare_seq = seq;
-                    entry.game = game;
+                    if self.next_is(entry, seq).await? {
+                        entry.last_declare_seq = seq;
+                        entry.game = game;
+                    } else {
+                        // Another writer's event came first; the log applies this declaration
+                        // only if the game is still where it was judged.
+                        self.catch_up(entry).await?;
+                        if entry.ply() != declared_at {
+                            return Err(ply_error(PlyConflict::Taken, entry, declared_at + 1));
+                        }
+                        if entry.game.verdict() != declared.verdict.as_ref() {
+                            return Err(match entry.game.verdict() {
+                                Some(v) => game_over(&entry.id, v),
+                                None => Error::Contended(entry.id.clone()),
+                            });
+                        }
+                    }
                     let verdict = entry.verdict_pb();
                     if let Some(v) = &verdict {
                         match self.publish_verdict(entry, v).await {
@@ -426,13 +481,26 @@ impl Validator {
                             }
                         }
                     }
-                    tracing::info!(game_id = %entry.id, ply = entry.ply(), outcome = %report.outcome, "declaration");
+                    tracing::info!(game_id = %entry.id, ply = declared_at, outcome = %report.outcome, "declaration");
                     return Ok(pb::DeclareResponse {
                         report: Some(report),
                         verdict,
                     });
                 }
-                Published::Duplicate(_) | Published::Conflict => self.catch_up(entry).await?,
+                // The same declaration at this ply is already stored (a retry): the log has
+                // judged it, the same way.
+                Published::Duplicate(_) => {
+                    self.catch_up(entry).await?;
+                    if entry.ply() == declared_at
+                        && entry.game.verdict() == declared.verdict.as_ref()
+                    {
+                        return Ok(pb::DeclareResponse {
+                            report: Some(report),
+                            verdict: entry.verdict_pb(),
+                        });
+                    }
+                }
+                Published::Conflict => self.catch_up(entry).await?,
             }
         }
         Err(Error::Contended(entry.id.clone()))
@@ -524,7 +592,12 @@ impl Validator {
             let message = convert::verdict_pb(&entry.id, &verdict);
             match self.publish_verdict(entry, &message).await? {
                 Published::Stored(seq) => {
-                    entry.applied_own(seq);
+                    if !self.next_is(entry, seq).await? {
+                        // Another writer's event came first: the log decides, and the next
+                        // round answers from it.
+                        self.catch_up(entry).await?;
+                        continue;
+                    }
                     entry.verdict_seq = Some(seq);
                     let _ = entry.game.record_result(code, winner, ordinary);
                     tracing::info!(game_id = %entry.id, ply = entry.ply(), code = code.as_str(), "game ended");
