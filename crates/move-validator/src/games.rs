@@ -1,10 +1,12 @@
 //! One game as this instance knows it: the adjudication [`Game`] plus what the service needs to
-//! answer retries identically and to write to the bus in order. Built from the game's events on
-//! the bus and kept up to date from them, so that any instance can serve any game.
+//! answer retries identically and to write to the bus in order. Built from the game's log on the
+//! bus and kept up to date from it, so that any instance can serve any game.
 //!
-//! Event order is stream order. A `.move` event for a game already decided (possible only when
-//! a move from one instance races a verdict from another) is void, and so is a declaration made
-//! at another ply than the one it names.
+//! The log is the `.move` subject: every accepted move (`MoveAccepted`) and, for an ending that
+//! does not follow from the moves (a platform report, a declaration, a forfeited illegal move),
+//! the `Verdict` that ended the game, marked by the `Shogi-Message-Type` header. Writers guard
+//! it with the subject's expected last sequence, so the log has one order that every instance
+//! agrees on, and nothing can be appended after a verdict by a writer that has read it.
 
 use crate::convert::{self, verdict_pb, warning_pb};
 use crate::error::Error;
@@ -13,7 +15,6 @@ use prost::Message as _;
 use shogi_adjudication::{Game, GameError, PlyOutcome, ResultCode};
 use shogi_proto::v1 as pb;
 use shogi_rules::{Move, Position};
-use std::collections::BTreeSet;
 
 /// One accepted ply and the answer it got.
 #[derive(Debug, Clone)]
@@ -57,21 +58,15 @@ pub struct GameEntry {
     pub plies: Vec<PlyRecord>,
     /// The forfeited move that ended the game, if one did.
     pub forfeit: Option<Forfeit>,
-    /// The last stream sequence read for this game (any of its subjects).
+    /// The stream sequence of the last log (`.move`) event read, 0 before the first: the
+    /// expected last sequence of the next write.
     pub last_seq: u64,
-    /// The last sequence on `.move` (0: none), the expected sequence for the next move.
-    pub last_move_seq: u64,
-    /// The last sequence on `.declare` (0: none).
-    pub last_declare_seq: u64,
-    /// The sequence of the game's `.verdict` message, once one is stored.
-    pub verdict_seq: Option<u64>,
-    /// Sequences this instance published and already applied, past `last_seq`; skipped when
-    /// read back.
-    own: BTreeSet<u64>,
+    /// The stream sequence of the creation event; the log starts after it.
+    pub created_seq: u64,
 }
 
 impl GameEntry {
-    /// A game from its creation event stored at `seq`.
+    /// A game from its creation event stored at `seq` (its log starts after it).
     pub fn from_created(created: pb::GameCreated, seq: u64) -> Result<GameEntry, Error> {
         let corrupt = |reason: String| Error::CorruptEvent {
             game_id: created.game_id.clone(),
@@ -87,12 +82,14 @@ impl GameEntry {
             created,
             plies: Vec::new(),
             forfeit: None,
-            last_seq: seq,
-            last_move_seq: 0,
-            last_declare_seq: 0,
-            verdict_seq: None,
-            own: BTreeSet::new(),
+            last_seq: 0,
+            created_seq: seq,
         })
+    }
+
+    /// Where the next read of the log starts.
+    pub fn read_from(&self) -> u64 {
+        self.last_seq.max(self.created_seq) + 1
     }
 
     /// Plies played.
@@ -103,25 +100,6 @@ impl GameEntry {
     /// The game's verdict as a message.
     pub fn verdict_pb(&self) -> Option<pb::Verdict> {
         self.game.verdict().map(|v| verdict_pb(&self.id, v))
-    }
-
-    /// Marks a sequence this instance published and applied itself.
-    pub fn applied_own(&mut self, seq: u64) {
-        if seq > self.last_seq {
-            self.own.insert(seq);
-        }
-    }
-
-    /// Whether `seq` is an event this instance published and applied itself.
-    pub fn is_own(&self, seq: u64) -> bool {
-        self.own.contains(&seq)
-    }
-
-    /// Moves the read position to `seq`: the caller knows that every event of this game up to
-    /// `seq` has been applied.
-    pub fn advance_to(&mut self, seq: u64) {
-        self.last_seq = self.last_seq.max(seq);
-        self.own = self.own.split_off(&(self.last_seq + 1));
     }
 
     /// Plays `mv` on a copy of the game: the copy and what the ply did, or why not.
@@ -209,91 +187,85 @@ impl GameEntry {
         }
     }
 
-    /// Applies one event read from the bus, in stream order. Events this instance published
-    /// and applied itself are skipped.
+    /// Applies the next event of the game's log, in stream order.
     pub fn apply(&mut self, msg: &StreamMessage) -> Result<(), Error> {
         let seq = msg.sequence;
         if seq <= self.last_seq {
             return Ok(());
         }
         self.last_seq = seq;
-        // Drop the own sequences we have now passed; skip this one if it is ours.
-        let ours = self.own.remove(&seq);
-        self.own = self.own.split_off(&seq);
-        let kind = msg.subject.rsplit('.').next().unwrap_or_default();
-        match kind {
-            "move" => self.last_move_seq = seq,
-            "declare" => self.last_declare_seq = seq,
-            "verdict" => self.verdict_seq = Some(seq),
-            _ => {}
-        }
-        if ours {
-            return Ok(());
-        }
         let corrupt = |reason: String| Error::CorruptEvent {
             game_id: self.id.clone(),
             sequence: seq,
             reason,
         };
-        match kind {
-            "move" => {
-                let m = pb::MoveAccepted::decode(msg.payload.clone())
-                    .map_err(|e| corrupt(e.to_string()))?;
-                if self.game.is_over() || m.ply != self.ply() + 1 {
-                    tracing::warn!(game_id = %self.id, ply = m.ply, seq, "void move event");
-                    return Ok(());
-                }
-                let mv = Move::from_usi(&m.usi).map_err(|e| corrupt(e.to_string()))?;
-                let (game, outcome) = self.trial(mv).map_err(|e| corrupt(e.to_string()))?;
+        let kind = msg
+            .headers
+            .get(shogi_proto::MESSAGE_TYPE_HEADER)
+            .map(|v| v.as_str().to_owned());
+        if self.game.is_over() {
+            // Writers read the log before appending, so this does not happen; if it does, the
+            // first ending stands.
+            tracing::warn!(game_id = %self.id, seq, "event after the game's end ignored");
+            return Ok(());
+        }
+        if kind.as_deref() == Some(shogi_proto::VERDICT_TYPE) {
+            let v = pb::Verdict::decode(msg.payload.clone()).map_err(|e| corrupt(e.to_string()))?;
+            return self
+                .apply_verdict(&v)
+                .map_err(|reason| Error::CorruptEvent {
+                    game_id: self.id.clone(),
+                    sequence: seq,
+                    reason,
+                });
+        }
+        let m =
+            pb::MoveAccepted::decode(msg.payload.clone()).map_err(|e| corrupt(e.to_string()))?;
+        if m.ply != self.ply() + 1 {
+            return Err(corrupt(format!("ply {} after ply {}", m.ply, self.ply())));
+        }
+        let mv = Move::from_usi(&m.usi).map_err(|e| corrupt(e.to_string()))?;
+        let (game, outcome) = self.trial(mv).map_err(|e| corrupt(e.to_string()))?;
+        self.commit(game, &outcome, mv);
+        Ok(())
+    }
+
+    /// An ending written to the log: judged again the same way from the same position.
+    fn apply_verdict(&mut self, v: &pb::Verdict) -> Result<(), String> {
+        let code = convert::result_code_from_pb(v.code)
+            .ok_or_else(|| format!("unknown result code {}", v.code))?;
+        match (code, &v.evidence) {
+            (
+                ResultCode::Resignation
+                | ResultCode::Timeout
+                | ResultCode::Abort
+                | ResultCode::Agreement,
+                _,
+            ) => {
+                let winner = convert::color_from_pb(v.winner);
+                let ordinary = convert::ordinary_from_pb(v.ordinary_result);
+                self.game
+                    .record_result(code, winner, ordinary)
+                    .map_err(|e| e.to_string())?;
+            }
+            (ResultCode::IllegalMove, Some(pb::verdict::Evidence::IllegalMove(e))) => {
+                let mv = Move::from_usi(&e.usi).map_err(|e| e.to_string())?;
+                let (game, outcome) = self.trial(mv).map_err(|e| e.to_string())?;
                 self.commit(game, &outcome, mv);
             }
-            "declare" => {
-                let d = pb::Declaration::decode(msg.payload.clone())
-                    .map_err(|e| corrupt(e.to_string()))?;
-                let declarer = convert::color_from_pb(d.declarer)
-                    .ok_or_else(|| corrupt("declaration without a declarer".into()))?;
-                if self.game.is_over() || d.ply != self.ply() {
-                    tracing::warn!(game_id = %self.id, ply = d.ply, seq, "void declaration event");
-                    return Ok(());
-                }
-                // Refused declarations and lost ones alike: the game judges again, the same way.
-                let _ = self.game.declare(declarer, d.has_time);
+            (ResultCode::Declaration, Some(pb::verdict::Evidence::Declaration(r))) => {
+                let declarer =
+                    convert::color_from_pb(r.declarer).ok_or("declaration without a declarer")?;
+                self.game
+                    .declare(declarer, r.has_time)
+                    .map_err(|e| e.to_string())?;
             }
-            "verdict" => {
-                let v =
-                    pb::Verdict::decode(msg.payload.clone()).map_err(|e| corrupt(e.to_string()))?;
-                if self.game.is_over() {
-                    return Ok(());
-                }
-                let code = convert::result_code_from_pb(v.code)
-                    .ok_or_else(|| corrupt(format!("unknown result code {}", v.code)))?;
-                match code {
-                    ResultCode::Resignation
-                    | ResultCode::Timeout
-                    | ResultCode::Abort
-                    | ResultCode::Agreement => {
-                        let winner = convert::color_from_pb(v.winner);
-                        let ordinary = convert::ordinary_from_pb(v.ordinary_result);
-                        let _ = self.game.record_result(code, winner, ordinary);
-                    }
-                    ResultCode::IllegalMove => {
-                        let Some(pb::verdict::Evidence::IllegalMove(e)) = &v.evidence else {
-                            return Err(corrupt("illegal-move verdict without its move".into()));
-                        };
-                        if v.ply == self.ply() + 1 {
-                            let mv = Move::from_usi(&e.usi).map_err(|e| corrupt(e.to_string()))?;
-                            if let Ok((game, outcome)) = self.trial(mv) {
-                                self.commit(game, &outcome, mv);
-                            }
-                        }
-                    }
-                    // Every other ending follows from the moves already applied.
-                    _ => {}
-                }
-            }
-            // Warnings follow from the moves; a second creation event cannot be stored.
-            _ => {}
+            _ => return Err(format!("verdict {} cannot be replayed", code.as_str())),
         }
-        Ok(())
+        if self.game.is_over() {
+            Ok(())
+        } else {
+            Err("the replayed ending did not end the game".into())
+        }
     }
 }

@@ -102,93 +102,101 @@ impl Validator {
         Ok(guard)
     }
 
-    /// Reads the game's events after the last one read, in order.
+    /// Reads the game's log after the last event read, in order.
     async fn catch_up(&self, entry: &mut GameEntry) -> Result<(), Error> {
-        let filter = subject::all(&entry.id);
-        while let Some(msg) = self.inner.bus.next(&filter, entry.last_seq + 1).await? {
+        let log = subject::moves(&entry.id);
+        while let Some(msg) = self.inner.bus.next(&log, entry.read_from()).await? {
             entry.apply(&msg)?;
         }
         Ok(())
     }
 
-    /// Whether `seq`, just stored by this instance, is the game's next event after those this
-    /// instance has read (its own, already applied, aside). If so the entry moves past it and
-    /// the caller may apply its change; if not, another writer's event comes first in the log,
-    /// and the caller must catch up and let the log decide (an event after the game's end is
-    /// void). This read is what makes "once a verdict is on the bus, further moves are
-    /// refused" hold across instances, since a `.move` publish is only guarded by `.move`.
-    async fn next_is(&self, entry: &mut GameEntry, seq: u64) -> Result<bool, Error> {
-        let filter = subject::all(&entry.id);
-        loop {
-            match self.inner.bus.next(&filter, entry.last_seq + 1).await? {
-                Some(m) if m.sequence == seq => {
-                    entry.advance_to(seq);
-                    return Ok(true);
-                }
-                Some(m) if entry.is_own(m.sequence) => entry.advance_to(m.sequence),
-                _ => return Ok(false),
-            }
-        }
-    }
-
-    async fn publish_verdict(
+    /// Appends `event` to the game's log, guarded by the log's expected last sequence.
+    async fn append(
         &self,
         entry: &GameEntry,
-        verdict: &pb::Verdict,
+        message_type: &'static str,
+        msg_id: String,
+        event: Vec<u8>,
     ) -> Result<Published, Error> {
         self.inner
             .bus
             .publish(
-                subject::verdict(&entry.id),
-                &format!("{}:{}:verdict", entry.id, verdict.ply),
-                Some(entry.verdict_seq.unwrap_or(0)),
-                verdict.encode_to_vec().into(),
+                subject::moves(&entry.id),
+                message_type,
+                &msg_id,
+                Some(entry.last_seq),
+                event.into(),
             )
             .await
     }
 
-    /// After a ply is stored: its warnings and verdict go on the bus too. The ply itself is the
-    /// record (both follow from the moves), so a failure here is logged, not returned.
-    async fn publish_consequences(&self, entry: &mut GameEntry, ply: u32) {
-        let Some(rec) = entry
-            .plies
-            .get(ply as usize - 1)
-            .filter(|r| r.verdict.is_some() || !r.warnings.is_empty())
-            .cloned()
-        else {
+    /// Appends the verdict of an ending that does not follow from the moves to the log.
+    async fn append_end(
+        &self,
+        entry: &GameEntry,
+        verdict: &pb::Verdict,
+    ) -> Result<Published, Error> {
+        let msg_id = format!("{}:{}:end", entry.id, verdict.ply);
+        self.append(
+            entry,
+            shogi_proto::VERDICT_TYPE,
+            msg_id,
+            verdict.encode_to_vec(),
+        )
+        .await
+    }
+
+    /// Publishes a notice on a game's `.declare`, `.warning` or `.verdict` subject. The log
+    /// already holds what it says (or it follows from the log), so a failure here is logged,
+    /// not returned.
+    async fn notify(
+        &self,
+        id: &str,
+        subject: String,
+        message_type: &'static str,
+        msg_id: String,
+        payload: Vec<u8>,
+    ) {
+        if let Err(e) = self
+            .inner
+            .bus
+            .publish(subject, message_type, &msg_id, None, payload.into())
+            .await
+        {
+            tracing::error!(game_id = id, msg_id, error = %e, "notice not published");
+        }
+    }
+
+    async fn notify_verdict(&self, verdict: &pb::Verdict) {
+        let id = &verdict.game_id;
+        self.notify(
+            id,
+            subject::verdict(id),
+            shogi_proto::VERDICT_TYPE,
+            format!("{id}:{}:verdict", verdict.ply),
+            verdict.encode_to_vec(),
+        )
+        .await;
+    }
+
+    /// After a ply is stored: its warnings and verdict go on their subjects.
+    async fn publish_consequences(&self, entry: &GameEntry, ply: u32) {
+        let Some(rec) = entry.plies.get(ply as usize - 1) else {
             return;
         };
         for (i, w) in rec.warnings.iter().enumerate() {
-            let id = format!("{}:{ply}:warning:{i}", entry.id);
-            match self
-                .inner
-                .bus
-                .publish(
-                    subject::warning(&entry.id),
-                    &id,
-                    None,
-                    w.encode_to_vec().into(),
-                )
-                .await
-            {
-                Ok(Published::Stored(seq)) => entry.applied_own(seq),
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::error!(game_id = %entry.id, ply, error = %e, "warning not published")
-                }
-            }
+            self.notify(
+                &entry.id,
+                subject::warning(&entry.id),
+                shogi_proto::WARNING_TYPE,
+                format!("{}:{ply}:warning:{i}", entry.id),
+                w.encode_to_vec(),
+            )
+            .await;
         }
         if let Some(v) = &rec.verdict {
-            match self.publish_verdict(entry, v).await {
-                Ok(Published::Stored(seq)) => {
-                    entry.applied_own(seq);
-                    entry.verdict_seq = Some(seq);
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::error!(game_id = %entry.id, ply, error = %e, "verdict not published")
-                }
-            }
+            self.notify_verdict(v).await;
         }
     }
 
@@ -228,6 +236,7 @@ impl Validator {
                 .bus
                 .publish(
                     subject::created(&id),
+                    shogi_proto::GAME_CREATED_TYPE,
                     &format!("{id}:created"),
                     Some(0),
                     created.encode_to_vec().into(),
@@ -341,7 +350,7 @@ impl Validator {
                     .as_ref()
                     .map(|v| convert::verdict_pb(&entry.id, v))
                     .unwrap_or_default();
-                self.publish_verdict(entry, &verdict).await?
+                self.append_end(entry, &verdict).await?
             } else {
                 let pos = game.position();
                 let event = pb::MoveAccepted {
@@ -352,35 +361,23 @@ impl Validator {
                     gives_check: outcome.gave_check,
                     position_hash: pos.hash(),
                 };
-                self.inner
-                    .bus
-                    .publish(
-                        subject::moves(&entry.id),
-                        &format!("{}:{}:{usi}", entry.id, req.ply),
-                        Some(entry.last_move_seq),
-                        event.encode_to_vec().into(),
-                    )
-                    .await?
+                let msg_id = format!("{}:{}:{usi}", entry.id, req.ply);
+                self.append(
+                    entry,
+                    shogi_proto::MOVE_ACCEPTED_TYPE,
+                    msg_id,
+                    event.encode_to_vec(),
+                )
+                .await?
             };
             match published {
                 Published::Stored(seq) => {
-                    if !self.next_is(entry, seq).await? {
-                        // Another writer's event came first: judge again by the log, which
-                        // now holds this move too (valid or void).
-                        tracing::debug!(game_id = %entry.id, ply = req.ply, %usi, "other events first, catching up");
-                        self.catch_up(entry).await?;
-                        caught_up = true;
-                        continue;
-                    }
-                    if forfeited {
-                        entry.verdict_seq = Some(seq);
-                    } else {
-                        entry.last_move_seq = seq;
-                    }
+                    entry.last_seq = seq;
                     entry.commit(game, &outcome, mv);
                     if forfeited {
                         let f = entry.forfeit.clone().expect("a forfeit was just committed");
                         tracing::info!(game_id = %entry.id, ply = req.ply, %usi, "move forfeited");
+                        self.notify_verdict(&f.verdict).await;
                         return Ok(entry.forfeit_answer(&f));
                     }
                     tracing::info!(game_id = %entry.id, ply = req.ply, %usi, "move accepted");
@@ -429,6 +426,26 @@ impl Validator {
                 .declare(declarer, req.has_time)
                 .map_err(|e| Error::FailedPrecondition(e.to_string()))?;
             let report = convert::report_pb(&declared.report);
+            let verdict = declared
+                .verdict
+                .as_ref()
+                .map(|v| convert::verdict_pb(&entry.id, v));
+            // A declaration that ends the game goes into the log as its verdict; a refused one
+            // changes nothing and is only announced.
+            if let Some(v) = &verdict {
+                match self.append_end(entry, v).await? {
+                    Published::Stored(seq) => {
+                        entry.last_seq = seq;
+                        entry.game = game;
+                    }
+                    // A retry (the loop's first check answers it) or another writer: read the
+                    // log and judge again.
+                    Published::Duplicate(_) | Published::Conflict => {
+                        self.catch_up(entry).await?;
+                        continue;
+                    }
+                }
+            }
             let event = pb::Declaration {
                 game_id: entry.id.clone(),
                 ply: declared_at,
@@ -436,72 +453,25 @@ impl Validator {
                 has_time: req.has_time,
                 report: Some(report.clone()),
             };
-            let published = self
-                .inner
-                .bus
-                .publish(
-                    subject::declare(&entry.id),
-                    &format!(
-                        "{}:{declared_at}:declare:{}:{}",
-                        entry.id, req.declarer, req.has_time
-                    ),
-                    Some(entry.last_declare_seq),
-                    event.encode_to_vec().into(),
-                )
-                .await?;
-            match published {
-                Published::Stored(seq) => {
-                    if self.next_is(entry, seq).await? {
-                        entry.last_declare_seq = seq;
-                        entry.game = game;
-                    } else {
-                        // Another writer's event came first; the log applies this declaration
-                        // only if the game is still where it was judged.
-                        self.catch_up(entry).await?;
-                        if entry.ply() != declared_at {
-                            return Err(ply_error(PlyConflict::Taken, entry, declared_at + 1));
-                        }
-                        if entry.game.verdict() != declared.verdict.as_ref() {
-                            return Err(match entry.game.verdict() {
-                                Some(v) => game_over(&entry.id, v),
-                                None => Error::Contended(entry.id.clone()),
-                            });
-                        }
-                    }
-                    let verdict = entry.verdict_pb();
-                    if let Some(v) = &verdict {
-                        match self.publish_verdict(entry, v).await {
-                            Ok(Published::Stored(seq)) => {
-                                entry.applied_own(seq);
-                                entry.verdict_seq = Some(seq);
-                            }
-                            Ok(_) => {}
-                            Err(e) => {
-                                tracing::error!(game_id = %entry.id, error = %e, "verdict not published")
-                            }
-                        }
-                    }
-                    tracing::info!(game_id = %entry.id, ply = declared_at, outcome = %report.outcome, "declaration");
-                    return Ok(pb::DeclareResponse {
-                        report: Some(report),
-                        verdict,
-                    });
-                }
-                // The same declaration at this ply is already stored (a retry): the log has
-                // judged it, the same way.
-                Published::Duplicate(_) => {
-                    self.catch_up(entry).await?;
-                    if entry.ply() == declared_at
-                        && entry.game.verdict() == declared.verdict.as_ref()
-                    {
-                        return Ok(pb::DeclareResponse {
-                            report: Some(report),
-                            verdict: entry.verdict_pb(),
-                        });
-                    }
-                }
-                Published::Conflict => self.catch_up(entry).await?,
+            self.notify(
+                &entry.id,
+                subject::declare(&entry.id),
+                shogi_proto::DECLARATION_TYPE,
+                format!(
+                    "{}:{declared_at}:declare:{}:{}",
+                    entry.id, req.declarer, req.has_time
+                ),
+                event.encode_to_vec(),
+            )
+            .await;
+            if let Some(v) = &verdict {
+                self.notify_verdict(v).await;
             }
+            tracing::info!(game_id = %entry.id, ply = declared_at, outcome = %report.outcome, "declaration");
+            return Ok(pb::DeclareResponse {
+                report: Some(report),
+                verdict,
+            });
         }
         Err(Error::Contended(entry.id.clone()))
     }
@@ -590,17 +560,12 @@ impl Validator {
             }
             let verdict = Verdict::reported(code, winner, entry.ply(), ordinary);
             let message = convert::verdict_pb(&entry.id, &verdict);
-            match self.publish_verdict(entry, &message).await? {
+            match self.append_end(entry, &message).await? {
                 Published::Stored(seq) => {
-                    if !self.next_is(entry, seq).await? {
-                        // Another writer's event came first: the log decides, and the next
-                        // round answers from it.
-                        self.catch_up(entry).await?;
-                        continue;
-                    }
-                    entry.verdict_seq = Some(seq);
+                    entry.last_seq = seq;
                     let _ = entry.game.record_result(code, winner, ordinary);
                     tracing::info!(game_id = %entry.id, ply = entry.ply(), code = code.as_str(), "game ended");
+                    self.notify_verdict(&message).await;
                     return Ok(pb::EndGameResponse {
                         verdict: Some(message),
                     });
@@ -788,8 +753,17 @@ impl MoveValidator for Validator {
                         None => return,
                     };
                     let sequence = msg.info().map(|i| i.stream_sequence).unwrap_or_default();
-                    let event = match decode_event(&msg.subject, msg.payload.clone(), req.from_ply)
-                    {
+                    let message_type = msg
+                        .headers
+                        .as_ref()
+                        .and_then(|h| h.get(shogi_proto::MESSAGE_TYPE_HEADER))
+                        .map(|v| v.as_str().to_owned());
+                    let event = match decode_event(
+                        &msg.subject,
+                        message_type.as_deref(),
+                        msg.payload.clone(),
+                        req.from_ply,
+                    ) {
                         Ok(Some(event)) => event,
                         Ok(None) => continue,
                         Err(e) => {
@@ -832,15 +806,19 @@ async fn stopped(shutdown: &mut watch::Receiver<bool>) {
 }
 
 /// One bus message as a [`pb::WatchGameResponse`] payload; `None` for a move or warning before
-/// `from_ply`.
+/// `from_ply`, and for the log's copy of a verdict (its `.verdict` notice is sent instead).
 fn decode_event(
     subject: &str,
+    message_type: Option<&str>,
     payload: bytes::Bytes,
     from_ply: u32,
 ) -> Result<Option<pb::watch_game_response::Event>, String> {
     use pb::watch_game_response::Event;
     let kind = subject.rsplit('.').next().unwrap_or_default();
     let err = |e: prost::DecodeError| format!("{subject}: {e}");
+    if kind == "move" && message_type == Some(shogi_proto::VERDICT_TYPE) {
+        return Ok(None);
+    }
     Ok(match kind {
         "created" => Some(Event::Created(
             pb::GameCreated::decode(payload).map_err(err)?,

@@ -64,16 +64,21 @@ impl Bus {
         Ok(Bus { js, stream })
     }
 
-    /// Publishes `payload` on `subject` with `Nats-Msg-Id: msg_id` and, when given, the
-    /// subject's expected last sequence (0: the subject must be empty).
+    /// Publishes `payload`, a message of type `message_type` (see
+    /// [`shogi_proto::MESSAGE_TYPE_HEADER`]), on `subject` with `Nats-Msg-Id: msg_id` and, when
+    /// given, the subject's expected last sequence (0: the subject must be empty).
     pub async fn publish(
         &self,
         subject: String,
+        message_type: &'static str,
         msg_id: &str,
         expected_subject_seq: Option<u64>,
         payload: Bytes,
     ) -> Result<Published, Error> {
-        let mut msg = PublishMessage::build().payload(payload).message_id(msg_id);
+        let mut msg = PublishMessage::build()
+            .payload(payload)
+            .message_id(msg_id)
+            .header(shogi_proto::MESSAGE_TYPE_HEADER, message_type);
         if let Some(seq) = expected_subject_seq {
             msg = msg.expected_last_subject_sequence(seq);
         }

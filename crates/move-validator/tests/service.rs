@@ -155,6 +155,30 @@ async fn move_events(nats: &NatsServer, game_id: &str) -> Vec<pb::MoveAccepted> 
     events
 }
 
+/// The `Shogi-Message-Type` of every entry of a game's log (`.move`), in order.
+async fn log_types(nats: &NatsServer, game_id: &str) -> Vec<String> {
+    let client = async_nats::connect(nats.url()).await.unwrap();
+    let stream = jetstream::new(client)
+        .get_stream(shogi_proto::STREAM)
+        .await
+        .unwrap();
+    let subject = shogi_proto::subject::moves(game_id);
+    let mut types = Vec::new();
+    let mut seq = 1;
+    while let Ok(msg) = stream
+        .raw_message_builder()
+        .sequence(seq)
+        .next_by_subject(subject.clone())
+        .send()
+        .await
+    {
+        seq = msg.sequence + 1;
+        let t = msg.headers.get(shogi_proto::MESSAGE_TYPE_HEADER).unwrap();
+        types.push(t.as_str().to_owned());
+    }
+    types
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn short_game_to_checkmate() {
     let nats = NatsServer::start();
@@ -540,6 +564,15 @@ async fn a_new_instance_rebuilds_games_from_the_bus() {
     let verdict = state.verdict.unwrap();
     assert_eq!(verdict.code, pb::ResultCode::Resignation as i32);
     assert_eq!(verdict.winner, pb::Color::White as i32);
+    // The logs: moves, and the reported ending as the last entry of its game's log.
+    assert_eq!(
+        log_types(&nats, "rebuild-1").await,
+        [shogi_proto::MOVE_ACCEPTED_TYPE; 4]
+    );
+    assert_eq!(
+        log_types(&nats, "rebuild-2").await,
+        [shogi_proto::VERDICT_TYPE]
+    );
     b.shutdown().await;
 }
 

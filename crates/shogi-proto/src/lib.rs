@@ -27,6 +27,22 @@ pub const STREAM: &str = "SHOGI_GAMES";
 /// The subjects of [`STREAM`]: every subject under `shogi.game.`.
 pub const STREAM_SUBJECTS: &str = "shogi.game.>";
 
+/// The header every published message carries with its full protobuf type name, so that a
+/// reader of a subject that holds more than one type (`.move`: moves, and the verdict that ends
+/// the game when it does not follow from the moves) knows how to decode it.
+pub const MESSAGE_TYPE_HEADER: &str = "Shogi-Message-Type";
+
+/// [`MESSAGE_TYPE_HEADER`] of a [`v1::GameCreated`].
+pub const GAME_CREATED_TYPE: &str = "shogi.v1.GameCreated";
+/// [`MESSAGE_TYPE_HEADER`] of a [`v1::MoveAccepted`].
+pub const MOVE_ACCEPTED_TYPE: &str = "shogi.v1.MoveAccepted";
+/// [`MESSAGE_TYPE_HEADER`] of a [`v1::Declaration`].
+pub const DECLARATION_TYPE: &str = "shogi.v1.Declaration";
+/// [`MESSAGE_TYPE_HEADER`] of a [`v1::Warning`].
+pub const WARNING_TYPE: &str = "shogi.v1.Warning";
+/// [`MESSAGE_TYPE_HEADER`] of a [`v1::Verdict`].
+pub const VERDICT_TYPE: &str = "shogi.v1.Verdict";
+
 /// The bus subjects of one game, as documented in `arbiter.proto`.
 pub mod subject {
     /// `shogi.game.<game_id>.created`: [`crate::v1::GameCreated`].
@@ -34,7 +50,9 @@ pub mod subject {
         format!("shogi.game.{game_id}.created")
     }
 
-    /// `shogi.game.<game_id>.move`: [`crate::v1::MoveAccepted`], the game's ordered log.
+    /// `shogi.game.<game_id>.move`: the game's ordered log, [`crate::v1::MoveAccepted`] for
+    /// each move and, when an ending does not follow from the moves, the final
+    /// [`crate::v1::Verdict`] (told apart by [`crate::MESSAGE_TYPE_HEADER`]).
     pub fn moves(game_id: &str) -> String {
         format!("shogi.game.{game_id}.move")
     }
