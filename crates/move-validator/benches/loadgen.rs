@@ -161,11 +161,16 @@ async fn main() {
         plies as f64 / games.len() as f64
     );
 
-    // Warm up connections and code paths.
-    let _ = HealthClient::new(channels[0].clone())
-        .check(HealthCheckRequest::default())
-        .await
-        .expect("health");
+    // Warm up connections, flow-control windows and code paths, so that the first row measured
+    // (the baseline) is not the one that pays for them.
+    let chans = channels.clone();
+    drive("warm-up", 64, 20_000, move |w, _| {
+        let mut c = HealthClient::new(chans[w % CHANNELS].clone());
+        async move {
+            c.check(HealthCheckRequest::default()).await.expect("check");
+        }
+    })
+    .await;
 
     // The bus alone: the same publish SubmitMove makes (Nats-Msg-Id, expected last subject
     // sequence, file storage, ack awaited), straight from a client, to show the bound the bus

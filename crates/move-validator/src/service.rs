@@ -4,7 +4,7 @@
 use crate::convert::{self, check_game_id, parse_sfen, parse_usi};
 use crate::error::{Error, PlyConflict};
 use crate::games::GameEntry;
-use crate::store::{Bus, Published};
+use crate::store::{Bus, Published, TraceContext};
 use futures::StreamExt;
 use prost::Message as _;
 use shogi_adjudication::{
@@ -666,7 +666,10 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        let game = Validator::create_game(self, request.into_inner()).await?;
+        let trace = TraceContext::from_metadata(request.metadata());
+        let game = trace
+            .scope(Validator::create_game(self, request.into_inner()))
+            .await?;
         Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
     }
 
@@ -674,9 +677,12 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
+        let trace = TraceContext::from_metadata(request.metadata());
         let req = request.into_inner();
         let span = tracing::info_span!("submit_move", game_id = %req.game_id, ply = req.ply, usi = %req.usi);
-        let answer = Validator::submit_move(self, req).instrument(span).await?;
+        let answer = trace
+            .scope(Validator::submit_move(self, req).instrument(span))
+            .await?;
         Ok(Response::new(answer))
     }
 
@@ -691,10 +697,13 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::DeclareRequest>,
     ) -> Result<Response<pb::DeclareResponse>, Status> {
+        let trace = TraceContext::from_metadata(request.metadata());
         let req = request.into_inner();
         let span = tracing::info_span!("declare", game_id = %req.game_id);
         Ok(Response::new(
-            Validator::declare(self, req).instrument(span).await?,
+            trace
+                .scope(Validator::declare(self, req).instrument(span))
+                .await?,
         ))
     }
 
@@ -792,10 +801,13 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::EndGameRequest>,
     ) -> Result<Response<pb::EndGameResponse>, Status> {
+        let trace = TraceContext::from_metadata(request.metadata());
         let req = request.into_inner();
         let span = tracing::info_span!("end_game", game_id = %req.game_id);
         Ok(Response::new(
-            Validator::end_game(self, req).instrument(span).await?,
+            trace
+                .scope(Validator::end_game(self, req).instrument(span))
+                .await?,
         ))
     }
 }

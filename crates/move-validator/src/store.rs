@@ -12,6 +12,40 @@ use async_nats::jetstream::{
 use bytes::Bytes;
 use std::time::Duration;
 
+/// The W3C trace context (`traceparent`, `tracestate`) of the call being served, carried from
+/// the gRPC request's metadata onto every message the call publishes, so that a consumer of the
+/// bus can join the caller's trace.
+#[derive(Debug, Clone, Default)]
+pub struct TraceContext {
+    traceparent: Option<String>,
+    tracestate: Option<String>,
+}
+
+tokio::task_local! {
+    static TRACE_CONTEXT: TraceContext;
+}
+
+impl TraceContext {
+    /// The trace context a request carries, if any.
+    pub fn from_metadata(metadata: &tonic::metadata::MetadataMap) -> TraceContext {
+        let get = |key: &str| {
+            metadata
+                .get(key)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        TraceContext {
+            traceparent: get("traceparent"),
+            tracestate: get("tracestate"),
+        }
+    }
+
+    /// Runs `fut` with this trace context for the publishes it makes.
+    pub async fn scope<F: std::future::Future>(self, fut: F) -> F::Output {
+        TRACE_CONTEXT.scope(self, fut).await
+    }
+}
+
 /// What a publish did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Published {
@@ -79,6 +113,13 @@ impl Bus {
             .payload(payload)
             .message_id(msg_id)
             .header(shogi_proto::MESSAGE_TYPE_HEADER, message_type);
+        let trace = TRACE_CONTEXT.try_with(Clone::clone).unwrap_or_default();
+        if let Some(v) = trace.traceparent {
+            msg = msg.header("traceparent", v.as_str());
+        }
+        if let Some(v) = trace.tracestate {
+            msg = msg.header("tracestate", v.as_str());
+        }
         if let Some(seq) = expected_subject_seq {
             msg = msg.expected_last_subject_sequence(seq);
         }

@@ -191,7 +191,29 @@ async fn short_game_to_checkmate() {
     assert_eq!(game.ply, 0);
     assert_eq!(game.side_to_move, pb::Color::Black as i32);
 
-    let a = submit(&mut c, "mate-1", 1, "5d5c").await.unwrap();
+    // The caller's W3C trace context travels onto the bus with the move.
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let mut traced = tonic::Request::new(pb::SubmitMoveRequest {
+        game_id: "mate-1".into(),
+        ply: 1,
+        usi: "5d5c".into(),
+    });
+    traced
+        .metadata_mut()
+        .insert("traceparent", traceparent.parse().unwrap());
+    let a = c.submit_move(traced).await.unwrap().into_inner();
+    let stream = jetstream::new(async_nats::connect(nats.url()).await.unwrap())
+        .get_stream(shogi_proto::STREAM)
+        .await
+        .unwrap();
+    let stored = stream
+        .get_last_raw_message_by_subject("shogi.game.mate-1.move")
+        .await
+        .unwrap();
+    assert_eq!(
+        stored.headers.get("traceparent").map(|v| v.as_str()),
+        Some(traceparent)
+    );
     assert_eq!(a.outcome, pb::MoveOutcome::Accepted as i32);
     assert!(!a.gives_check && a.verdict.is_none());
     let a = submit(&mut c, "mate-1", 2, "9g9h").await.unwrap();
