@@ -8,7 +8,8 @@
 //! section 1 dictates where only one rule can apply.
 //!
 //! `live_oracle_agrees` runs the generator afresh (a new seed each run, printed for replay) and
-//! fails, rather than skips, when cshogi is not installed: `bash tools/oracle/install.sh`.
+//! fails, rather than skips, when cshogi is not installed: `bash tools/oracle/install.sh`. A longer
+//! hunt by hand: `SHOGI_ORACLE_COUNT=50000 cargo test -p shogi-rules --test differential live`.
 
 use shogi_rules::{Color, IllegalKind, Move, Piece, PieceKind, Position, Square};
 use std::path::PathBuf;
@@ -411,7 +412,8 @@ fn oracle_script() -> PathBuf {
 }
 
 /// Generates fresh positions with cshogi and compares them. A different seed each run widens the
-/// search over time; set `SHOGI_ORACLE_SEED` to replay one.
+/// search over time; set `SHOGI_ORACLE_SEED` to replay one, and `SHOGI_ORACLE_COUNT` for a longer
+/// hunt by hand (300 by default, a second or two).
 #[test]
 fn live_oracle_agrees() {
     let import = Command::new("python3")
@@ -440,11 +442,21 @@ fn live_oracle_agrees() {
                 % 1_000_000_007
         }
     };
+    let count: usize = match std::env::var("SHOGI_ORACLE_COUNT") {
+        Ok(s) => s.parse().expect("SHOGI_ORACLE_COUNT must be an integer"),
+        Err(_) => 300,
+    };
     let out = std::env::temp_dir().join(format!("shogi-oracle-{}-{seed}.tsv", std::process::id()));
     let started = Instant::now();
     let run = Command::new("python3")
         .arg(oracle_script())
-        .args(["--seed", &seed.to_string(), "--count", "300", "--out"])
+        .args([
+            "--seed",
+            &seed.to_string(),
+            "--count",
+            &count.to_string(),
+            "--out",
+        ])
         .arg(&out)
         .output()
         .expect("python3 starts");
@@ -459,12 +471,12 @@ fn live_oracle_agrees() {
     let rows = parse_rows(&text);
     assert_eq!(
         rows.len(),
-        300,
-        "the oracle wrote {} rows, not 300",
+        count,
+        "the oracle wrote {} rows, not {count}",
         rows.len()
     );
     println!(
-        "live oracle: seed {seed}, 300 positions generated in {:.1?}; replay with \
+        "live oracle: seed {seed}, {count} positions generated in {:.1?}; replay with \
          SHOGI_ORACLE_SEED={seed}",
         started.elapsed()
     );
