@@ -319,6 +319,13 @@ impl Validator {
             }
             let (game, outcome) = match entry.trial(mv) {
                 Ok(played) => played,
+                Err(GameError::Illegal(_)) if !caught_up => {
+                    // Nothing is written for a refusal, so nothing would tell a stale instance
+                    // that the ply is taken: read the log before refusing.
+                    self.catch_up(entry).await?;
+                    caught_up = true;
+                    continue;
+                }
                 Err(GameError::Illegal(illegal)) => {
                     let pos = entry.game.position();
                     return Ok(pb::SubmitMoveResponse {

@@ -998,3 +998,29 @@ async fn a_move_racing_a_verdict_on_another_instance_is_answered_as_the_log_deci
     b.shutdown().await;
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_instance_reads_the_log_before_answering() {
+    let nats = NatsServer::start();
+    let a = Validator::start(&nats).await;
+    let b = Validator::start(&nats).await;
+    let (mut ca, mut cb) = (a.client(), b.client());
+    create(&mut ca, "stale-1", "online", None).await;
+    // B loads the game at ply 0; then A plays ply 1 behind its back.
+    cb.get_game(pb::GetGameRequest {
+        game_id: "stale-1".into(),
+    })
+    .await
+    .unwrap();
+    let played = submit(&mut ca, "stale-1", 1, "7g7f").await.unwrap();
+    // A move illegal at ply 0 but sent for the taken ply 1: taken, not rejected.
+    let e = submit(&mut cb, "stale-1", 1, "3c3d").await.unwrap_err();
+    assert_eq!(error_info(&e), ("PLY_TAKEN".to_owned(), 1));
+    // A retry of A's move through B: A's answer.
+    assert_eq!(submit(&mut cb, "stale-1", 1, "7g7f").await.unwrap(), played);
+    // A move for ply 2 that B has not seen the position for: judged on the real position.
+    let r = submit(&mut cb, "stale-1", 2, "3c3d").await.unwrap();
+    assert_eq!(r.outcome, pb::MoveOutcome::Accepted as i32);
+    a.shutdown().await;
+    b.shutdown().await;
+}
