@@ -391,6 +391,15 @@ async fn bad_input_is_invalid_argument_naming_the_field() {
     assert_eq!(bad_field(&e), "usi");
     let e = submit(&mut c, "g-ok", 0, "7g7f").await.unwrap_err();
     assert_eq!(bad_field(&e), "ply");
+    // Past the configured message size (64 KiB by default): refused before it is decoded.
+    let e = c
+        .validate_move(pb::ValidateMoveRequest {
+            sfen: "x".repeat(100_000),
+            usi: "7g7f".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::OutOfRange, "{e:?}");
     v.shutdown().await;
 }
 
