@@ -246,6 +246,11 @@ impl Validator {
                 Published::Stored(seq) => {
                     let entry = GameEntry::from_created(created, seq)?;
                     let state = entry.state();
+                    // A start position can already be decided (no legal move, or an
+                    // automatic declaration): announce it like any other ending.
+                    if let Some(v) = &state.verdict {
+                        self.notify_verdict(v).await;
+                    }
                     *self.slot(&id).lock_owned().await = Some(entry);
                     tracing::info!("game created");
                     Ok(state)

@@ -260,6 +260,13 @@ async fn short_game_to_checkmate() {
         .unwrap()
         .into_inner();
     assert!(vm.legal && vm.gives_check && vm.is_checkmate && vm.no_legal_reply);
+
+    // A game created from the mated position is decided at ply 0.
+    let mated = create(&mut c, "mated-0", "online", Some(&vm.sfen_after)).await;
+    let verdict = mated.verdict.expect("decided at the start");
+    assert_eq!((verdict.code_name.as_str(), verdict.ply), ("checkmate", 0));
+    let e = submit(&mut c, "mated-0", 1, "5a4a").await.unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
     v.shutdown().await;
 }
 
