@@ -244,8 +244,9 @@ fn pawn_drop_mates(pos: &Position, to: Square) -> bool {
     // king may capture, and `attackers_to_occ` below sees it as a blocker through `occ`.
     let occ_without_king = occ.without(their_king);
     let escapes = attacks::king(their_king) & !pos.pieces_by_color(them);
+    let ours = pos.pieces_by_color(us);
     for sq in escapes {
-        if pos.attackers_to_occ(sq, us, occ_without_king).is_empty() {
+        if !pos.attacked_among(sq, them, ours, occ_without_king) {
             return false;
         }
     }
@@ -264,12 +265,13 @@ pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
     }
     let (target, drop_target, pinned, ksq) = match pos.king_square(us) {
         Some(ksq) => {
-            let checkers = pos.attackers_to_occ(ksq, them, occ);
+            let checkers = pos.checkers();
             // King moves: the king itself must not block the slider it steps away from.
             let occ_without_king = occ.without(ksq);
             let mut king_targets = Bitboard::EMPTY;
+            let theirs = pos.pieces_by_color(them);
             for to in attacks::king(ksq) & !ours {
-                if pos.attackers_to_occ(to, them, occ_without_king).is_empty() {
+                if !pos.attacked_among(to, us, theirs, occ_without_king) {
                     king_targets = king_targets.with(to);
                 }
             }
@@ -360,6 +362,25 @@ pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
     }
 }
 
+/// Whether a piece of `kind` on `from` reaches `to` over the board as it stands (`to` may hold
+/// an enemy piece). Sliders are checked with the between table instead of tracing rays.
+#[inline]
+fn reaches(us: Color, kind: PieceKind, from: Square, to: Square, occ: Bitboard) -> bool {
+    let clear = || (attacks::between(from, to) & occ).is_empty();
+    match kind {
+        PieceKind::Lance => attacks::lance_pseudo(us, from).contains(to) && clear(),
+        PieceKind::Bishop => attacks::bishop_pseudo(from).contains(to) && clear(),
+        PieceKind::Rook => attacks::rook_pseudo(from).contains(to) && clear(),
+        PieceKind::Horse => {
+            attacks::king(from).contains(to) || attacks::bishop_pseudo(from).contains(to) && clear()
+        }
+        PieceKind::Dragon => {
+            attacks::king(from).contains(to) || attacks::rook_pseudo(from).contains(to) && clear()
+        }
+        _ => attacks::piece(us, kind, from, occ).contains(to),
+    }
+}
+
 /// Why `mv` is illegal for the side to move, if it is.
 pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
     use IllegalKind as I;
@@ -368,6 +389,7 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
     let occ = pos.occupied();
     let ksq = pos.king_square(us);
     let their_king = pos.king_square(them);
+    let theirs = pos.pieces_by_color(them);
     match mv {
         Move::Normal { from, to, promote } => {
             let piece = pos.piece_at(from).ok_or(I::Impossible)?;
@@ -377,7 +399,7 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             if pos.pieces_by_color(us).contains(to) || Some(to) == their_king {
                 return Err(I::Impossible);
             }
-            if !attacks::piece(us, piece.kind, from, occ).contains(to) {
+            if !reaches(us, piece.kind, from, to, occ) {
                 return Err(I::Impossible);
             }
             if promote {
@@ -387,17 +409,24 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             } else if dead_zone(us, piece.kind).contains(to) {
                 return Err(I::DeadPiece);
             }
-            let occ_after = occ.without(from).with(to);
-            let king_after = if piece.kind == PieceKind::King {
-                Some(to)
-            } else {
-                ksq
-            };
-            if let Some(k) = king_after {
-                // A captured piece no longer attacks: mask it out of the attackers.
-                if pos.attackers_to_occ(k, them, occ_after).without(to).any() {
-                    return Err(I::LeavesKingInCheck);
-                }
+            let Some(k) = ksq else { return Ok(()) };
+            // A captured piece no longer attacks: it is masked out of the attackers.
+            let theirs_after = theirs.without(to);
+            if piece.kind == PieceKind::King {
+                return match pos.attacked_among(to, us, theirs_after, occ.without(from)) {
+                    true => Err(I::LeavesKingInCheck),
+                    false => Ok(()),
+                };
+            }
+            // Not in check, a piece off every line through its king, or one that stays on that
+            // line, cannot expose the king: the common case needs no attack test at all.
+            let line = attacks::line(k, from);
+            let in_check = pos.checkers().any();
+            if !in_check && (line.is_empty() || line.contains(to)) {
+                return Ok(());
+            }
+            if pos.attacked_among(k, us, theirs_after, occ.without(from).with(to)) {
+                return Err(I::LeavesKingInCheck);
             }
             Ok(())
         }
@@ -411,8 +440,14 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             if kind == PieceKind::Pawn && pawn_files(pos, us).contains(to) {
                 return Err(I::TwoPawns);
             }
-            if ksq.is_some_and(|k| pos.attackers_to_occ(k, them, occ.with(to)).any()) {
-                return Err(I::LeavesKingInCheck);
+            if let Some(k) = ksq {
+                // A drop cannot expose the king; in check it must block the only checker.
+                let checkers = pos.checkers();
+                if let Some(c) = checkers.first() {
+                    if checkers.has_more_than_one() || !attacks::between(k, c).contains(to) {
+                        return Err(I::LeavesKingInCheck);
+                    }
+                }
             }
             if kind == PieceKind::Pawn
                 && their_king.is_some_and(|k| attacks::pawn(us, to).contains(k))

@@ -89,6 +89,8 @@ pub struct Position {
     board: [u8; 81],
     hands: [Hand; 2],
     hash: u64,
+    /// The pieces checking the side to move, kept up to date by `play_unchecked`.
+    checkers: Bitboard,
     kings: [Option<Square>; 2],
     side: Color,
     move_number: u32,
@@ -135,6 +137,7 @@ impl Position {
             board: [EMPTY_SQ; 81],
             hands,
             hash: 0,
+            checkers: Bitboard::EMPTY,
             kings: [None; 2],
             side,
             move_number,
@@ -155,7 +158,16 @@ impl Position {
         if side == Color::White {
             pos.hash ^= zobrist::side();
         }
+        pos.checkers = pos.compute_checkers();
         pos
+    }
+
+    /// The pieces checking the side to move, computed from scratch.
+    fn compute_checkers(&self) -> Bitboard {
+        match self.kings[self.side.index()] {
+            Some(k) => self.attackers_to(k, !self.side),
+            None => Bitboard::EMPTY,
+        }
     }
 
     #[inline]
@@ -269,21 +281,80 @@ impl Position {
     /// The pieces of `by` that attack `sq`, with `occupied` as the blockers.
     #[inline]
     pub(crate) fn attackers_to_occ(&self, sq: Square, by: Color, occupied: Bitboard) -> Bitboard {
+        self.attackers_among(sq, !by, self.by_color[by.index()], occupied)
+    }
+
+    /// The pieces of `theirs` (pieces of the side opposing `me`) that attack `sq`, with
+    /// `occupied` as the blockers. Sliders are traced only when one stands on a line through
+    /// `sq`, which is rare, so most calls are a few table lookups.
+    #[inline]
+    pub(crate) fn attackers_among(
+        &self,
+        sq: Square,
+        me: Color,
+        theirs: Bitboard,
+        occupied: Bitboard,
+    ) -> Bitboard {
         use PieceKind as K;
-        let me = !by;
         let b = &self.by_kind;
-        let rooks = b[K::Rook.index()] | b[K::Dragon.index()];
-        let bishops = b[K::Bishop.index()] | b[K::Horse.index()];
         let kingly = b[K::King.index()] | b[K::Horse.index()] | b[K::Dragon.index()];
-        let a = (attacks::pawn(me, sq) & b[K::Pawn.index()])
+        let mut a = ((attacks::pawn(me, sq) & b[K::Pawn.index()])
             | (attacks::knight(me, sq) & b[K::Knight.index()])
             | (attacks::silver(me, sq) & b[K::Silver.index()])
             | (attacks::gold(me, sq) & self.gold_movers())
-            | (attacks::king(sq) & kingly)
-            | (attacks::lance(me, sq, occupied) & b[K::Lance.index()])
-            | (attacks::rook(sq, occupied) & rooks)
-            | (attacks::bishop(sq, occupied) & bishops);
-        a & self.by_color[by.index()]
+            | (attacks::king(sq) & kingly))
+            & theirs;
+        let rooks = (b[K::Rook.index()] | b[K::Dragon.index()]) & theirs;
+        if (attacks::rook_pseudo(sq) & rooks).any() {
+            a |= attacks::rook(sq, occupied) & rooks;
+        }
+        let bishops = (b[K::Bishop.index()] | b[K::Horse.index()]) & theirs;
+        if (attacks::bishop_pseudo(sq) & bishops).any() {
+            a |= attacks::bishop(sq, occupied) & bishops;
+        }
+        let lances = b[K::Lance.index()] & theirs;
+        if (attacks::lance_pseudo(me, sq) & lances).any() {
+            a |= attacks::lance(me, sq, occupied) & lances;
+        }
+        a
+    }
+
+    /// Whether a piece of `theirs` attacks `sq` (see [`Position::attackers_among`]); stops at
+    /// the first attacker found, step pieces first.
+    #[inline]
+    pub(crate) fn attacked_among(
+        &self,
+        sq: Square,
+        me: Color,
+        theirs: Bitboard,
+        occupied: Bitboard,
+    ) -> bool {
+        use PieceKind as K;
+        let b = &self.by_kind;
+        let kingly = b[K::King.index()] | b[K::Horse.index()] | b[K::Dragon.index()];
+        if (((attacks::pawn(me, sq) & b[K::Pawn.index()])
+            | (attacks::knight(me, sq) & b[K::Knight.index()])
+            | (attacks::silver(me, sq) & b[K::Silver.index()])
+            | (attacks::gold(me, sq) & self.gold_movers())
+            | (attacks::king(sq) & kingly))
+            & theirs)
+            .any()
+        {
+            return true;
+        }
+        let rooks = (b[K::Rook.index()] | b[K::Dragon.index()]) & theirs;
+        if (attacks::rook_pseudo(sq) & rooks).any() && (attacks::rook(sq, occupied) & rooks).any() {
+            return true;
+        }
+        let bishops = (b[K::Bishop.index()] | b[K::Horse.index()]) & theirs;
+        if (attacks::bishop_pseudo(sq) & bishops).any()
+            && (attacks::bishop(sq, occupied) & bishops).any()
+        {
+            return true;
+        }
+        let lances = b[K::Lance.index()] & theirs;
+        (attacks::lance_pseudo(me, sq) & lances).any()
+            && (attacks::lance(me, sq, occupied) & lances).any()
     }
 
     /// The pieces of `by` that attack `sq`.
@@ -301,10 +372,7 @@ impl Position {
     /// The pieces giving check to the side to move.
     #[inline]
     pub fn checkers(&self) -> Bitboard {
-        match self.kings[self.side.index()] {
-            Some(k) => self.attackers_to(k, !self.side),
-            None => Bitboard::EMPTY,
-        }
+        self.checkers
     }
 
     /// Whether the side to move is in check (王手).
@@ -418,6 +486,7 @@ impl Position {
                 if kind == PieceKind::King {
                     self.kings[us.index()] = Some(to);
                 }
+                self.checkers = self.checkers_after(Some(from), to, kind, us);
             }
             Move::Drop { kind, to } => {
                 let hand = &mut self.hands[us.index()];
@@ -425,11 +494,66 @@ impl Position {
                 self.hash ^= zobrist::hand(us, kind, n) ^ zobrist::hand(us, kind, n - 1);
                 hand.remove(kind);
                 self.put(Piece::new(us, kind), to);
+                self.checkers = self.checkers_after(None, to, kind, us);
             }
         }
         self.side = !us;
         self.hash ^= zobrist::side();
         self.move_number += 1;
+    }
+
+    /// The pieces of `us`, who just played `mv`, that now check the other side: the moved piece
+    /// itself, plus a slider uncovered when the piece left a ray from the enemy king. The second
+    /// case needs a full attack test only when one of our sliders stands on such a ray.
+    #[inline]
+    fn checkers_after(
+        &self,
+        from: Option<Square>,
+        to: Square,
+        kind: PieceKind,
+        us: Color,
+    ) -> Bitboard {
+        use PieceKind as K;
+        let them = !us;
+        let Some(k) = self.kings[them.index()] else {
+            return Bitboard::EMPTY;
+        };
+        let occ = self.occupied();
+        if let Some(from) = from {
+            let ours = self.by_color[us.index()];
+            let b = &self.by_kind;
+            let rook_ray = attacks::rook_pseudo(k);
+            let bishop_ray = attacks::bishop_pseudo(k);
+            let from_bb = Bitboard::from_square(from);
+            let uncovers = ((rook_ray & from_bb).any()
+                && (rook_ray
+                    & (b[K::Rook.index()] | b[K::Dragon.index()] | b[K::Lance.index()])
+                    & ours)
+                    .any())
+                || ((bishop_ray & from_bb).any()
+                    && (bishop_ray & (b[K::Bishop.index()] | b[K::Horse.index()]) & ours).any());
+            if uncovers {
+                return self.attackers_among(k, them, ours, occ);
+            }
+        }
+        let direct = match kind {
+            K::Lance | K::Rook | K::Bishop | K::Horse | K::Dragon => {
+                let reach = match kind {
+                    K::Lance => attacks::lance_pseudo(us, to),
+                    K::Rook => attacks::rook_pseudo(to),
+                    K::Bishop => attacks::bishop_pseudo(to),
+                    K::Horse => attacks::bishop_pseudo(to) | attacks::king(to),
+                    _ => attacks::rook_pseudo(to) | attacks::king(to),
+                };
+                reach.contains(k) && (attacks::between(to, k) & occ).is_empty()
+            }
+            _ => attacks::piece(us, kind, to, occ).contains(k),
+        };
+        if direct {
+            Bitboard::from_square(to)
+        } else {
+            Bitboard::EMPTY
+        }
     }
 
     /// Whether `mv` (legal here) gives check.
@@ -441,6 +565,7 @@ impl Position {
 
     /// The hash recomputed from scratch (for tests of the incremental update).
     pub fn recompute_hash(&self) -> u64 {
+        debug_assert_eq!(self.checkers, self.compute_checkers());
         let mut h = 0;
         for (sq, p) in self.pieces() {
             h ^= zobrist::piece_square(p, sq);
