@@ -2,12 +2,24 @@
 //!
 //! It validates every move with the rules core (`shogi-rules`) and judges it with the
 //! adjudication layer (`shogi-adjudication`), answers at once, and stores each accepted move as
-//! a durable event on NATS JetStream before answering. Game state lives on the bus, not in the
-//! process: any instance rebuilds any game from its events, and concurrent writers to one game
-//! cannot both take a ply (each `.move` publish names the subject's expected last sequence).
+//! a durable event on NATS JetStream before answering.
+//!
+//! Invariants:
+//! - Game state lives on the bus, not in the process. A game is its `GameCreated` event and its
+//!   log, the subject `shogi.game.<id>.move`: every accepted move, and the verdict of an ending
+//!   that does not follow from the moves (a platform report, a declaration, a forfeit). Any
+//!   instance rebuilds any game by replaying the log through the adjudication layer.
+//! - Every append to a log names the subject's expected last sequence, so two writers (two
+//!   instances, or two calls) cannot both take a ply, and nothing is appended after a verdict by
+//!   a writer that has read it. A writer that loses reads the log and judges again.
+//! - Every append carries a `Nats-Msg-Id` derived from what it records, so a retried call writes
+//!   nothing new and gets the answer the first call got.
+//! - The other subjects (`.created` aside) are notices of what the log already holds.
+//! - Errors become gRPC statuses in one place, [`to_status`]; nothing panics on any input.
 //!
 //! [`run`] is the whole service on a bound listener, until a shutdown future completes; `main`
-//! is a thin shell around it (flags, telemetry, bind, run).
+//! is a thin shell around it (flags, telemetry, bind, run). TLS is not implemented: put the
+//! service behind a TLS-terminating proxy until it is.
 
 mod auth;
 mod config;
