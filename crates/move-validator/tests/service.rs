@@ -393,6 +393,25 @@ async fn bad_input_is_invalid_argument_naming_the_field() {
         .await
         .unwrap_err();
     assert_eq!(bad_field(&e), "start.handicap");
+    // A named handicap starts from its position, the giver (White) to move.
+    let h = c
+        .create_game(pb::CreateGameRequest {
+            ruleset: ruleset("jsa"),
+            start: Some(pb::StartPosition {
+                start: Some(pb::start_position::Start::Handicap("two_piece".into())),
+            }),
+            game_id: "handicap-1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(
+        h.start_sfen,
+        "lnsgkgsnl/9/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1"
+    );
+    assert_eq!(h.side_to_move, pb::Color::White as i32);
     create(&mut c, "g-ok", "online", None).await;
     let e = submit(&mut c, "g-ok", 1, "P*").await.unwrap_err();
     assert_eq!(bad_field(&e), "usi");

@@ -45,12 +45,20 @@ impl NatsServer {
     /// When nats-server is not installed (the message says how to install it), cannot start, or
     /// does not report ready within 30 seconds (the message carries its log).
     pub fn start() -> NatsServer {
-        let bin = nats_server_binary();
+        NatsServer::start_with(&nats_server_binary())
+    }
+
+    /// Starts the nats-server binary at `bin`, as [`NatsServer::start`] does.
+    ///
+    /// # Panics
+    ///
+    /// As [`NatsServer::start`].
+    pub fn start_with(bin: &Path) -> NatsServer {
         let store = tempfile::Builder::new()
             .prefix("nats-test-")
             .tempdir()
             .expect("create a temporary JetStream store directory");
-        let mut child = Command::new(&bin)
+        let mut child = Command::new(bin)
             .args(["-a", "127.0.0.1", "-p", "-1", "-js", "-sd"])
             .arg(store.path())
             .stdin(Stdio::null())
@@ -166,6 +174,12 @@ fn wait_ready(stderr: impl Read + Send + 'static) -> Result<u16, String> {
 mod tests {
     use super::*;
     use std::net::TcpStream;
+
+    #[test]
+    #[should_panic(expected = "apt-get install -y nats-server")]
+    fn a_missing_binary_fails_with_how_to_install_it() {
+        NatsServer::start_with(Path::new("/nonexistent/nats-server"));
+    }
 
     #[test]
     fn starts_on_a_free_port_and_stops_on_drop() {
