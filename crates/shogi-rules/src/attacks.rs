@@ -106,6 +106,40 @@ const fn ray_table() -> [[u128; 81]; 8] {
 
 static RAYS: [[u128; 81]; 8] = ray_table();
 
+const fn pseudo_table(dirs: [usize; 4]) -> [u128; 81] {
+    let rays = ray_table();
+    let mut out = [0u128; 81];
+    let mut sq = 0;
+    while sq < 81 {
+        out[sq] = rays[dirs[0]][sq] | rays[dirs[1]][sq] | rays[dirs[2]][sq] | rays[dirs[3]][sq];
+        sq += 1;
+    }
+    out
+}
+
+static ROOK_PSEUDO: [u128; 81] = pseudo_table([DOWN, LEFT, UP, RIGHT]);
+static BISHOP_PSEUDO: [u128; 81] = pseudo_table([DOWN_LEFT, UP_LEFT, UP_RIGHT, DOWN_RIGHT]);
+
+const fn queen_table() -> [u128; 81] {
+    let r = pseudo_table([DOWN, LEFT, UP, RIGHT]);
+    let b = pseudo_table([DOWN_LEFT, UP_LEFT, UP_RIGHT, DOWN_RIGHT]);
+    let mut out = [0u128; 81];
+    let mut sq = 0;
+    while sq < 81 {
+        out[sq] = r[sq] | b[sq];
+        sq += 1;
+    }
+    out
+}
+
+static QUEEN_PSEUDO: [u128; 81] = queen_table();
+
+/// Whether `a` and `b` share a rank, file or diagonal (one table lookup).
+#[inline]
+pub fn aligned(a: Square, b: Square) -> bool {
+    QUEEN_PSEUDO[a.index()] >> b.index() & 1 != 0
+}
+
 const fn between_and_line() -> ([[u128; 81]; 81], [[u128; 81]; 81]) {
     let rays = ray_table();
     let mut between = [[0u128; 81]; 81];
@@ -217,15 +251,13 @@ pub fn bishop(sq: Square, occupied: Bitboard) -> Bitboard {
 /// Squares a rook on `sq` attacks on an empty board.
 #[inline]
 pub fn rook_pseudo(sq: Square) -> Bitboard {
-    let i = sq.index();
-    Bitboard(RAYS[DOWN][i] | RAYS[LEFT][i] | RAYS[UP][i] | RAYS[RIGHT][i])
+    Bitboard(ROOK_PSEUDO[sq.index()])
 }
 
 /// Squares a bishop on `sq` attacks on an empty board.
 #[inline]
 pub fn bishop_pseudo(sq: Square) -> Bitboard {
-    let i = sq.index();
-    Bitboard(RAYS[DOWN_LEFT][i] | RAYS[UP_LEFT][i] | RAYS[UP_RIGHT][i] | RAYS[DOWN_RIGHT][i])
+    Bitboard(BISHOP_PSEUDO[sq.index()])
 }
 
 /// Squares a lance of `color` on `sq` attacks on an empty board.

@@ -502,10 +502,11 @@ impl Position {
         self.move_number += 1;
     }
 
-    /// The pieces of `us`, who just played `mv`, that now check the other side: the moved piece
-    /// itself, plus a slider uncovered when the piece left a ray from the enemy king. The second
-    /// case needs a full attack test only when one of our sliders stands on such a ray.
-    #[inline]
+    /// The pieces of `us`, who just moved a piece of `kind` (after promotion) from `from` (none
+    /// for a drop) to `to`, that now check the other side. The moved piece is tested with a
+    /// table lookup; a slider it may have uncovered needs a full attack test only when `from` is
+    /// aligned with the enemy king and `to` is off that line.
+    #[inline(always)]
     fn checkers_after(
         &self,
         from: Option<Square>,
@@ -518,26 +519,20 @@ impl Position {
         let Some(k) = self.kings[them.index()] else {
             return Bitboard::EMPTY;
         };
-        let occ = self.occupied();
         if let Some(from) = from {
-            let ours = self.by_color[us.index()];
-            let b = &self.by_kind;
-            let rook_ray = attacks::rook_pseudo(k);
-            let bishop_ray = attacks::bishop_pseudo(k);
-            let from_bb = Bitboard::from_square(from);
-            let uncovers = ((rook_ray & from_bb).any()
-                && (rook_ray
-                    & (b[K::Rook.index()] | b[K::Dragon.index()] | b[K::Lance.index()])
-                    & ours)
-                    .any())
-                || ((bishop_ray & from_bb).any()
-                    && (bishop_ray & (b[K::Bishop.index()] | b[K::Horse.index()]) & ours).any());
-            if uncovers {
-                return self.attackers_among(k, them, ours, occ);
+            if attacks::aligned(k, from) && !attacks::line(k, from).contains(to) {
+                return self.attackers_among(k, them, self.by_color[us.index()], self.occupied());
             }
         }
         let direct = match kind {
-            K::Lance | K::Rook | K::Bishop | K::Horse | K::Dragon => {
+            K::Pawn => attacks::pawn(us, to).contains(k),
+            K::Knight => attacks::knight(us, to).contains(k),
+            K::Silver => attacks::silver(us, to).contains(k),
+            K::Gold | K::ProPawn | K::ProLance | K::ProKnight | K::ProSilver => {
+                attacks::gold(us, to).contains(k)
+            }
+            K::King => false,
+            _ => {
                 let reach = match kind {
                     K::Lance => attacks::lance_pseudo(us, to),
                     K::Rook => attacks::rook_pseudo(to),
@@ -545,9 +540,8 @@ impl Position {
                     K::Horse => attacks::bishop_pseudo(to) | attacks::king(to),
                     _ => attacks::rook_pseudo(to) | attacks::king(to),
                 };
-                reach.contains(k) && (attacks::between(to, k) & occ).is_empty()
+                reach.contains(k) && (attacks::between(to, k) & self.occupied()).is_empty()
             }
-            _ => attacks::piece(us, kind, to, occ).contains(k),
         };
         if direct {
             Bitboard::from_square(to)
