@@ -1059,3 +1059,57 @@ async fn a_stale_instance_reads_the_log_before_answering() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_game_follows_a_game_live_until_its_verdict() {
+    let nats = NatsServer::start();
+    let v = Validator::start(&nats).await;
+    let mut c = v.client();
+    create(&mut c, "live-1", "online", None).await;
+    let mut events = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: "live-1".into(),
+            from_ply: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    // The creation is already on the bus; what follows arrives as it is written.
+    let first = events.next().await.unwrap().unwrap();
+    assert!(matches!(
+        first.event,
+        Some(pb::watch_game_response::Event::Created(_))
+    ));
+    for (i, usi) in ["7g7f", "3c3d"].iter().enumerate() {
+        let ply = i as u32 + 1;
+        submit(&mut c, "live-1", ply, usi).await.unwrap();
+        let got = events.next().await.unwrap().unwrap();
+        let Some(pb::watch_game_response::Event::Move(m)) = got.event else {
+            panic!("a move: {got:?}");
+        };
+        assert_eq!((m.ply, m.usi.as_str()), (ply, *usi));
+    }
+    c.end_game(pb::EndGameRequest {
+        game_id: "live-1".into(),
+        reason: pb::EndReason::Abort as i32,
+        loser: 0,
+    })
+    .await
+    .unwrap();
+    let got = events.next().await.unwrap().unwrap();
+    let Some(pb::watch_game_response::Event::Verdict(verdict)) = got.event else {
+        panic!("the verdict: {got:?}");
+    };
+    assert_eq!(verdict.code_name, "abort");
+    // The stream ends after the verdict.
+    assert!(events.next().await.is_none());
+    let e = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: "nope".into(),
+            from_ply: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
+    v.shutdown().await;
+}
