@@ -1,5 +1,5 @@
 # Thin aliases over cargo, so that the README's commands stay short.
-.PHONY: setup build run test test-deep fuzz bench lint fmt
+.PHONY: setup build run test test-deep fuzz bench lint lint-proto fmt
 
 CARGO ?= cargo
 
@@ -15,6 +15,7 @@ run:
 	$(CARGO) run --release -p shogi-arbiter -- $(ARGS)
 
 test: setup
+	$(MAKE) lint-proto
 	$(CARGO) test --workspace --locked
 
 # Deep perft rows (hundreds of millions of nodes) and the long proptest runs: by hand, not in CI.
@@ -34,3 +35,7 @@ lint:
 
 fmt:
 	$(CARGO) fmt --all
+
+# The shogi.v1 contracts, linted by buf (installed by setup from PyPI, buf-bin).
+lint-proto:
+	cd proto && buf lint

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond cargo, on a fresh machine; safe to run again.
 # - cshogi (PyPI), the independent oracle of the differential tests;
-# - nats-server (Debian), which the service tests spawn on a free port.
+# - nats-server (Debian), which the service tests spawn on a free port;
+# - buf (PyPI, buf-bin, pinned), which lints the .proto contracts (`make lint-proto`).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bash "$here/oracle/install.sh"
+python3 -m pip install --disable-pip-version-check --quiet buf-bin==1.75.0
+# Under pyenv, a newly installed script is on PATH only once the shims are rebuilt.
+if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
+echo "setup: buf $(buf --version)"
 if ! command -v nats-server >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && apt-get install -y -qq nats-server
