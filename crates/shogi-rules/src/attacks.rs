@@ -302,28 +302,26 @@ pub fn piece(color: Color, kind: PieceKind, sq: Square, occupied: Bitboard) -> B
     }
 }
 
+/// Masks by colour: the last rank, the last two ranks, the far three ranks.
+const LAST_RANK: [u128; 2] = [spread_ranks(0b000_000_001), spread_ranks(0b100_000_000)];
+const LAST_TWO_RANKS: [u128; 2] = [spread_ranks(0b000_000_011), spread_ranks(0b110_000_000)];
+const ZONE: [u128; 2] = [spread_ranks(0b000_000_111), spread_ranks(0b111_000_000)];
+
 /// The ranks where a piece of `color` and `kind` could never move again (行き所のない駒): the
 /// last rank for pawn and lance, the last two for knight (RULES.md section 1, `dead_piece`).
 #[inline]
 pub fn dead_zone(color: Color, kind: PieceKind) -> Bitboard {
-    let ranks: u128 = match kind {
-        PieceKind::Pawn | PieceKind::Lance => 0b1,
-        PieceKind::Knight => 0b11,
-        _ => return Bitboard::EMPTY,
-    };
-    Bitboard(match color {
-        Color::Black => spread_ranks(ranks),
-        Color::White => spread_ranks(ranks << (9 - if ranks == 0b1 { 1 } else { 2 })),
+    Bitboard(match kind {
+        PieceKind::Pawn | PieceKind::Lance => LAST_RANK[color.index()],
+        PieceKind::Knight => LAST_TWO_RANKS[color.index()],
+        _ => 0,
     })
 }
 
 /// The promotion zone of `color`: its far three ranks (RULES.md section 1).
 #[inline]
 pub fn zone(color: Color) -> Bitboard {
-    Bitboard(match color {
-        Color::Black => spread_ranks(0b111),
-        Color::White => spread_ranks(0b111_000_000),
-    })
+    Bitboard(ZONE[color.index()])
 }
 
 /// Repeats a 9-bit rank pattern across all nine files.

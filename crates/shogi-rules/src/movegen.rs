@@ -350,12 +350,11 @@ pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
         if kind == PieceKind::Pawn {
             t &= !pawn_files(pos, us);
             // Only a pawn dropped right in front of the enemy king gives check.
-            if let Some(k) = pos.king_square(them) {
-                if let Some(sq) = (attacks::pawn(them, k) & t).first() {
-                    if pawn_drop_mates(pos, sq) {
-                        t = t.without(sq);
-                    }
-                }
+            if let Some(k) = pos.king_square(them)
+                && let Some(sq) = (attacks::pawn(them, k) & t).first()
+                && pawn_drop_mates(pos, sq)
+            {
+                t = t.without(sq);
             }
         }
         sink.drops(kind, t);
@@ -443,10 +442,10 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             if let Some(k) = ksq {
                 // A drop cannot expose the king; in check it must block the only checker.
                 let checkers = pos.checkers();
-                if let Some(c) = checkers.first() {
-                    if checkers.has_more_than_one() || !attacks::between(k, c).contains(to) {
-                        return Err(I::LeavesKingInCheck);
-                    }
+                if let Some(c) = checkers.first()
+                    && (checkers.has_more_than_one() || !attacks::between(k, c).contains(to))
+                {
+                    return Err(I::LeavesKingInCheck);
                 }
             }
             if kind == PieceKind::Pawn

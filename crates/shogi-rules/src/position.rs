@@ -142,8 +142,9 @@ impl Position {
             side,
             move_number,
         };
-        for sq in Square::all() {
-            if let Some(p) = squares[sq.index()] {
+        for (i, slot) in squares.iter().enumerate() {
+            if let Some(p) = *slot {
+                let sq = Square::from_index_unchecked(i as u8);
                 pos.put(p, sq);
                 if p.kind == PieceKind::King {
                     pos.kings[p.color.index()] = Some(sq);
@@ -519,10 +520,11 @@ impl Position {
         let Some(k) = self.kings[them.index()] else {
             return Bitboard::EMPTY;
         };
-        if let Some(from) = from {
-            if attacks::aligned(k, from) && !attacks::line(k, from).contains(to) {
-                return self.attackers_among(k, them, self.by_color[us.index()], self.occupied());
-            }
+        if let Some(from) = from
+            && attacks::aligned(k, from)
+            && !attacks::line(k, from).contains(to)
+        {
+            return self.attackers_among(k, them, self.by_color[us.index()], self.occupied());
         }
         let direct = match kind {
             K::Pawn => attacks::pawn(us, to).contains(k),

@@ -1,6 +1,6 @@
 //! SFEN: parsing (strict, with typed errors) and formatting.
 
-use crate::{Color, Hand, Piece, PieceKind, Position, Square, attacks};
+use crate::{Color, Hand, Piece, PieceKind, Position, Square};
 use std::fmt;
 
 /// The start position of an even game.
@@ -79,51 +79,59 @@ fn err(column: usize, token: &str, reason: SfenErrorReason) -> SfenError {
     }
 }
 
-/// Splits on single spaces, remembering where each field starts.
-fn fields(text: &str) -> Vec<(usize, &str)> {
-    let mut out = Vec::with_capacity(4);
-    let mut start = None;
-    for (i, c) in text.char_indices() {
-        if c == ' ' {
-            if let Some(s) = start.take() {
-                out.push((s, &text[s..i]));
-            }
-        } else if start.is_none() {
-            start = Some(i);
+/// Splits on spaces, remembering where each field starts (at most five fields are kept: a
+/// fifth only tells that there are too many).
+fn fields(text: &str) -> ([(usize, &str); 5], usize) {
+    let mut out = [(0, ""); 5];
+    let mut n = 0;
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() && n < 5 {
+        if bytes[i] == b' ' {
+            i += 1;
+            continue;
         }
+        let start = i;
+        while i < bytes.len() && bytes[i] != b' ' {
+            i += 1;
+        }
+        // Spaces are ASCII, so `start..i` falls on character boundaries.
+        out[n] = (start, &text[start..i]);
+        n += 1;
     }
-    if let Some(s) = start {
-        out.push((s, &text[s..]));
-    }
-    out
+    (out, n)
 }
 
 pub(crate) fn parse(text: &str, problem: bool) -> Result<Position, SfenError> {
     use SfenErrorReason as R;
-    let f = fields(text);
-    if f.len() != 4 {
-        let col = f.get(4).map_or(text.len(), |x| x.0);
-        return Err(err(col, f.get(4).map_or("", |x| x.1), R::FieldCount));
+    let (f, n) = fields(text);
+    if n != 4 {
+        let (col, token) = if n == 5 { f[4] } else { (text.len(), "") };
+        return Err(err(col, token, R::FieldCount));
     }
     let (board_col, board) = f[0];
     let mut squares: [Option<Piece>; 81] = [None; 81];
     let mut counts = [0u8; 8];
     let mut kings = [0u8; 2];
+    // Files holding an unpromoted pawn, one bit a file, per colour: two pawns are caught where
+    // the second one stands.
+    let mut pawn_files = [0u16; 2];
     let bytes = board.as_bytes();
+    // The token at byte `i` of length `len`, for error messages only.
+    let token = |i: usize, len: usize| board.get(i..i + len).unwrap_or("?");
     let mut rank = 1u8;
     let mut file_used = 0u8; // squares filled so far in this rank
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
-        let col = board_col + i;
         match c {
             b'/' => {
                 if file_used != 9 {
-                    return Err(err(col, "/", R::RankWidth));
+                    return Err(err(board_col + i, "/", R::RankWidth));
                 }
                 rank += 1;
                 if rank > 9 {
-                    return Err(err(col, "/", R::RankCount));
+                    return Err(err(board_col + i, "/", R::RankCount));
                 }
                 file_used = 0;
                 i += 1;
@@ -131,55 +139,75 @@ pub(crate) fn parse(text: &str, problem: bool) -> Result<Position, SfenError> {
             b'1'..=b'9' => {
                 file_used += c - b'0';
                 if file_used > 9 {
-                    return Err(err(col, &board[i..i + 1], R::RankWidth));
+                    return Err(err(board_col + i, token(i, 1), R::RankWidth));
                 }
                 i += 1;
             }
             _ => {
                 let promoted = c == b'+';
-                let (lc, len) = if promoted {
+                let (letter, len) = if promoted {
                     match bytes.get(i + 1) {
                         Some(&n) => (n, 2),
-                        None => return Err(err(col, "+", R::CannotPromote)),
+                        None => return Err(err(board_col + i, "+", R::CannotPromote)),
                     }
                 } else {
                     (c, 1)
                 };
-                let token = board.get(i..i + len).unwrap_or("?");
-                let Some(mut kind) = PieceKind::from_sfen_letter(lc) else {
-                    let col = if promoted { col + 1 } else { col };
-                    return Err(err(col, token, R::UnknownLetter));
+                let Some(mut kind) = PieceKind::from_sfen_letter(letter) else {
+                    let col = board_col + i + promoted as usize;
+                    return Err(err(col, token(i, len), R::UnknownLetter));
                 };
                 if promoted {
-                    kind = kind
-                        .promote()
-                        .ok_or_else(|| err(col, token, R::CannotPromote))?;
+                    match kind.promote() {
+                        Some(k) => kind = k,
+                        None => return Err(err(board_col + i, token(i, len), R::CannotPromote)),
+                    }
                 }
-                let color = if lc.is_ascii_uppercase() {
+                let color = if letter.is_ascii_uppercase() {
                     Color::Black
                 } else {
                     Color::White
                 };
                 if file_used >= 9 {
-                    return Err(err(col, token, R::RankWidth));
+                    return Err(err(board_col + i, token(i, len), R::RankWidth));
                 }
                 let file = 9 - file_used;
                 file_used += 1;
                 let sq = Square::new(file, rank).expect("file and rank in range");
-                if kind == PieceKind::King {
-                    kings[color.index()] += 1;
-                    if kings[color.index()] > 1 {
-                        return Err(err(col, token, R::KingDoubled));
+                let bad = |reason| Err(err(board_col + i, token(i, len), reason));
+                match kind {
+                    PieceKind::King => {
+                        kings[color.index()] += 1;
+                        if kings[color.index()] > 1 {
+                            return bad(R::KingDoubled);
+                        }
                     }
-                } else {
-                    let u = kind.unpromote();
-                    counts[u.index()] += 1;
-                    if counts[u.index()] > u.max_count() {
-                        return Err(err(col, token, R::TooManyPieces));
+                    _ => {
+                        let u = kind.unpromote();
+                        counts[u.index()] += 1;
+                        if counts[u.index()] > u.max_count() {
+                            return bad(R::TooManyPieces);
+                        }
                     }
                 }
-                if !problem && attacks::dead_zone(color, kind).contains(sq) {
-                    return Err(err(col, token, R::DeadPiece));
+                if !problem {
+                    // 行き所のない駒 and 二歩, checked where the piece stands.
+                    let last = sq.relative_rank(color);
+                    let dead = match kind {
+                        PieceKind::Pawn | PieceKind::Lance => last == 1,
+                        PieceKind::Knight => last <= 2,
+                        _ => false,
+                    };
+                    if dead {
+                        return bad(R::DeadPiece);
+                    }
+                    if kind == PieceKind::Pawn {
+                        let bit = 1u16 << file;
+                        if pawn_files[color.index()] & bit != 0 {
+                            return bad(R::TwoPawns);
+                        }
+                        pawn_files[color.index()] |= bit;
+                    }
                 }
                 squares[sq.index()] = Some(Piece::new(color, kind));
                 i += len;
@@ -261,17 +289,6 @@ pub(crate) fn parse(text: &str, problem: bool) -> Result<Position, SfenError> {
     };
 
     let pos = Position::from_parts(&squares, hands, side, move_number);
-    for color in Color::ALL {
-        if problem {
-            break;
-        }
-        let pawns = pos.pieces_of(color, PieceKind::Pawn);
-        for file in 1..=9 {
-            if (pawns & attacks::file_mask(file)).has_more_than_one() {
-                return Err(err(board_col, board, R::TwoPawns));
-            }
-        }
-    }
     Ok(pos)
 }
 
