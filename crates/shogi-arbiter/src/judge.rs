@@ -2,8 +2,9 @@
 
 use crate::report;
 use serde_json::{Map, Value, json};
+use shogi_adjudication::Verdict;
 use shogi_adjudication::{Judgement, Ruleset, judge};
-use shogi_records::{EndingKind, Record, read_any, read_usi};
+use shogi_records::{EndingKind, Record, read_any, read_usi, write_csa};
 use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -24,6 +25,8 @@ pub struct Options {
     /// states one, replaces the preset's.
     pub max_moves: Option<Option<u32>>,
     pub format: Format,
+    /// Where to write each judged record as CSA V3.0 with its verdict, if anywhere.
+    pub csa_out: Option<PathBuf>,
 }
 
 /// Every record file below `paths`, in a stable order: files as given, directories walked and
@@ -145,6 +148,50 @@ fn text_line(source: &str, j: &Judgement) -> String {
     }
 }
 
+/// The CSA V3.0 special move (or server result) that states a verdict in a record.
+fn csa_special(v: &Verdict) -> String {
+    use shogi_adjudication::{DeclarationOutcome, Evidence, ResultCode as C};
+    match (&v.code, &v.evidence) {
+        (C::Checkmate | C::NoLegalMoves, _) => "%TSUMI".into(),
+        (C::Repetition, _) => "%SENNICHITE".into(),
+        // CSA has no special move for a perpetual check: the server writes an illegal action by
+        // the checker (`#OUTE_SENNICHITE` in its result line).
+        (C::PerpetualCheck, Evidence::PerpetualCheck { checker, .. }) => {
+            format!(
+                "%{}ILLEGAL_ACTION",
+                if *checker == shogi_rules::Color::Black {
+                    '+'
+                } else {
+                    '-'
+                }
+            )
+        }
+        (C::Declaration, Evidence::Declaration(r)) => match r.outcome {
+            DeclarationOutcome::Jishogi => "%JISHOGI".into(),
+            _ => "%KACHI".into(),
+        },
+        (C::MaxMoves, _) => "%MAX_MOVES".into(),
+        (C::IllegalMove, _) => "%ILLEGAL_MOVE".into(),
+        (C::Resignation, _) => "%TORYO".into(),
+        (C::Timeout, _) => "%TIME_UP".into(),
+        (C::Abort, _) => "%CHUDAN".into(),
+        _ => format!("'verdict: {v}"),
+    }
+}
+
+/// Writes `record` as CSA V3.0 under `dir`, with the verdict as its special move.
+fn write_record(dir: &Path, source: &str, record: &Record, j: &Judgement) -> io::Result<()> {
+    let stem = Path::new(source)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("stdin");
+    let special = j.verdict.as_ref().map(csa_special);
+    std::fs::write(
+        dir.join(format!("{stem}.csa")),
+        write_csa(record, special.as_deref()),
+    )
+}
+
 fn emit(
     out: &mut dyn Write,
     opts: &Options,
@@ -154,6 +201,9 @@ fn emit(
     match result {
         Ok(record) => {
             let j = judge_record(&record, opts);
+            if let Some(dir) = &opts.csa_out {
+                write_record(dir, source, &record, &j)?;
+            }
             match opts.format {
                 Format::Json => writeln!(out, "{}", judgement_json(source, &record, &j))?,
                 Format::Text => writeln!(out, "{}", text_line(source, &j))?,

@@ -68,6 +68,10 @@ enum Command {
         /// Reads standard input: USI `position ...` lines (one game a line) or one record.
         #[arg(long, conflicts_with = "paths")]
         stdin: bool,
+        /// Writes every judged record to this directory as CSA V3.0, the verdict as its
+        /// special move.
+        #[arg(long, value_name = "DIR")]
+        csa_out: Option<PathBuf>,
         /// Record files and directories (walked).
         #[arg(required_unless_present = "stdin")]
         paths: Vec<PathBuf>,
@@ -114,8 +118,11 @@ fn main() -> ExitCode {
             max_moves,
             format,
             stdin,
+            csa_out,
             paths,
-        } => run_judge(&rules, &overrides, max_moves, format, stdin, &paths),
+        } => run_judge(
+            &rules, &overrides, max_moves, format, stdin, csa_out, &paths,
+        ),
         Command::Impasse {
             sfen,
             initial_sfen,
@@ -149,8 +156,12 @@ fn run_judge(
     max_moves: Option<u32>,
     format: judge::Format,
     stdin: bool,
+    csa_out: Option<PathBuf>,
     paths: &[PathBuf],
 ) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = &csa_out {
+        std::fs::create_dir_all(dir).with_context(|| format!("--csa-out {}", dir.display()))?;
+    }
     let mut ruleset = report::preset(rules)
         .map_err(anyhow::Error::msg)
         .context("--rules")?;
@@ -163,6 +174,7 @@ fn run_judge(
         rules: ruleset,
         max_moves: max_moves.map(|n| if n == 0 { None } else { Some(n) }),
         format,
+        csa_out,
     };
     let ok = if stdin {
         judge::run_stdin(&opts)?

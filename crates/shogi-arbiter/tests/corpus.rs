@@ -6,7 +6,7 @@
 use serde_json::Value;
 use shogi_adjudication::{DeclarationOutcome, DeclarationRule, evaluate_declaration};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn shared() -> PathBuf {
@@ -252,4 +252,73 @@ fn recorded_declarations_and_caps_through_the_cli() {
         declarations >= 3,
         "only {declarations} recorded declarations judged"
     );
+}
+
+#[test]
+fn judged_records_written_as_csa_read_back_to_the_same_verdict() {
+    let out_dir =
+        std::env::temp_dir().join(format!("shogi-arbiter-csa-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let root = shared();
+    let dirs = [
+        "records/oute_sennichite",
+        "records/sennichite",
+        "records/checkmate",
+        "records/jishogi",
+    ];
+    let run = |paths: Vec<PathBuf>, extra: &[&str]| -> Vec<Value> {
+        let out = Command::new(env!("CARGO_BIN_EXE_shogi-arbiter"))
+            .args(["judge", "--rules", "csa", "--max-moves", "0"])
+            .args(extra)
+            .args(paths)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let first = run(
+        dirs.iter().map(|d| root.join(d)).collect(),
+        &["--csa-out", out_dir.to_str().unwrap()],
+    );
+    let mut written: Vec<PathBuf> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    written.sort();
+    assert_eq!(written.len(), first.len(), "one CSA file a judged record");
+    let again = run(vec![out_dir.clone()], &[]);
+    let by_stem = |v: &Value| {
+        let s = v["source"].as_str().unwrap();
+        Path::new(s)
+            .file_stem()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    let again: HashMap<String, &Value> = again.iter().map(|v| (by_stem(v), v)).collect();
+    let mut perpetual = 0;
+    for v in &first {
+        let w = again[&by_stem(v)];
+        assert_eq!(
+            (&w["result"], &w["winner"], &w["ply"]),
+            (&v["result"], &v["winner"], &v["ply"]),
+            "{v} vs {w}"
+        );
+        if v["result"] == "perpetual_check" {
+            perpetual += 1;
+            let text =
+                std::fs::read_to_string(out_dir.join(format!("{}.csa", by_stem(v)))).unwrap();
+            assert!(text.starts_with("V3.0"), "CSA V3.0 out");
+            assert!(
+                text.contains("ILLEGAL_ACTION"),
+                "the perpetual checker's loss is written"
+            );
+        }
+    }
+    assert!(perpetual >= 3);
+    std::fs::remove_dir_all(&out_dir).unwrap();
 }
