@@ -3,6 +3,7 @@
 //! ```text
 //! cargo bench -p shogi-rules --bench ratio                # 7 rounds
 //! cargo bench -p shogi-rules --bench ratio -- --rounds 11
+//! cargo bench -p shogi-rules --bench ratio -- full matsuri   # cases whose name contains any
 //! ```
 //!
 //! Each case runs ours and the peer's code alternately, `--rounds` times (the order swapped every
@@ -26,6 +27,14 @@ use shogi_rules::PerftMode;
 use std::time::{Duration, Instant};
 
 const MIN_SAMPLE: Duration = Duration::from_millis(250);
+
+/// Substrings given on the command line; a case runs when its name contains one (or none given).
+static FILTERS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+fn selected(case: &str) -> bool {
+    let filters = FILTERS.get().map(Vec::as_slice).unwrap_or_default();
+    filters.is_empty() || filters.iter().any(|f| case.contains(f.as_str()))
+}
 
 /// Rate (units per second) of `f`, repeated until the sample lasts at least [`MIN_SAMPLE`].
 fn rate(units: u64, f: &mut dyn FnMut() -> u64) -> f64 {
@@ -59,6 +68,9 @@ fn compare(
     ours: &mut dyn FnMut() -> u64,
     theirs: &mut dyn FnMut() -> u64,
 ) {
+    if !selected(case) {
+        return;
+    }
     let (mut o, mut t) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         if round % 2 == 0 {
@@ -137,6 +149,14 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|r| r.parse().expect("--rounds takes a number"))
         .unwrap_or(7);
+    let filters: Vec<String> = args
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|&(i, a)| !a.starts_with("--") && args[i - 1] != "--rounds")
+        .map(|(_, a)| a.clone())
+        .collect();
+    FILTERS.set(filters).expect("set once");
     rsshogi::board::init();
 
     if !bench {
@@ -162,11 +182,15 @@ fn main() {
             if case.name == "max_moves_d3" && mode == PerftMode::Full {
                 continue;
             }
+            let name = format!("perft_{}_{}_vs_haitaka", peers::mode_name(mode), case.name);
+            if !selected(&name) {
+                continue;
+            }
             let (nodes, _) = verify(case, mode);
             let pos = peers::ours_pos(case.sfen);
             let board = peers::haitaka_board(case.sfen);
             compare(
-                &format!("perft_{}_{}_vs_haitaka", peers::mode_name(mode), case.name),
+                &name,
                 rounds,
                 nodes,
                 &mut || peers::ours_perft(&pos, case.depth, mode),
