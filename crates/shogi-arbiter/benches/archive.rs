@@ -128,7 +128,7 @@ fn main() {
     let per_game = (after - after_vec) as f64 / games_n as f64;
     let slot = std::mem::size_of::<Game>();
     println!(
-        "memory: {per_game:.0} bytes per live game at 100 plies (resident, allocator included; {slot} bytes inline of which 2 positions); vec of games {} KiB",
+        "memory: {per_game:.0} bytes per live game at 100 plies (resident, allocator included; {slot} bytes inline, the current position among them); vec of games {} KiB",
         (after_vec.saturating_sub(before)) / 1024
     );
     std::hint::black_box(&games);
