@@ -127,7 +127,8 @@ pub fn judgement_json(source: &str, record: &Record, j: &Judgement) -> Value {
         out.insert("moves_after_end".into(), j.moves_after_end.into());
     }
     if !j.warnings.is_empty() {
-        out.insert("warnings".into(), j.warnings.len().into());
+        let warnings: Vec<Value> = j.warnings.iter().map(report::warning_json).collect();
+        out.insert("warnings".into(), warnings.into());
     }
     if let Some(e) = &record.ending {
         out.insert("recorded".into(), e.raw.clone().into());

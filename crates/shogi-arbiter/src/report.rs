@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 use shogi_adjudication::{
-    DeclarationReport, Evidence, IllegalMovePolicy, OrdinaryResult, Ruleset, Verdict,
+    DeclarationReport, Evidence, IllegalMovePolicy, OrdinaryResult, Ruleset, Verdict, Warning,
 };
 use shogi_rules::Color;
 
@@ -267,4 +267,23 @@ pub fn preset(name: &str) -> Result<Ruleset, String> {
             Ruleset::PRESETS.join(", ")
         )
     })
+}
+
+/// An early warning as JSON: the ply it was issued after and what it says.
+pub fn warning_json(w: &Warning) -> Value {
+    match w {
+        Warning::ThirdOccurrence { ply, plies } => {
+            json!({"ply": ply, "warning": "third_occurrence", "occurrence_plies": plies})
+        }
+        Warning::PerpetualCheckRisk {
+            ply,
+            checker,
+            since_ply,
+        } => json!({
+            "ply": ply,
+            "warning": "perpetual_check_risk",
+            "checker": checker.name(),
+            "since_ply": since_ply,
+        }),
+    }
 }

@@ -96,6 +96,25 @@ fn repetition_fixtures_through_judge() {
         };
         assert_eq!(v["winner"], winner, "{id}: {v}");
         assert_eq!(v["ply"].to_string(), r[5], "{id}: {v}");
+        if r[3] != "none" {
+            // A fourfold repetition is always announced by a third-occurrence warning first.
+            let warnings = v["warnings"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{id}: no warnings: {v}"));
+            assert!(
+                warnings.iter().any(|w| w["warning"] == "third_occurrence"),
+                "{id}: {v}"
+            );
+        }
+        if r[3] == "perpetual_check" {
+            let warnings = v["warnings"].as_array().unwrap();
+            assert!(
+                warnings
+                    .iter()
+                    .any(|w| w["warning"] == "perpetual_check_risk" && w["checker"] != v["winner"]),
+                "{id}: {v}"
+            );
+        }
         if r[6] != "-" {
             let plies: Vec<u64> = r[6].split(' ').map(|p| p.parse().unwrap()).collect();
             let got: Vec<u64> = v["occurrence_plies"]
