@@ -10,7 +10,7 @@
 
 use crate::convert::{self, verdict_pb, warning_pb};
 use crate::error::Error;
-use async_nats::jetstream::message::StreamMessage;
+use crate::store::Message;
 use prost::Message as _;
 use shogi_adjudication::{Game, GameError, PlyOutcome, ResultCode};
 use shogi_proto::v1 as pb;
@@ -188,7 +188,7 @@ impl GameEntry {
     }
 
     /// Applies the next event of the game's log, in stream order.
-    pub fn apply(&mut self, msg: &StreamMessage) -> Result<(), Error> {
+    pub fn apply(&mut self, msg: &Message) -> Result<(), Error> {
         let seq = msg.sequence;
         if seq <= self.last_seq {
             return Ok(());
@@ -199,10 +199,13 @@ impl GameEntry {
             sequence: seq,
             reason,
         };
-        let kind = msg
-            .headers
-            .get(shogi_proto::MESSAGE_TYPE_HEADER)
-            .map(|v| v.as_str().to_owned());
+        let kind = msg.message_type.clone();
+        if self.game.is_over() && kind.as_deref() == Some(shogi_proto::VERDICT_TYPE) {
+            // The log's copy of an ending that followed from the moves (the watcher or the
+            // judge writes it there to close the log): this game already knows it.
+            tracing::debug!(game_id = %self.id, seq, "the log's copy of the verdict");
+            return Ok(());
+        }
         if self.game.is_over() {
             // Writers read the log before appending, so this does not happen; if it does, the
             // first ending stands.

@@ -33,6 +33,10 @@ pub use auth::BearerAuth;
 pub use config::{Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, to_status};
 pub use service::{Validator, validate_move};
+pub use service::{
+    ServeOptions, owned_by_pipeline, result_code_from_pb, ruleset_from_pb, serve, verdict_pb,
+    warning_pb,
+};
 
 use shogi_proto::v1::move_validator_server::MoveValidatorServer;
 use std::future::Future;

@@ -39,18 +39,36 @@ struct Inner {
     games: Mutex<HashMap<String, Slot>>,
     max_cached_games: usize,
     shutdown: watch::Receiver<bool>,
+    /// Whether the repetition-watcher and the impasse-judge announce the endings they own.
+    pipeline: bool,
 }
 
 impl Validator {
     /// A service over `bus`; `shutdown` turning `true` ends open WatchGame streams.
     /// The bus is the record; at most `max_cached_games` games are kept in memory.
     pub fn new(bus: Bus, shutdown: watch::Receiver<bool>, max_cached_games: usize) -> Validator {
+        Validator::with_pipeline(bus, shutdown, max_cached_games, false)
+    }
+
+    /// As [`Validator::new`]; with `pipeline`, the repetition-watcher and the impasse-judge
+    /// run beside this service and announce the endings they own (repetition, perpetual
+    /// check, move caps, automatic declarations) and the warnings. This service still judges
+    /// every ply with the whole adjudication layer, so that it never accepts a move after an
+    /// ending, whichever service announces it; the `.verdict` subject takes one message per
+    /// game (every publisher expects it empty), so the ending is announced exactly once.
+    pub fn with_pipeline(
+        bus: Bus,
+        shutdown: watch::Receiver<bool>,
+        max_cached_games: usize,
+        pipeline: bool,
+    ) -> Validator {
         Validator {
             inner: Arc::new(Inner {
                 bus,
                 games: Mutex::new(HashMap::new()),
                 max_cached_games,
                 shutdown,
+                pipeline,
             }),
         }
     }
@@ -168,16 +186,30 @@ impl Validator {
         }
     }
 
+    /// Announces a verdict on `.verdict`, which holds one message per game: the publish
+    /// expects the subject empty, so a second announcement of the ending (a retry after the
+    /// duplicate window, or another service announcing it too) stores nothing.
     async fn notify_verdict(&self, verdict: &pb::Verdict) {
         let id = &verdict.game_id;
-        self.notify(
-            id,
-            subject::verdict(id),
-            shogi_proto::VERDICT_TYPE,
-            format!("{id}:{}:verdict", verdict.ply),
-            verdict.encode_to_vec(),
-        )
-        .await;
+        let msg_id = format!("{id}:{}:verdict", verdict.ply);
+        match self
+            .inner
+            .bus
+            .publish(
+                subject::verdict(id),
+                shogi_proto::VERDICT_TYPE,
+                &msg_id,
+                Some(0),
+                verdict.encode_to_vec().into(),
+            )
+            .await
+        {
+            Ok(Published::Stored(_)) => {}
+            Ok(Published::Duplicate(_) | Published::Conflict) => {
+                tracing::debug!(game_id = %id, ply = verdict.ply, "verdict already announced");
+            }
+            Err(e) => tracing::error!(game_id = %id, msg_id, error = %e, "verdict not announced"),
+        }
     }
 
     /// After a ply is stored: its warnings and verdict go on their subjects.
@@ -185,6 +217,13 @@ impl Validator {
         let Some(rec) = entry.plies.get(ply as usize - 1) else {
             return;
         };
+        if self.inner.pipeline {
+            // Warnings and the endings the watcher and the judge own are theirs to announce.
+            if let Some(v) = rec.verdict.as_ref().filter(|v| !owned_by_pipeline(v)) {
+                self.notify_verdict(v).await;
+            }
+            return;
+        }
         for (i, w) in rec.warnings.iter().enumerate() {
             self.notify(
                 &entry.id,
@@ -604,6 +643,20 @@ fn evict(games: &mut HashMap<String, Slot>, max: usize) {
     tracing::debug!(before, after = games.len(), "game cache evicted");
 }
 
+/// Whether the repetition-watcher or the impasse-judge announces this ending of a ply:
+/// repetition, perpetual check, a move cap, an automatic declaration.
+pub fn owned_by_pipeline(verdict: &pb::Verdict) -> bool {
+    matches!(
+        convert::result_code_from_pb(verdict.code),
+        Some(
+            ResultCode::Repetition
+                | ResultCode::PerpetualCheck
+                | ResultCode::MaxMoves
+                | ResultCode::Declaration
+        )
+    )
+}
+
 fn ply_error(conflict: PlyConflict, entry: &GameEntry, requested: u32) -> Error {
     Error::Ply {
         conflict,
@@ -773,12 +826,8 @@ impl MoveValidator for Validator {
                         }
                         None => return,
                     };
-                    let sequence = msg.info().map(|i| i.stream_sequence).unwrap_or_default();
-                    let message_type = msg
-                        .headers
-                        .as_ref()
-                        .and_then(|h| h.get(shogi_proto::MESSAGE_TYPE_HEADER))
-                        .map(|v| v.as_str().to_owned());
+                    let sequence = msg.sequence;
+                    let message_type = msg.message_type.clone();
                     let event = match decode_event(
                         &msg.subject,
                         message_type.as_deref(),
@@ -861,4 +910,83 @@ fn decode_event(
         "verdict" => Some(Event::Verdict(pb::Verdict::decode(payload).map_err(err)?)),
         _ => None,
     })
+}
+
+/// The conversions the pipeline services share with this one, so that every service writes the
+/// same messages for the same verdicts.
+pub use crate::convert::{result_code_from_pb, ruleset_from_pb, verdict_pb, warning_pb};
+
+/// How [`serve`] runs the service.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Whether the watcher and the judge announce the endings they own
+    /// ([`Validator::with_pipeline`]).
+    pub pipeline: bool,
+    /// Games kept in memory.
+    pub max_cached_games: usize,
+    /// How long in-flight calls may take to finish after shutdown.
+    pub grace_period: std::time::Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions {
+            pipeline: true,
+            max_cached_games: 100_000,
+            grace_period: std::time::Duration::from_secs(10),
+        }
+    }
+}
+
+/// Serves MoveValidator, health and reflection on `listener` over any `bus` (the embedded one
+/// in `shogi-arbiter serve`), without TLS or authentication: the single-process arbiter for a
+/// first run and for tests. [`crate::run`] is the production service over JetStream.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    bus: arbiter_bus::Bus,
+    options: ServeOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> Result<(), Error> {
+    use shogi_proto::v1::move_validator_server::MoveValidatorServer;
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let validator = Validator::with_pipeline(
+        Bus::new(bus),
+        stop_rx,
+        options.max_cached_games,
+        options.pipeline,
+    );
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<MoveValidatorServer<Validator>>().await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(shogi_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tonic::transport::Server::builder()
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(MoveValidatorServer::new(validator))
+        .serve_with_incoming_shutdown(
+            tokio_stream::wrappers::TcpListenerStream::new(listener),
+            async {
+                let _ = drain_rx.await;
+            },
+        );
+    tokio::pin!(server);
+    tokio::select! {
+        result = &mut server => return result.map_err(Error::from),
+        () = shutdown => {}
+    }
+    health
+        .set_service_status("", tonic_health::ServingStatus::NotServing)
+        .await;
+    health
+        .set_not_serving::<MoveValidatorServer<Validator>>()
+        .await;
+    let _ = stop_tx.send(true);
+    let _ = drain_tx.send(());
+    match tokio::time::timeout(options.grace_period, server).await {
+        Ok(result) => result.map_err(Error::from),
+        Err(_) => Ok(()),
+    }
 }

@@ -1,0 +1,246 @@
+//! [`EventBus`] over a NATS JetStream stream.
+
+use crate::{
+    Acker, BusError, Delivery, DurableConfig, EventBus, MESSAGE_TYPE_HEADER, Message, Outgoing,
+    Published,
+};
+use async_nats::jetstream::{
+    self, AckKind, consumer,
+    context::PublishErrorKind,
+    message::PublishMessage,
+    stream::{self, RawMessageErrorKind},
+};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use std::time::Duration;
+
+/// A JetStream stream of game events.
+#[derive(Debug, Clone)]
+pub struct JetStreamBus {
+    js: jetstream::Context,
+    stream: stream::Stream,
+}
+
+impl JetStreamBus {
+    /// Connects to NATS as `client_name` and creates the stream `stream_name` over `subjects`
+    /// if it does not exist (file storage, a 2-minute duplicate window for message ids).
+    pub async fn connect(
+        url: &str,
+        token: Option<&str>,
+        client_name: &str,
+        stream_name: &str,
+        subjects: &str,
+    ) -> Result<JetStreamBus, BusError> {
+        let mut options = async_nats::ConnectOptions::new()
+            .name(client_name)
+            .connection_timeout(Duration::from_secs(5))
+            // A restarted nats-server is waited for, not given up on.
+            .retry_on_initial_connect()
+            .max_reconnects(None);
+        if let Some(token) = token {
+            options = options.token(token.to_owned());
+        }
+        let client = options
+            .connect(url)
+            .await
+            .map_err(|e| BusError::Connect(format!("{url}: {e}")))?;
+        let js = jetstream::new(client);
+        let config = stream::Config {
+            name: stream_name.to_owned(),
+            subjects: vec![subjects.to_owned()],
+            storage: stream::StorageType::File,
+            duplicate_window: Duration::from_secs(120),
+            ..Default::default()
+        };
+        let stream = match js.get_or_create_stream(config).await {
+            Ok(stream) => stream,
+            // Two instances starting together can both find no stream and both create it; the
+            // server refuses the second, and the stream is there to take.
+            Err(create) => js.get_stream(stream_name).await.map_err(|get| {
+                BusError::Connect(format!("stream {stream_name}: {create}; then: {get}"))
+            })?,
+        };
+        Ok(JetStreamBus { js, stream })
+    }
+}
+
+fn message_type(headers: Option<&async_nats::HeaderMap>) -> Option<String> {
+    headers
+        .and_then(|h| h.get(MESSAGE_TYPE_HEADER))
+        .map(|v| v.as_str().to_owned())
+}
+
+fn from_raw(m: jetstream::message::StreamMessage) -> Message {
+    Message {
+        subject: m.subject.to_string(),
+        sequence: m.sequence,
+        message_type: message_type(Some(&m.headers)),
+        payload: m.payload,
+    }
+}
+
+struct JsAcker(jetstream::Message);
+
+#[async_trait::async_trait]
+impl Acker for JsAcker {
+    async fn ack(&self, sequence: u64) -> Result<(), BusError> {
+        // A double ack: the server confirms it, so a crash after this returns cannot bring the
+        // message back.
+        self.0
+            .double_ack_with(AckKind::Ack)
+            .await
+            .map_err(|e| BusError::Ack {
+                sequence,
+                reason: e.to_string(),
+            })
+    }
+}
+
+#[async_trait::async_trait]
+impl EventBus for JetStreamBus {
+    async fn publish(&self, out: Outgoing) -> Result<Published, BusError> {
+        let mut msg = PublishMessage::build()
+            .payload(out.payload)
+            .message_id(out.msg_id.as_str())
+            .header(MESSAGE_TYPE_HEADER, out.message_type);
+        for (k, v) in &out.headers {
+            msg = msg.header(k.as_str(), v.as_str());
+        }
+        if let Some(seq) = out.expected_subject_seq {
+            msg = msg.expected_last_subject_sequence(seq);
+        }
+        let ack = match self.js.send_publish(out.subject, msg).await {
+            Ok(future) => future.await,
+            Err(e) => Err(e),
+        };
+        match ack {
+            Ok(ack) if ack.duplicate => Ok(Published::Duplicate(ack.sequence)),
+            Ok(ack) => Ok(Published::Stored(ack.sequence)),
+            Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => Ok(Published::Conflict),
+            Err(e) => Err(BusError::Publish {
+                msg_id: out.msg_id,
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
+        let got = self
+            .stream
+            .raw_message_builder()
+            .sequence(from_seq.max(1))
+            .next_by_subject(filter.to_owned())
+            .send()
+            .await;
+        match got {
+            Ok(m) => Ok(Some(from_raw(m))),
+            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
+            Err(e) => Err(BusError::Read {
+                filter: format!("{filter} from {from_seq}"),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    async fn last(&self, subject: &str) -> Result<Option<Message>, BusError> {
+        match self.stream.get_last_raw_message_by_subject(subject).await {
+            Ok(m) => Ok(Some(from_raw(m))),
+            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
+            Err(e) => Err(BusError::Read {
+                filter: subject.to_owned(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    async fn follow(
+        &self,
+        filter: &str,
+    ) -> Result<BoxStream<'static, Result<Message, BusError>>, BusError> {
+        let err = |e: &dyn std::fmt::Display| BusError::Consumer {
+            name: filter.to_owned(),
+            reason: e.to_string(),
+        };
+        let consumer = self
+            .stream
+            .create_consumer(consumer::pull::OrderedConfig {
+                filter_subject: filter.to_owned(),
+                deliver_policy: consumer::DeliverPolicy::All,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| err(&e))?;
+        let messages = consumer.messages().await.map_err(|e| err(&e))?;
+        let name = filter.to_owned();
+        Ok(messages
+            .map(move |m| match m {
+                Ok(m) => {
+                    let sequence = m.info().map(|i| i.stream_sequence).unwrap_or_default();
+                    Ok(Message {
+                        subject: m.subject.to_string(),
+                        sequence,
+                        message_type: message_type(m.headers.as_ref()),
+                        payload: m.payload.clone(),
+                    })
+                }
+                Err(e) => Err(BusError::Consumer {
+                    name: name.clone(),
+                    reason: e.to_string(),
+                }),
+            })
+            .boxed())
+    }
+
+    async fn consume(
+        &self,
+        config: &DurableConfig,
+    ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
+        let err = |e: &dyn std::fmt::Display| BusError::Consumer {
+            name: config.name.clone(),
+            reason: e.to_string(),
+        };
+        let consumer = self
+            .stream
+            .get_or_create_consumer(
+                &config.name,
+                consumer::pull::Config {
+                    durable_name: Some(config.name.clone()),
+                    filter_subject: config.filter.clone(),
+                    ack_policy: consumer::AckPolicy::Explicit,
+                    ack_wait: config.ack_wait,
+                    max_ack_pending: i64::try_from(config.max_ack_pending).unwrap_or(i64::MAX),
+                    deliver_policy: consumer::DeliverPolicy::All,
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| err(&e))?;
+        let messages = consumer.messages().await.map_err(|e| err(&e))?;
+        let name = config.name.clone();
+        Ok(messages
+            .map(move |m| match m {
+                Ok(m) => {
+                    let (sequence, delivered) = m
+                        .info()
+                        .map(|i| (i.stream_sequence, i.delivered.max(1) as u64))
+                        .unwrap_or((0, 1));
+                    let message = Message {
+                        subject: m.subject.to_string(),
+                        sequence,
+                        message_type: message_type(m.headers.as_ref()),
+                        payload: m.payload.clone(),
+                    };
+                    Ok(Delivery {
+                        message,
+                        delivered,
+                        acker: Box::new(JsAcker(m)),
+                    })
+                }
+                Err(e) => Err(BusError::Consumer {
+                    name: name.clone(),
+                    reason: e.to_string(),
+                }),
+            })
+            .boxed())
+    }
+}

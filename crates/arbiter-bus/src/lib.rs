@@ -1,0 +1,250 @@
+//! The event bus the arbiter's services share, as one trait, [`EventBus`], with two
+//! implementations:
+//!
+//! - [`JetStreamBus`]: a NATS JetStream stream (file storage), for production and for several
+//!   processes sharing games;
+//! - [`MemoryBus`]: an embedded in-process bus with the same semantics, so that one process
+//!   (`shogi-arbiter serve`) runs with nothing else installed.
+//!
+//! The trait covers exactly what the services need, and both implementations pass the same
+//! behaviour suite (`tests/behaviour.rs`):
+//!
+//! - publish with a message id (a second publish with the same id within the duplicate window
+//!   stores nothing and reports the first one's sequence) and an optional expected last
+//!   sequence of the subject (a wrong one stores nothing and reports a conflict);
+//! - read the first message of a subject filter at or after a stream sequence, and the last
+//!   message of a subject;
+//! - follow a filter live from the start of the stream (ordered, ephemeral);
+//! - consume a filter with a durable consumer: delivered at least once, acknowledged one by
+//!   one, redelivered when not acknowledged within the ack wait; the consumer's position
+//!   survives the consumer (and, for JetStream, the process).
+//!
+//! Sequences are stream sequences: one counter for the whole stream, so a subject's messages
+//! have increasing, not consecutive, sequences.
+
+mod jetstream;
+mod memory;
+
+pub use jetstream::JetStreamBus;
+pub use memory::MemoryBus;
+
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A bus shared by the tasks of a process.
+pub type Bus = Arc<dyn EventBus>;
+
+/// The header every message carries with its full protobuf type name.
+pub const MESSAGE_TYPE_HEADER: &str = "Shogi-Message-Type";
+
+/// Everything that can go wrong on the bus. A conflict or a duplicate is an answer
+/// ([`Published`]), not an error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BusError {
+    /// Connecting to the bus failed.
+    #[error("connect: {0}")]
+    Connect(String),
+    /// A publish failed without an answer; it may or may not have been stored.
+    #[error("publish {msg_id}: {reason}")]
+    Publish {
+        /// The message id of the publish.
+        msg_id: String,
+        /// Why.
+        reason: String,
+    },
+    /// A read failed.
+    #[error("read {filter}: {reason}")]
+    Read {
+        /// The subject or filter read.
+        filter: String,
+        /// Why.
+        reason: String,
+    },
+    /// A consumer could not be created or failed.
+    #[error("consumer {name}: {reason}")]
+    Consumer {
+        /// The consumer's name (the filter for an ordered one).
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// An acknowledgement failed; the message will be redelivered.
+    #[error("ack of {sequence}: {reason}")]
+    Ack {
+        /// The stream sequence acknowledged.
+        sequence: u64,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A message to publish.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The subject.
+    pub subject: String,
+    /// The [`MESSAGE_TYPE_HEADER`] value.
+    pub message_type: &'static str,
+    /// The `Nats-Msg-Id`: the same id within the duplicate window is stored once.
+    pub msg_id: String,
+    /// The subject's expected last sequence (0: the subject must be empty), or none.
+    pub expected_subject_seq: Option<u64>,
+    /// Extra headers (the trace context).
+    pub headers: Vec<(String, String)>,
+    /// The encoded message.
+    pub payload: Bytes,
+}
+
+impl Outgoing {
+    /// A message with no expected sequence and no extra headers.
+    pub fn new(
+        subject: impl Into<String>,
+        message_type: &'static str,
+        msg_id: impl Into<String>,
+        payload: impl Into<Bytes>,
+    ) -> Outgoing {
+        Outgoing {
+            subject: subject.into(),
+            message_type,
+            msg_id: msg_id.into(),
+            expected_subject_seq: None,
+            headers: Vec::new(),
+            payload: payload.into(),
+        }
+    }
+
+    /// The same message, stored only if the subject's last sequence is `seq`.
+    pub fn expect(mut self, seq: u64) -> Outgoing {
+        self.expected_subject_seq = Some(seq);
+        self
+    }
+}
+
+/// What a publish did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Published {
+    /// Stored at this stream sequence.
+    Stored(u64),
+    /// A message with the same id was stored before (at this sequence): a retry.
+    Duplicate(u64),
+    /// The subject's last sequence was not the expected one: another writer got there first.
+    Conflict,
+}
+
+/// A stored message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// Its subject.
+    pub subject: String,
+    /// Its stream sequence.
+    pub sequence: u64,
+    /// Its [`MESSAGE_TYPE_HEADER`], if it has one.
+    pub message_type: Option<String>,
+    /// The encoded message.
+    pub payload: Bytes,
+}
+
+/// A message delivered by a durable consumer; acknowledge it once handled, or it comes again.
+pub struct Delivery {
+    /// The message.
+    pub message: Message,
+    /// How many times it has been delivered, 1 the first time.
+    pub delivered: u64,
+    acker: Box<dyn Acker>,
+}
+
+impl std::fmt::Debug for Delivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delivery")
+            .field("message", &self.message)
+            .field("delivered", &self.delivered)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Delivery {
+    /// Acknowledges the message: the consumer does not deliver it again.
+    pub async fn ack(self) -> Result<(), BusError> {
+        self.acker.ack(self.message.sequence).await
+    }
+}
+
+/// How an implementation acknowledges one delivery.
+#[async_trait::async_trait]
+trait Acker: Send + Sync {
+    async fn ack(&self, sequence: u64) -> Result<(), BusError>;
+}
+
+/// A durable consumer's settings.
+#[derive(Debug, Clone)]
+pub struct DurableConfig {
+    /// Its name: a consumer with the same name carries on where the last one stopped.
+    pub name: String,
+    /// The subject filter (wildcards allowed).
+    pub filter: String,
+    /// A delivery not acknowledged within this time is delivered again.
+    pub ack_wait: Duration,
+    /// At most this many deliveries unacknowledged at once.
+    pub max_ack_pending: usize,
+}
+
+/// The operations the arbiter's services need from the bus.
+#[async_trait::async_trait]
+pub trait EventBus: Send + Sync + std::fmt::Debug {
+    /// Publishes `msg`: stored, a duplicate of an earlier publish, or a conflict.
+    async fn publish(&self, msg: Outgoing) -> Result<Published, BusError>;
+
+    /// The first message at or after stream sequence `from_seq` whose subject matches
+    /// `filter`, or `None`.
+    async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError>;
+
+    /// The last message on `subject`, or `None`.
+    async fn last(&self, subject: &str) -> Result<Option<Message>, BusError>;
+
+    /// Every message matching `filter`, from the start of the stream, in order, then live.
+    async fn follow(
+        &self,
+        filter: &str,
+    ) -> Result<BoxStream<'static, Result<Message, BusError>>, BusError>;
+
+    /// The deliveries of the durable consumer `config.name` (created when missing).
+    async fn consume(
+        &self,
+        config: &DurableConfig,
+    ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError>;
+}
+
+/// Whether `subject` matches the NATS subject `filter` (`*`: one token, `>`: the rest).
+pub fn subject_matches(filter: &str, subject: &str) -> bool {
+    let mut subject_tokens = subject.split('.');
+    for f in filter.split('.') {
+        match (f, subject_tokens.next()) {
+            (">", Some(_)) => return true,
+            ("*", Some(_)) => {}
+            (f, Some(s)) if f == s => {}
+            _ => return false,
+        }
+    }
+    subject_tokens.next().is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::subject_matches;
+
+    #[test]
+    fn wildcards_match_as_in_nats() {
+        assert!(subject_matches("shogi.game.*.move", "shogi.game.g1.move"));
+        assert!(!subject_matches(
+            "shogi.game.*.move",
+            "shogi.game.g1.verdict"
+        ));
+        assert!(subject_matches("shogi.game.>", "shogi.game.g1.move"));
+        assert!(subject_matches("shogi.game.g1.>", "shogi.game.g1.move"));
+        assert!(!subject_matches("shogi.game.g1.>", "shogi.game.g1"));
+        assert!(!subject_matches("shogi.game.g1", "shogi.game.g1.move"));
+        assert!(subject_matches("a.b", "a.b"));
+    }
+}

@@ -1,0 +1,270 @@
+//! [`EventBus`] in process: one stream in memory with JetStream's semantics as the services use
+//! them (one sequence counter, per-subject last sequences, a duplicate window for message ids,
+//! conflicts on a wrong expected sequence, durable consumers with acks and redelivery).
+//!
+//! It keeps every message for the life of the process: it is the bus of a single-process
+//! arbiter (`shogi-arbiter serve` without `--nats-url`) and of tests, not a store.
+
+use crate::{
+    Acker, BusError, Delivery, DurableConfig, EventBus, Message, Outgoing, Published,
+    subject_matches,
+};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// An embedded bus; clones share it.
+#[derive(Debug, Clone)]
+pub struct MemoryBus {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    state: Mutex<State>,
+    /// The last stream sequence, for waiters.
+    last_seq: watch::Sender<u64>,
+    duplicate_window: Duration,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// `log[s - 1]` is sequence `s`.
+    log: Vec<Message>,
+    /// The sequences of each subject, ascending.
+    by_subject: HashMap<String, Vec<u64>>,
+    /// Message id -> (sequence, when stored).
+    msg_ids: HashMap<String, (u64, Instant)>,
+    consumers: HashMap<String, Arc<Mutex<Consumer>>>,
+}
+
+#[derive(Debug)]
+struct Consumer {
+    filter: String,
+    ack_wait: Duration,
+    max_ack_pending: usize,
+    /// The next sequence not yet delivered.
+    cursor: u64,
+    /// Delivered, not acknowledged: sequence -> (redelivery deadline, deliveries so far).
+    pending: BTreeMap<u64, (Instant, u64)>,
+    /// Woken by each ack, so that a consumer at its pending limit goes on at once.
+    acked: Arc<tokio::sync::Notify>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Default for MemoryBus {
+    fn default() -> MemoryBus {
+        MemoryBus::new(Duration::from_secs(120))
+    }
+}
+
+impl MemoryBus {
+    /// An empty bus whose message ids are deduplicated within `duplicate_window`.
+    pub fn new(duplicate_window: Duration) -> MemoryBus {
+        MemoryBus {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State::default()),
+                last_seq: watch::channel(0).0,
+                duplicate_window,
+            }),
+        }
+    }
+
+    /// How many messages the bus holds.
+    pub fn len(&self) -> usize {
+        lock(&self.inner.state).log.len()
+    }
+
+    /// Whether the bus holds no message.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl State {
+    fn next(&self, filter: &str, from_seq: u64) -> Option<&Message> {
+        let from = from_seq.max(1);
+        if !filter.contains(['*', '>']) {
+            let seqs = self.by_subject.get(filter)?;
+            let i = seqs.partition_point(|&s| s < from);
+            return seqs.get(i).map(|&s| &self.log[s as usize - 1]);
+        }
+        self.log
+            .iter()
+            .skip(from as usize - 1)
+            .find(|m| subject_matches(filter, &m.subject))
+    }
+}
+
+struct MemAcker(Arc<Mutex<Consumer>>);
+
+#[async_trait::async_trait]
+impl Acker for MemAcker {
+    async fn ack(&self, sequence: u64) -> Result<(), BusError> {
+        let acked = {
+            let mut c = lock(&self.0);
+            c.pending.remove(&sequence);
+            c.acked.clone()
+        };
+        acked.notify_one();
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl EventBus for MemoryBus {
+    async fn publish(&self, out: Outgoing) -> Result<Published, BusError> {
+        let now = Instant::now();
+        let mut state = lock(&self.inner.state);
+        let window = self.inner.duplicate_window;
+        if let Some(&(seq, at)) = state.msg_ids.get(&out.msg_id)
+            && now.duration_since(at) < window
+        {
+            return Ok(Published::Duplicate(seq));
+        }
+        if let Some(expected) = out.expected_subject_seq {
+            let last = state
+                .by_subject
+                .get(&out.subject)
+                .and_then(|s| s.last().copied())
+                .unwrap_or(0);
+            if last != expected {
+                return Ok(Published::Conflict);
+            }
+        }
+        let seq = state.log.len() as u64 + 1;
+        if state.msg_ids.len() > 4096 && state.msg_ids.len().is_power_of_two() {
+            state
+                .msg_ids
+                .retain(|_, (_, at)| now.duration_since(*at) < window);
+        }
+        state.msg_ids.insert(out.msg_id, (seq, now));
+        state
+            .by_subject
+            .entry(out.subject.clone())
+            .or_default()
+            .push(seq);
+        state.log.push(Message {
+            subject: out.subject,
+            sequence: seq,
+            message_type: Some(out.message_type.to_owned()),
+            payload: out.payload,
+        });
+        drop(state);
+        self.inner.last_seq.send_replace(seq);
+        Ok(Published::Stored(seq))
+    }
+
+    async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
+        Ok(lock(&self.inner.state).next(filter, from_seq).cloned())
+    }
+
+    async fn last(&self, subject: &str) -> Result<Option<Message>, BusError> {
+        let state = lock(&self.inner.state);
+        Ok(state
+            .by_subject
+            .get(subject)
+            .and_then(|s| s.last())
+            .map(|&s| state.log[s as usize - 1].clone()))
+    }
+
+    async fn follow(
+        &self,
+        filter: &str,
+    ) -> Result<BoxStream<'static, Result<Message, BusError>>, BusError> {
+        let inner = self.inner.clone();
+        let rx = inner.last_seq.subscribe();
+        let filter = filter.to_owned();
+        Ok(futures::stream::unfold(
+            (inner, rx, filter, 1u64),
+            |(inner, mut rx, filter, cursor)| async move {
+                loop {
+                    rx.borrow_and_update();
+                    let found = lock(&inner.state).next(&filter, cursor).cloned();
+                    if let Some(m) = found {
+                        let next = m.sequence + 1;
+                        return Some((Ok(m), (inner, rx, filter, next)));
+                    }
+                    rx.changed().await.ok()?;
+                }
+            },
+        )
+        .boxed())
+    }
+
+    async fn consume(
+        &self,
+        config: &DurableConfig,
+    ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
+        let consumer = lock(&self.inner.state)
+            .consumers
+            .entry(config.name.clone())
+            .or_insert_with(|| {
+                Arc::new(Mutex::new(Consumer {
+                    filter: config.filter.clone(),
+                    ack_wait: config.ack_wait,
+                    max_ack_pending: config.max_ack_pending.max(1),
+                    cursor: 1,
+                    pending: BTreeMap::new(),
+                    acked: Arc::new(tokio::sync::Notify::new()),
+                }))
+            })
+            .clone();
+        let inner = self.inner.clone();
+        let rx = inner.last_seq.subscribe();
+        Ok(futures::stream::unfold(
+            (inner, rx, consumer),
+            |(inner, mut rx, consumer)| async move {
+                loop {
+                    rx.borrow_and_update();
+                    let now = Instant::now();
+                    let (found, wake) = {
+                        let state = lock(&inner.state);
+                        let mut c = lock(&consumer);
+                        let ack_wait = c.ack_wait;
+                        let due = c
+                            .pending
+                            .iter()
+                            .find(|(_, (deadline, _))| *deadline <= now)
+                            .map(|(&s, &(_, n))| (s, n));
+                        if let Some((seq, n)) = due {
+                            c.pending.insert(seq, (now + ack_wait, n + 1));
+                            (Some((state.log[seq as usize - 1].clone(), n + 1)), None)
+                        } else if c.pending.len() < c.max_ack_pending
+                            && let Some(m) = state.next(&c.filter, c.cursor).cloned()
+                        {
+                            c.cursor = m.sequence + 1;
+                            c.pending.insert(m.sequence, (now + ack_wait, 1));
+                            (Some((m, 1)), None)
+                        } else {
+                            (None, c.pending.values().map(|(d, _)| *d).min())
+                        }
+                    };
+                    if let Some((message, delivered)) = found {
+                        let delivery = Delivery {
+                            message,
+                            delivered,
+                            acker: Box::new(MemAcker(consumer.clone())),
+                        };
+                        return Some((Ok(delivery), (inner, rx, consumer)));
+                    }
+                    let wake = wake.unwrap_or_else(|| now + Duration::from_secs(3600));
+                    let acked = lock(&consumer).acked.clone();
+                    tokio::select! {
+                        changed = rx.changed() => changed.ok()?,
+                        () = acked.notified() => {}
+                        () = tokio::time::sleep_until(wake) => {}
+                    }
+                }
+            },
+        )
+        .boxed())
+    }
+}

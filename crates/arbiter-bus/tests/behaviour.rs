@@ -1,0 +1,191 @@
+//! One behaviour suite, run against both implementations: the embedded bus and JetStream on a
+//! real nats-server.
+
+use arbiter_bus::{Bus, DurableConfig, JetStreamBus, MemoryBus, Outgoing, Published};
+use futures::StreamExt;
+use std::sync::Arc;
+use std::time::Duration;
+
+const T: &str = "test.Type";
+const WAIT: Duration = Duration::from_secs(10);
+
+fn out(subject: &str, id: &str, body: &'static str) -> Outgoing {
+    Outgoing::new(subject, T, id, body.as_bytes())
+}
+
+async fn publish_dedupes_and_guards_sequences(bus: Bus) {
+    let a = bus
+        .publish(out("shogi.game.a.move", "a1", "one").expect(0))
+        .await
+        .unwrap();
+    let Published::Stored(s1) = a else {
+        panic!("{a:?}")
+    };
+    // The same id again: nothing new.
+    assert_eq!(
+        bus.publish(out("shogi.game.a.move", "a1", "one").expect(0))
+            .await
+            .unwrap(),
+        Published::Duplicate(s1)
+    );
+    // A second writer that expected the subject empty loses.
+    assert_eq!(
+        bus.publish(out("shogi.game.a.move", "a1-other", "x").expect(0))
+            .await
+            .unwrap(),
+        Published::Conflict
+    );
+    // Another subject's messages do not move this subject's last sequence.
+    let b = bus
+        .publish(out("shogi.game.b.move", "b1", "b"))
+        .await
+        .unwrap();
+    assert!(matches!(b, Published::Stored(s) if s > s1));
+    let a2 = bus
+        .publish(out("shogi.game.a.move", "a2", "two").expect(s1))
+        .await
+        .unwrap();
+    let Published::Stored(s2) = a2 else {
+        panic!("{a2:?}")
+    };
+    assert!(s2 > s1);
+    assert_eq!(
+        bus.publish(out("shogi.game.a.move", "a3", "x").expect(s1))
+            .await
+            .unwrap(),
+        Published::Conflict
+    );
+    // Reads: from a sequence, by subject; the last one; wildcards.
+    let first = bus.next("shogi.game.a.move", 0).await.unwrap().unwrap();
+    assert_eq!((first.sequence, &first.payload[..]), (s1, &b"one"[..]));
+    assert_eq!(first.message_type.as_deref(), Some(T));
+    let second = bus
+        .next("shogi.game.a.move", s1 + 1)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.sequence, s2);
+    assert!(
+        bus.next("shogi.game.a.move", s2 + 1)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        bus.last("shogi.game.a.move")
+            .await
+            .unwrap()
+            .unwrap()
+            .sequence,
+        s2
+    );
+    assert!(bus.last("shogi.game.zzz.move").await.unwrap().is_none());
+    let any = bus
+        .next("shogi.game.*.move", s1 + 1)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(any.subject, "shogi.game.b.move");
+    // Follow: everything in order, then live.
+    let mut follow = bus.follow("shogi.game.a.>").await.unwrap();
+    let got: Vec<u64> = vec![
+        follow.next().await.unwrap().unwrap().sequence,
+        follow.next().await.unwrap().unwrap().sequence,
+    ];
+    assert_eq!(got, vec![s1, s2]);
+    let a3 = bus
+        .publish(out("shogi.game.a.verdict", "a-v", "v"))
+        .await
+        .unwrap();
+    let live = tokio::time::timeout(WAIT, follow.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(Published::Stored(live.sequence), a3);
+}
+
+async fn durable_consumers_ack_and_redeliver(bus: Bus) {
+    for i in 0..5 {
+        bus.publish(out(&format!("shogi.game.c{i}.move"), &format!("c{i}"), "m"))
+            .await
+            .unwrap();
+    }
+    bus.publish(out("shogi.game.c0.verdict", "c0v", "v"))
+        .await
+        .unwrap();
+    let config = DurableConfig {
+        name: "behaviour".into(),
+        filter: "shogi.game.*.move".into(),
+        ack_wait: Duration::from_secs(1),
+        max_ack_pending: 100,
+    };
+    let mut deliveries = bus.consume(&config).await.unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let d = tokio::time::timeout(WAIT, deliveries.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.delivered, 1);
+        assert!(d.message.subject.ends_with(".move"));
+        seen.push(d);
+    }
+    // Ack all but the third; it comes back after the ack wait, counted as a redelivery.
+    let kept = seen.remove(2);
+    for d in seen {
+        d.ack().await.unwrap();
+    }
+    let again = tokio::time::timeout(WAIT, deliveries.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.message.sequence, kept.message.sequence);
+    assert!(again.delivered >= 2, "{again:?}");
+    again.ack().await.unwrap();
+    drop(deliveries);
+    // A new consumer with the same name carries on after what was acknowledged.
+    bus.publish(out("shogi.game.c9.move", "c9", "late"))
+        .await
+        .unwrap();
+    let mut deliveries = bus.consume(&config).await.unwrap();
+    let d = tokio::time::timeout(WAIT, deliveries.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(d.message.subject, "shogi.game.c9.move");
+    d.ack().await.unwrap();
+}
+
+#[tokio::test]
+async fn memory_bus_publish_and_read() {
+    publish_dedupes_and_guards_sequences(Arc::new(MemoryBus::default())).await;
+}
+
+#[tokio::test]
+async fn memory_bus_durable_consumers() {
+    durable_consumers_ack_and_redeliver(Arc::new(MemoryBus::default())).await;
+}
+
+async fn jetstream(nats: &test_support::NatsServer) -> Bus {
+    Arc::new(
+        JetStreamBus::connect(nats.url(), None, "behaviour", "BEHAVIOUR", "shogi.game.>")
+            .await
+            .unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn jetstream_bus_publish_and_read() {
+    let nats = test_support::NatsServer::start();
+    publish_dedupes_and_guards_sequences(jetstream(&nats).await).await;
+}
+
+#[tokio::test]
+async fn jetstream_bus_durable_consumers() {
+    let nats = test_support::NatsServer::start();
+    durable_consumers_ack_and_redeliver(jetstream(&nats).await).await;
+}
