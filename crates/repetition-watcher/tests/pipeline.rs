@@ -1,0 +1,399 @@
+//! The pipeline end to end in one process: the validator (gRPC on loopback), the watcher and
+//! the judge over the embedded bus, and over JetStream on a real nats-server with two instances
+//! of each.
+
+use arbiter_bus::{Bus, JetStreamBus, MemoryBus, Outgoing};
+use futures::StreamExt;
+use prost::Message as _;
+use repetition_watcher::{Role, Stats, Worker, WorkerConfig};
+use shogi_proto::subject;
+use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
+use std::sync::Arc;
+use std::time::Duration;
+use tonic::transport::Channel;
+
+const DEADLINE: Duration = Duration::from_secs(20);
+
+struct Arbiter {
+    bus: Bus,
+    client: MoveValidatorClient<Channel>,
+    watchers: Vec<Arc<Stats>>,
+    judges: Vec<Arc<Stats>>,
+    _stop: tokio::sync::watch::Sender<bool>,
+}
+
+async fn start(bus: Bus, instances: u32) -> Arbiter {
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut rx = stop_rx.clone();
+    tokio::spawn(move_validator::serve(
+        listener,
+        bus.clone(),
+        move_validator::ServeOptions::default(),
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        },
+    ));
+    let mut watchers = Vec::new();
+    let mut judges = Vec::new();
+    for role in [Role::Watcher, Role::Judge] {
+        for instance in 0..instances {
+            let mut config = WorkerConfig::new(role);
+            config.instance = instance;
+            config.instances = instances;
+            config.ack_wait = Duration::from_secs(2);
+            let worker = Worker::new(bus.clone(), config);
+            match role {
+                Role::Watcher => watchers.push(worker.stats()),
+                Role::Judge => judges.push(worker.stats()),
+            }
+            let mut rx = stop_rx.clone();
+            tokio::spawn(worker.run(async move {
+                let _ = rx.wait_for(|s| *s).await;
+            }));
+        }
+    }
+    let client = MoveValidatorClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    Arbiter {
+        bus,
+        client,
+        watchers,
+        judges,
+        _stop: stop,
+    }
+}
+
+struct Fixture {
+    id: String,
+    sfen: String,
+    moves: Vec<String>,
+    result: String,
+    ply: u32,
+}
+
+fn repetition_fixtures() -> Vec<Fixture> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/rules/repetition.tsv"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Fixture {
+                id: f[0].to_owned(),
+                sfen: f[1].to_owned(),
+                moves: f[2].split_whitespace().map(str::to_owned).collect(),
+                result: f[3].to_owned(),
+                ply: f[5].parse().unwrap(),
+            }
+        })
+        .collect()
+}
+
+fn game_id(prefix: &str, fixture: &str) -> String {
+    format!("{prefix}-{fixture}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
+}
+
+async fn play(
+    client: &mut MoveValidatorClient<Channel>,
+    id: &str,
+    sfen: &str,
+    ruleset: Option<pb::Ruleset>,
+    moves: &[String],
+) {
+    client
+        .create_game(pb::CreateGameRequest {
+            ruleset,
+            start: Some(pb::StartPosition {
+                start: Some(pb::start_position::Start::Sfen(sfen.to_owned())),
+            }),
+            game_id: id.to_owned(),
+        })
+        .await
+        .unwrap();
+    for (i, usi) in moves.iter().enumerate() {
+        let answer = client
+            .submit_move(pb::SubmitMoveRequest {
+                game_id: id.to_owned(),
+                ply: i as u32 + 1,
+                usi: usi.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{id} ply {}: {e}", i + 1))
+            .into_inner();
+        assert_eq!(
+            answer.outcome,
+            pb::MoveOutcome::Accepted as i32,
+            "{id} ply {}",
+            i + 1
+        );
+    }
+}
+
+/// The game's verdict notice, waited for on the bus.
+async fn verdict(bus: &Bus, id: &str) -> pb::Verdict {
+    let mut follow = bus.follow(&subject::verdict(id)).await.unwrap();
+    let m = tokio::time::timeout(DEADLINE, follow.next())
+        .await
+        .unwrap_or_else(|_| panic!("{id}: no verdict within {DEADLINE:?}"))
+        .unwrap()
+        .unwrap();
+    pb::Verdict::decode(m.payload).unwrap()
+}
+
+/// How many messages the subject holds.
+async fn count(bus: &Bus, subject: &str) -> usize {
+    let mut n = 0;
+    let mut from = 1;
+    while let Some(m) = bus.next(subject, from).await.unwrap() {
+        n += 1;
+        from = m.sequence + 1;
+    }
+    n
+}
+
+/// Waits until every worker has judged or set aside what the bus holds: the sum of a
+/// counter over `stats` reaches `n`.
+async fn wait_for(what: &str, stats: &[Arc<Stats>], get: fn(&Stats) -> u64, n: u64) {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let got: u64 = stats.iter().map(|s| get(s)).sum();
+        if got >= n {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: {got} of {n} within {DEADLINE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn code_name(code: i32) -> String {
+    pb::ResultCode::try_from(code)
+        .unwrap()
+        .as_str_name()
+        .trim_start_matches("RESULT_CODE_")
+        .to_ascii_lowercase()
+}
+
+async fn fixtures_end_once(arbiter: &mut Arbiter, prefix: &str) {
+    let fixtures = repetition_fixtures();
+    assert!(fixtures.len() >= 10, "too few fixtures");
+    let mut ended = 0;
+    for f in &fixtures {
+        let id = game_id(prefix, &f.id);
+        play(&mut arbiter.client, &id, &f.sfen, None, &f.moves).await;
+        if f.result == "none" {
+            continue;
+        }
+        let v = verdict(&arbiter.bus, &id).await;
+        assert_eq!(code_name(v.code), f.result, "{}", f.id);
+        assert_eq!(v.ply, f.ply, "{}", f.id);
+        ended += 1;
+    }
+    // Everyone has judged everything: the watchers announced every ending, once.
+    wait_for(
+        "watcher verdicts",
+        &arbiter.watchers,
+        |s| Stats::get(&s.verdicts),
+        ended,
+    )
+    .await;
+    for f in &fixtures {
+        let id = game_id(prefix, &f.id);
+        let expected = usize::from(f.result != "none");
+        assert_eq!(
+            count(&arbiter.bus, &subject::verdict(&id)).await,
+            expected,
+            "{}",
+            f.id
+        );
+    }
+    let judged: u64 = arbiter.judges.iter().map(|s| Stats::get(&s.verdicts)).sum();
+    assert_eq!(judged, 0, "the judge owns no repetition");
+}
+
+#[tokio::test]
+async fn repetition_fixtures_end_once_on_the_embedded_bus() {
+    let mut arbiter = start(Arc::new(MemoryBus::default()), 1).await;
+    fixtures_end_once(&mut arbiter, "mem").await;
+    // Third occurrences were warned about, by the watcher.
+    let warnings: u64 = arbiter
+        .watchers
+        .iter()
+        .map(|s| Stats::get(&s.warnings))
+        .sum();
+    assert!(warnings > 0);
+}
+
+#[tokio::test]
+async fn two_instances_of_each_share_the_games_on_jetstream() {
+    let nats = test_support::NatsServer::start();
+    let bus: Bus = Arc::new(
+        JetStreamBus::connect(
+            nats.url(),
+            None,
+            "pipeline-test",
+            shogi_proto::STREAM,
+            shogi_proto::STREAM_SUBJECTS,
+        )
+        .await
+        .unwrap(),
+    );
+    let mut arbiter = start(bus, 2).await;
+    fixtures_end_once(&mut arbiter, "js").await;
+    for (i, w) in arbiter.watchers.iter().enumerate() {
+        assert!(Stats::get(&w.verdicts) > 0, "watcher {i} judged no game");
+        assert!(
+            Stats::get(&w.foreign) > 0,
+            "watcher {i} saw no other instance's game"
+        );
+    }
+}
+
+#[tokio::test]
+async fn move_cap_is_announced_by_the_judge() {
+    let mut arbiter = start(Arc::new(MemoryBus::default()), 1).await;
+    let moves: Vec<String> = "7g7f 3c3d 2g2f 8c8d 2f2e 8d8e 6i7h 4a3b 2e2d 2c2d"
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let ruleset = pb::Ruleset {
+        preset: "csa".into(),
+        overrides: Some(pb::RulesetOverrides {
+            move_cap: Some(10),
+            ..Default::default()
+        }),
+    };
+    let start = shogi_rules::Position::startpos().to_sfen();
+    play(&mut arbiter.client, "cap-1", &start, Some(ruleset), &moves).await;
+    let v = verdict(&arbiter.bus, "cap-1").await;
+    assert_eq!(code_name(v.code), "max_moves");
+    wait_for(
+        "judge verdicts",
+        &arbiter.judges,
+        |s| Stats::get(&s.verdicts),
+        1,
+    )
+    .await;
+    // The game is over for the validator too.
+    let refused = arbiter
+        .client
+        .submit_move(pb::SubmitMoveRequest {
+            game_id: "cap-1".into(),
+            ply: 11,
+            usi: "3a4b".into(),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(refused.unwrap_err().code(), tonic::Code::FailedPrecondition);
+}
+
+#[tokio::test]
+async fn deliveries_out_of_order_and_again_are_judged_once() {
+    let bus: Bus = Arc::new(MemoryBus::default());
+    let mut arbiter = start(bus.clone(), 0).await;
+    let f = repetition_fixtures()
+        .into_iter()
+        .find(|f| f.result == "perpetual_check")
+        .unwrap();
+    play(&mut arbiter.client, "ooo", &f.sfen, None, &f.moves).await;
+    // A consumer of our own, delivering the whole log, handled last first, then all again.
+    let mut config = WorkerConfig::new(Role::Watcher);
+    config.ack_wait = Duration::from_secs(60);
+    let mut deliveries = bus.consume(&config.durable()).await.unwrap();
+    let mut got = Vec::new();
+    for _ in 0..f.moves.len() {
+        got.push(deliveries.next().await.unwrap().unwrap());
+    }
+    let mut worker = Worker::new(bus.clone(), config);
+    let stats = worker.stats();
+    while let Some(d) = got.pop() {
+        worker.handle(d).await.unwrap();
+    }
+    assert_eq!(Stats::get(&stats.verdicts), 1);
+    assert_eq!(Stats::get(&stats.gap_filled), f.moves.len() as u64 - 1);
+    assert_eq!(Stats::get(&stats.void), f.moves.len() as u64 - 1);
+    // The verdict's copy in the log is delivered and voids nothing else; one notice only.
+    let d = tokio::time::timeout(DEADLINE, deliveries.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        d.message.message_type.as_deref(),
+        Some(shogi_proto::VERDICT_TYPE)
+    );
+    worker.handle(d).await.unwrap();
+    assert_eq!(count(&bus, &subject::verdict("ooo")).await, 1);
+    let v = verdict(&bus, "ooo").await;
+    assert_eq!(code_name(v.code), "perpetual_check");
+}
+
+#[tokio::test]
+async fn garbage_is_counted_and_stops_no_game() {
+    let bus: Bus = Arc::new(MemoryBus::default());
+    let mut arbiter = start(bus.clone(), 1).await;
+    let fixtures = repetition_fixtures();
+    let f = fixtures.iter().find(|f| f.result == "repetition").unwrap();
+    let half = f.moves.len() / 2;
+    play(&mut arbiter.client, "good", &f.sfen, None, &f.moves[..half]).await;
+    // A game never created; bytes that are no message; a ply from the future.
+    let raw = |subject: String, id: &str, payload: Vec<u8>| {
+        Outgoing::new(subject, shogi_proto::MOVE_ACCEPTED_TYPE, id, payload)
+    };
+    bus.publish(raw(subject::moves("ghost"), "g1", b"\x01\x02".to_vec()))
+        .await
+        .unwrap();
+    play(&mut arbiter.client, "bad", &f.sfen, None, &f.moves[..2]).await;
+    bus.publish(raw(subject::moves("bad"), "b1", vec![0xff, 0xff, 0xff]))
+        .await
+        .unwrap();
+    let future = pb::MoveAccepted {
+        game_id: "bad".into(),
+        ply: 40,
+        usi: "7g7f".into(),
+        ..Default::default()
+    };
+    bus.publish(raw(subject::moves("bad"), "b2", future.encode_to_vec()))
+        .await
+        .unwrap();
+    // The good game goes on to its verdict.
+    for (i, usi) in f.moves.iter().enumerate().skip(half) {
+        arbiter
+            .client
+            .submit_move(pb::SubmitMoveRequest {
+                game_id: "good".into(),
+                ply: i as u32 + 1,
+                usi: usi.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    let v = verdict(&bus, "good").await;
+    assert_eq!(code_name(v.code), "repetition");
+    let w = &arbiter.watchers;
+    wait_for("unknown game", w, |s| Stats::get(&s.unknown_game), 1).await;
+    wait_for("garbage", w, |s| Stats::get(&s.garbage), 2).await;
+    let j = &arbiter.judges;
+    wait_for("judge garbage", j, |s| Stats::get(&s.garbage), 2).await;
+}
