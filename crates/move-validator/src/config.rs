@@ -1,5 +1,6 @@
 //! The service's configuration: typed, checked before anything is bound or connected.
 
+use crate::TlsConfig;
 use std::time::Duration;
 
 /// What the service needs to run. `main` fills it from flags and the environment.
@@ -23,6 +24,9 @@ pub struct Config {
     /// How many games to keep in memory. Past it, games not in use are dropped (finished ones
     /// first) and rebuilt from the bus when next asked for.
     pub max_cached_games: usize,
+    /// When set, the gRPC server speaks TLS (and mutual TLS with a client CA); plaintext
+    /// otherwise.
+    pub tls: Option<TlsConfig>,
 }
 
 impl std::fmt::Debug for Config {
@@ -37,6 +41,7 @@ impl std::fmt::Debug for Config {
             .field("max_message_bytes", &self.max_message_bytes)
             .field("request_timeout", &self.request_timeout)
             .field("max_cached_games", &self.max_cached_games)
+            .field("tls", &self.tls)
             .finish()
     }
 }
@@ -53,10 +58,12 @@ impl Config {
             max_message_bytes: 64 * 1024,
             request_timeout: Duration::from_secs(30),
             max_cached_games: 100_000,
+            tls: None,
         }
     }
 
-    /// Checks every field; the first problem found, as a message naming the setting.
+    /// Checks every field; the first problem found, as a message naming the setting. The TLS
+    /// files, when configured, are read and parsed here.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let url = self.nats_url.trim();
         let scheme_ok = ["nats://", "tls://", "ws://", "wss://"]
@@ -100,6 +107,9 @@ impl Config {
             return Err(ConfigError(
                 "grace period and request timeout must be positive".into(),
             ));
+        }
+        if let Some(tls) = &self.tls {
+            tls.server_config()?;
         }
         Ok(())
     }

@@ -18,8 +18,8 @@
 //! - Errors become gRPC statuses in one place, [`to_status`]; nothing panics on any input.
 //!
 //! [`run`] is the whole service on a bound listener, until a shutdown future completes; `main`
-//! is a thin shell around it (flags, telemetry, bind, run). TLS is not implemented: put the
-//! service behind a TLS-terminating proxy until it is.
+//! is a thin shell around it (flags, telemetry, bind, run). TLS and mutual TLS are by
+//! configuration ([`TlsConfig`]).
 
 mod auth;
 mod config;
@@ -28,6 +28,7 @@ mod error;
 mod games;
 mod service;
 mod store;
+mod tls;
 
 pub use auth::BearerAuth;
 pub use config::{Config, ConfigError};
@@ -37,6 +38,7 @@ pub use service::{
     ServeOptions, owned_by_pipeline, result_code_from_pb, ruleset_from_pb, serve, verdict_pb,
     warning_pb,
 };
+pub use tls::TlsConfig;
 
 use shogi_proto::v1::move_validator_server::MoveValidatorServer;
 use std::future::Future;
@@ -48,9 +50,9 @@ use tonic::transport::Server;
 ///
 /// In order: checks `config`, connects to NATS and makes sure the stream exists, reports
 /// SERVING on grpc.health.v1, serves MoveValidator (behind the bearer-token interceptor when a
-/// token is configured), health and reflection. When `shutdown` completes, health turns
-/// NOT_SERVING first, new connections stop, and in-flight calls get `config.grace_period` to
-/// finish; open WatchGame streams end at once.
+/// token is configured), health and reflection, over TLS when `config.tls` is set. When
+/// `shutdown` completes, health turns NOT_SERVING first, new connections stop, and in-flight
+/// calls get `config.grace_period` to finish; open WatchGame streams end at once.
 pub async fn run(
     listener: TcpListener,
     config: Config,
@@ -82,8 +84,11 @@ pub async fn run(
     let local = listener.local_addr().ok();
     tracing::info!(addr = ?local, stream = %config.stream, "move-validator serving");
     let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = Server::builder()
-        .timeout(config.request_timeout)
+    let mut builder = Server::builder().timeout(config.request_timeout);
+    if let Some(tls) = &config.tls {
+        builder = builder.tls_config(tls.server_config()?)?;
+    }
+    let server = builder
         .add_service(health_service)
         .add_service(reflection)
         .add_service(validator_service)

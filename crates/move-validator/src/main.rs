@@ -3,8 +3,9 @@
 
 use anyhow::Context as _;
 use clap::Parser;
-use move_validator::Config;
+use move_validator::{Config, TlsConfig};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The shogi move validator: the shogi.v1.MoveValidator gRPC service over NATS JetStream.
@@ -46,6 +47,16 @@ struct Args {
         default_value_t = 100_000
     )]
     max_cached_games: usize,
+    /// PEM certificate chain to serve TLS with; needs --tls-key.
+    #[arg(long, env = "MOVE_VALIDATOR_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "MOVE_VALIDATOR_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// PEM CA certificates that must have signed every client's certificate (mutual TLS);
+    /// needs --tls-cert.
+    #[arg(long, env = "MOVE_VALIDATOR_TLS_CLIENT_CA", requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -65,6 +76,14 @@ async fn main() -> anyhow::Result<()> {
         max_message_bytes: args.max_message_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_secs),
         max_cached_games: args.max_cached_games,
+        tls: args
+            .tls_cert
+            .zip(args.tls_key)
+            .map(|(cert, key)| TlsConfig {
+                cert,
+                key,
+                client_ca: args.tls_client_ca,
+            }),
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;
