@@ -37,7 +37,8 @@ use std::time::Duration;
 pub enum Role {
     /// The repetition-watcher: repetition and perpetual check verdicts, and the warnings.
     Watcher,
-    /// The impasse-judge: move caps and automatic declarations.
+    /// The impasse-judge: move caps and automatic declarations, and the announcement of every
+    /// other ending the validator decided.
     Judge,
 }
 
@@ -54,7 +55,12 @@ impl Role {
     pub fn owns(self, code: ResultCode) -> bool {
         match self {
             Role::Watcher => matches!(code, ResultCode::Repetition | ResultCode::PerpetualCheck),
-            Role::Judge => matches!(code, ResultCode::MaxMoves | ResultCode::Declaration),
+            // Move caps and automatic declarations are the judge's to decide; every other
+            // ending (checkmate, try rule, a forfeit, a platform's report, an explicit
+            // declaration) the validator decides, and the judge announces it again from the
+            // log, so that an ending is announced even when the validator dies between
+            // storing it and announcing it. The announcement is guarded: it is stored once.
+            Role::Judge => !matches!(code, ResultCode::Repetition | ResultCode::PerpetualCheck),
         }
     }
 }
@@ -430,8 +436,21 @@ impl Worker {
         Stats::bump(&self.stats.judged);
         if m.message_type.as_deref() == Some(shogi_proto::VERDICT_TYPE) {
             // An ending written in the log (by the validator, or by an instance of a pipeline
-            // role): the game is over.
+            // role): the game is over. The owner announces it (again: the notice is guarded).
             tracing::debug!(game_id, seq = m.sequence, "ending in the log");
+            match pb::Verdict::decode(m.payload.clone()) {
+                Ok(v) => {
+                    let owned =
+                        result_code_from_pb(v.code).is_some_and(|c| self.config.role.owns(c));
+                    if owned {
+                        self.announce_notice(game_id, &v, "log").await?;
+                    }
+                }
+                Err(e) => {
+                    Stats::bump(&self.stats.garbage);
+                    tracing::warn!(game_id, seq = m.sequence, error = %e, "unreadable ending in the log");
+                }
+            }
             self.finish(game_id);
             return Ok(Step::Ended);
         }
@@ -520,6 +539,19 @@ impl Worker {
         )
         .expect(move_seq);
         let logged = self.bus.publish(log).await?;
+        self.announce_notice(game_id, verdict, &format!("{logged:?}"))
+            .await
+    }
+
+    /// Announces `verdict` on `.verdict`, expecting the subject empty.
+    async fn announce_notice(
+        &self,
+        game_id: &str,
+        verdict: &pb::Verdict,
+        logged: &str,
+    ) -> Result<(), Error> {
+        let ply = verdict.ply;
+        let payload = verdict.encode_to_vec();
         let notice = Outgoing::new(
             subject::verdict(game_id),
             shogi_proto::VERDICT_TYPE,

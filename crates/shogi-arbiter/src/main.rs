@@ -3,6 +3,7 @@
 mod impasse;
 mod judge;
 mod report;
+mod serve;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -88,6 +89,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Rule::Points27)]
         rule: Rule,
     },
+    /// Runs the validator, the repetition-watcher and the impasse-judge in one process, on an
+    /// embedded bus or, with `--nats-url`, on NATS. Prints the gRPC address first.
+    Serve(serve::ServeArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -140,6 +144,7 @@ fn main() -> ExitCode {
                 Err(e) => Err(anyhow::anyhow!(e)),
             }
         }
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(code) => code,

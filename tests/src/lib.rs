@@ -1,0 +1,234 @@
+//! Helpers for the black-box tests: the workspace's binaries found next to the test, spawned
+//! and killed; a nats-server that can be restarted on the same port and store directory; the
+//! scripted games with their known endings.
+//!
+//! The binaries are the ones `cargo test --workspace` builds (every service package has an
+//! integration test, so cargo builds its binary first). A missing binary fails the test with
+//! what to run; nothing is skipped.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub mod games;
+
+/// The path of the workspace binary `name`, built by cargo next to this test.
+///
+/// # Panics
+///
+/// When it is not built, with the command that builds it.
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps/<test>");
+    let path = dir.join(name);
+    assert!(
+        path.is_file(),
+        "{} is not built: run `cargo test --workspace` or `cargo build --bins` first",
+        path.display()
+    );
+    path
+}
+
+/// A free loopback port (bound, read, released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A spawned process, killed (SIGKILL) on drop.
+#[derive(Debug)]
+pub struct Proc {
+    name: String,
+    program: PathBuf,
+    args: Vec<String>,
+    log: PathBuf,
+    child: Option<Child>,
+}
+
+impl Proc {
+    /// Starts `program args`, its output appended to `log`.
+    pub fn start(name: &str, program: &Path, args: &[String], log: &Path) -> Proc {
+        let mut p = Proc {
+            name: name.to_owned(),
+            program: program.to_owned(),
+            args: args.to_vec(),
+            log: log.to_owned(),
+            child: None,
+        };
+        p.restart();
+        p
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Starts it again with the same arguments (after [`Proc::kill`]).
+    pub fn restart(&mut self) {
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .expect("open the log");
+        let err = out.try_clone().expect("clone the log");
+        let child = Command::new(&self.program)
+            .args(&self.args)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", self.program.display()));
+        self.child = Some(child);
+    }
+
+    /// `kill -9`, and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// The process id, while it runs.
+    pub fn id(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Sends SIGTERM and waits up to `within` for it to exit; its exit status.
+    pub fn terminate(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let mut c = self.child.take()?;
+        let _ = Command::new("kill")
+            .args(["-TERM", &c.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            if let Ok(Some(status)) = c.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = c.kill();
+                let _ = c.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A nats-server with JetStream on a fixed loopback port and store directory, so that it can
+/// be killed and started again on the same store, as a crashed server restarts.
+#[derive(Debug)]
+pub struct Nats {
+    child: Option<Child>,
+    port: u16,
+    store: PathBuf,
+}
+
+const NATS_READY: Duration = Duration::from_secs(30);
+
+impl Nats {
+    /// Starts one on a free port with its store in `store`.
+    pub fn start(store: &Path) -> Nats {
+        let mut n = Nats {
+            child: None,
+            port: free_port(),
+            store: store.to_owned(),
+        };
+        n.restart();
+        n
+    }
+
+    /// The client URL.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// `kill -9` of the server.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts the server (again) on the same port and store, and waits until it says it is
+    /// ready (its log, not a sleep).
+    ///
+    /// # Panics
+    ///
+    /// When nats-server is not installed or not ready within 30 seconds.
+    pub fn restart(&mut self) {
+        let bin = std::env::var_os("NATS_SERVER_BIN")
+            .map(PathBuf::from)
+            .or_else(|| {
+                [
+                    "/usr/local/bin/nats-server",
+                    "/usr/sbin/nats-server",
+                    "/usr/bin/nats-server",
+                ]
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_file())
+            })
+            .unwrap_or_else(|| PathBuf::from("nats-server"));
+        let mut child = Command::new(&bin)
+            .args([
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-js",
+                "-sd",
+            ])
+            .arg(&self.store)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start {}: {e}; install nats-server (apt-get install -y nats-server) \
+                     or set NATS_SERVER_BIN: this test is not skipped",
+                    bin.display()
+                )
+            });
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stderr).lines();
+            for line in lines.by_ref().map_while(Result::ok) {
+                if line.contains("Server is ready") {
+                    let _ = tx.send(());
+                    break;
+                }
+            }
+            // Keep draining so that the server never blocks on a full pipe.
+            for _ in lines {}
+        });
+        rx.recv_timeout(NATS_READY)
+            .unwrap_or_else(|_| panic!("nats-server not ready within {NATS_READY:?}"));
+        self.child = Some(child);
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
