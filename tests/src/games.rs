@@ -49,15 +49,13 @@ fn oracle(
     moves: &[Move],
 ) -> Option<Scripted> {
     let rules = move_validator::ruleset_from_pb(Some(&ruleset)).ok()?;
+    // Only what a platform can create: a position the validator's SFEN check accepts.
+    Position::from_sfen(&start.to_sfen()).ok()?;
     let judgement = judge(start.clone(), moves.iter().copied(), false, &rules);
     let verdict = judgement.verdict?;
     let forfeit_last = verdict.code == shogi_adjudication::ResultCode::IllegalMove;
-    // The verdict's ply is the ply it ended on; a forfeited move is submitted as the next ply.
-    let played = if forfeit_last {
-        verdict.ply as usize + 1
-    } else {
-        verdict.ply as usize
-    };
+    // The legal plies played, and the forfeited move after them if the game ended so.
+    let played = judgement.plies as usize + usize::from(forfeit_last);
     if played == 0 || played > moves.len() {
         return None;
     }

@@ -1,0 +1,308 @@
+//! Crash safety: at least 200 scripted games with known endings, played through the real
+//! binaries (two validators, two watchers, two judges) against a real nats-server, while the
+//! instances are killed with SIGKILL and restarted and nats-server is killed and restarted on
+//! the same store directory. Every game must get exactly its one right verdict.
+
+use arbiter_bus::{Bus, JetStreamBus};
+use arbiter_tests::{Nats, Proc, bin, free_port, games};
+use prost::Message as _;
+use shogi_proto::subject;
+use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+use tonic::transport::{Channel, Endpoint};
+
+const GAMES: usize = 200;
+const IN_FLIGHT: usize = 16;
+const CALL_DEADLINE: Duration = Duration::from_secs(60);
+const VERDICT_DEADLINE: Duration = Duration::from_secs(90);
+
+#[derive(Clone)]
+struct Clients(Vec<MoveValidatorClient<Channel>>);
+
+impl Clients {
+    /// Calls `f` on one validator, then the other, until it answers something other than a
+    /// transient failure (the instance or the bus down), within a deadline.
+    async fn call<T, F, Fut>(&self, what: &str, mut f: F) -> Result<T, tonic::Status>
+    where
+        F: FnMut(MoveValidatorClient<Channel>) -> Fut,
+        Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let deadline = Instant::now() + CALL_DEADLINE;
+        let mut i = 0;
+        loop {
+            let client = self.0[i % self.0.len()].clone();
+            match f(client).await {
+                Ok(r) => return Ok(r.into_inner()),
+                Err(s)
+                    if matches!(
+                        s.code(),
+                        tonic::Code::Unavailable
+                            | tonic::Code::Unknown
+                            | tonic::Code::Internal
+                            | tonic::Code::Aborted
+                            | tonic::Code::Cancelled
+                            | tonic::Code::DeadlineExceeded
+                    ) =>
+                {
+                    assert!(Instant::now() < deadline, "{what}: still failing: {s}");
+                    i += 1;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(s) => return Err(s),
+            }
+        }
+    }
+}
+
+async fn play(clients: &Clients, id: String, game: &games::Scripted) {
+    let create = pb::CreateGameRequest {
+        ruleset: Some(game.ruleset.clone()),
+        start: Some(pb::StartPosition {
+            start: Some(pb::start_position::Start::Sfen(game.start_sfen.clone())),
+        }),
+        game_id: id.clone(),
+    };
+    clients
+        .call(&id, |mut c| {
+            let r = create.clone();
+            async move { c.create_game(r).await }
+        })
+        .await
+        .unwrap_or_else(|s| panic!("{id} ({}): create: {s}", game.source));
+    for (i, usi) in game.moves.iter().enumerate() {
+        let req = pb::SubmitMoveRequest {
+            game_id: id.clone(),
+            ply: i as u32 + 1,
+            usi: usi.clone(),
+            ..Default::default()
+        };
+        let answer = clients
+            .call(&id, |mut c| {
+                let r = req.clone();
+                async move { c.submit_move(r).await }
+            })
+            .await
+            .unwrap_or_else(|s| panic!("{id} ({}) ply {}: {s}", game.source, i + 1));
+        let last = i + 1 == game.moves.len();
+        let expected = if last && game.forfeit_last {
+            pb::MoveOutcome::Forfeited
+        } else {
+            pb::MoveOutcome::Accepted
+        };
+        assert_eq!(
+            answer.outcome,
+            expected as i32,
+            "{id} ({}) ply {}",
+            game.source,
+            i + 1
+        );
+    }
+}
+
+/// Retries a bus read through a nats-server restart.
+async fn read<T, F, Fut>(what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, arbiter_bus::BusError>>,
+{
+    let deadline = Instant::now() + VERDICT_DEADLINE;
+    loop {
+        match f().await {
+            Ok(v) => return v,
+            Err(e) => {
+                assert!(Instant::now() < deadline, "{what}: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
+    let games = games::at_least(GAMES);
+    assert!(games.len() >= GAMES);
+    let dir = tempfile::tempdir().unwrap();
+    let nats = Arc::new(Mutex::new(Nats::start(&dir.path().join("store"))));
+    let url = nats.lock().unwrap().url();
+    // The stream, made before the services start.
+    let bus: Bus = Arc::new(
+        JetStreamBus::connect(
+            &url,
+            None,
+            "crash-test",
+            shogi_proto::STREAM,
+            shogi_proto::STREAM_SUBJECTS,
+        )
+        .await
+        .unwrap(),
+    );
+
+    let mut procs = Vec::new();
+    let mut validator_ports = Vec::new();
+    for i in 0..2 {
+        let port = free_port();
+        validator_ports.push(port);
+        let args = vec![
+            "--listen".into(),
+            format!("127.0.0.1:{port}"),
+            "--nats-url".into(),
+            url.clone(),
+            "--grace-secs".into(),
+            "1".into(),
+        ];
+        procs.push(Proc::start(
+            &format!("validator-{i}"),
+            &bin("move-validator"),
+            &args,
+            &dir.path().join(format!("validator-{i}.log")),
+        ));
+    }
+    for name in ["repetition-watcher", "impasse-judge"] {
+        for i in 0..2 {
+            let args = vec![
+                "--nats-url".into(),
+                url.clone(),
+                "--instance".into(),
+                i.to_string(),
+                "--instances".into(),
+                "2".into(),
+                "--health-listen".into(),
+                format!("127.0.0.1:{}", free_port()),
+                "--ack-wait-ms".into(),
+                "1000".into(),
+            ];
+            procs.push(Proc::start(
+                &format!("{name}-{i}"),
+                &bin(name),
+                &args,
+                &dir.path().join(format!("{name}-{i}.log")),
+            ));
+        }
+    }
+    let clients = Clients(
+        validator_ports
+            .iter()
+            .map(|p| {
+                MoveValidatorClient::new(
+                    Endpoint::from_shared(format!("http://127.0.0.1:{p}"))
+                        .unwrap()
+                        .connect_timeout(Duration::from_secs(1))
+                        .timeout(Duration::from_secs(10))
+                        .connect_lazy(),
+                )
+            })
+            .collect(),
+    );
+
+    // Chaos, on a thread of its own: every 250 ms one instance is killed and restarted, in
+    // turn; once, nats-server is killed and restarted on the same store.
+    let procs = Arc::new(Mutex::new(procs));
+    let stop = Arc::new(AtomicBool::new(false));
+    let kills = Arc::new(AtomicU32::new(0));
+    let chaos = {
+        let (procs, nats, stop, kills) = (procs.clone(), nats.clone(), stop.clone(), kills.clone());
+        std::thread::spawn(move || {
+            let mut round = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(250));
+                if round == 6 {
+                    let mut n = nats.lock().unwrap();
+                    n.kill();
+                    n.restart();
+                } else {
+                    let mut ps = procs.lock().unwrap();
+                    let len = ps.len();
+                    let p = &mut ps[round % len];
+                    p.kill();
+                    p.restart();
+                }
+                kills.fetch_add(1, Ordering::Relaxed);
+                round += 1;
+            }
+        })
+    };
+
+    let started = Instant::now();
+    futures::StreamExt::for_each_concurrent(
+        futures::stream::iter(games.iter().enumerate()),
+        IN_FLIGHT,
+        |(i, g)| {
+            let clients = clients.clone();
+            async move { play(&clients, format!("crash-{i}"), g).await }
+        },
+    )
+    .await;
+    let played = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    chaos.join().unwrap();
+    let kills = kills.load(Ordering::Relaxed);
+    assert!(
+        kills >= 7,
+        "only {kills} kills: the run was too short to test anything"
+    );
+
+    // Every game gets its verdict...
+    for (i, g) in games.iter().enumerate() {
+        let id = format!("crash-{i}");
+        let deadline = Instant::now() + VERDICT_DEADLINE;
+        loop {
+            let verdict_subject = subject::verdict(&id);
+            let last = read(&id, || bus.last(&verdict_subject)).await;
+            if last.is_some() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{id} ({}): no verdict", g.source);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    // ...and once every consumer has judged everything, exactly one, the right one.
+    let js = async_nats::jetstream::new(async_nats::connect(&url).await.unwrap());
+    let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
+    let deadline = Instant::now() + VERDICT_DEADLINE;
+    for name in ["repetition-watcher", "impasse-judge"] {
+        for i in 0..2 {
+            let durable = format!("{name}-{i}-of-2");
+            loop {
+                let info = stream.consumer_info(&durable).await.unwrap();
+                if info.num_pending == 0 && info.num_ack_pending == 0 {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{durable} not drained: {info:?}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+    for (i, g) in games.iter().enumerate() {
+        let id = format!("crash-{i}");
+        let first = bus.next(&subject::verdict(&id), 1).await.unwrap().unwrap();
+        let again = bus
+            .next(&subject::verdict(&id), first.sequence + 1)
+            .await
+            .unwrap();
+        assert!(again.is_none(), "{id} ({}): two verdicts", g.source);
+        let v = pb::Verdict::decode(first.payload).unwrap();
+        assert_eq!(
+            (v.code, v.winner, v.ply),
+            (g.expected.code, g.expected.winner, g.expected.ply),
+            "{id} ({})",
+            g.source
+        );
+    }
+    let mut endings = std::collections::BTreeMap::<String, usize>::new();
+    for g in &games {
+        *endings
+            .entry(
+                pb::ResultCode::try_from(g.expected.code)
+                    .map(|c| c.as_str_name().to_owned())
+                    .unwrap_or_default(),
+            )
+            .or_default() += 1;
+    }
+    eprintln!(
+        "{} games ({endings:?}) played in {played:?} through {kills} kills (one of them nats-server)",
+        games.len()
+    );
+}
