@@ -23,6 +23,21 @@ use tracing::Instrument;
 /// How many times a write retries after losing a race for a game before answering ABORTED.
 const MAX_ATTEMPTS: usize = 5;
 
+/// How long a strict call, or a declaration in a pipeline, waits for a verdict's
+/// announcement before answering UNAVAILABLE (the ending is stored: a retry waits again).
+const ANNOUNCE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The metadata key that asks for strict mode (`shogi-strict: true`), on CreateGame for the
+/// whole game or on one SubmitMove call.
+pub const STRICT_METADATA: &str = "shogi-strict";
+
+fn strict_requested(metadata: &tonic::metadata::MetadataMap) -> bool {
+    metadata
+        .get(STRICT_METADATA)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+}
+
 type Slot = Arc<AsyncMutex<Option<GameEntry>>>;
 
 /// The service state, shared by every call.
@@ -239,7 +254,11 @@ impl Validator {
         }
     }
 
-    async fn create_game(&self, req: pb::CreateGameRequest) -> Result<pb::GameState, Error> {
+    async fn create_game(
+        &self,
+        req: pb::CreateGameRequest,
+        strict: bool,
+    ) -> Result<pb::GameState, Error> {
         // Checked now, so that a bad ruleset is refused before anything is written.
         convert::ruleset_from_pb(req.ruleset.as_ref())?;
         let (start_sfen, handicap) = match req.start.and_then(|s| s.start) {
@@ -267,6 +286,7 @@ impl Validator {
             ruleset: Some(req.ruleset.unwrap_or_default()),
             start_sfen,
             handicap,
+            strict,
         };
         let span = tracing::info_span!("create_game", game_id = %id);
         async {
@@ -312,6 +332,46 @@ impl Validator {
     }
 
     async fn submit_move(
+        &self,
+        req: pb::SubmitMoveRequest,
+        strict: bool,
+    ) -> Result<pb::SubmitMoveResponse, Error> {
+        let answer = self.submit_move_now(req).await?;
+        if let Some(v) = &answer.verdict
+            && (strict || self.is_strict(&v.game_id).await)
+        {
+            self.announced(&v.game_id).await?;
+        }
+        Ok(answer)
+    }
+
+    /// Whether the game was created in strict mode.
+    async fn is_strict(&self, id: &str) -> bool {
+        match self.game(id, false).await {
+            Ok(guard) => guard.as_ref().is_some_and(|e| e.created.strict),
+            Err(_) => false,
+        }
+    }
+
+    /// Waits until the game's verdict is announced on `.verdict` (by this service, or by the
+    /// watcher or the judge that owns it), within [`ANNOUNCE_DEADLINE`].
+    async fn announced(&self, id: &str) -> Result<pb::Verdict, Error> {
+        let mut notices = self.inner.bus.follow(&subject::verdict(id)).await?;
+        match tokio::time::timeout(ANNOUNCE_DEADLINE, notices.next()).await {
+            Ok(Some(Ok(m))) => pb::Verdict::decode(m.payload).map_err(|e| Error::CorruptEvent {
+                game_id: id.to_owned(),
+                sequence: m.sequence,
+                reason: e.to_string(),
+            }),
+            Ok(Some(Err(e))) => Err(Error::bus(e)),
+            Ok(None) | Err(_) => Err(Error::Bus(format!(
+                "the verdict of game {id} was not announced within {ANNOUNCE_DEADLINE:?}; \
+                 is the pipeline (repetition-watcher, impasse-judge) running?"
+            ))),
+        }
+    }
+
+    async fn submit_move_now(
         &self,
         req: pb::SubmitMoveRequest,
     ) -> Result<pb::SubmitMoveResponse, Error> {
@@ -516,7 +576,12 @@ impl Validator {
             )
             .await;
             if let Some(v) = &verdict {
-                self.notify_verdict(v).await;
+                if self.inner.pipeline {
+                    // The impasse-judge announces it from the log; the answer waits for it.
+                    self.announced(&entry.id).await?;
+                } else {
+                    self.notify_verdict(v).await;
+                }
             }
             tracing::info!(game_id = %entry.id, ply = declared_at, outcome = %report.outcome, "declaration");
             return Ok(pb::DeclareResponse {
@@ -732,8 +797,9 @@ impl MoveValidator for Validator {
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let trace = TraceContext::from_metadata(request.metadata());
+        let strict = strict_requested(request.metadata());
         let game = trace
-            .scope(Validator::create_game(self, request.into_inner()))
+            .scope(Validator::create_game(self, request.into_inner(), strict))
             .await?;
         Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
     }
@@ -743,10 +809,11 @@ impl MoveValidator for Validator {
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
         let trace = TraceContext::from_metadata(request.metadata());
+        let strict = strict_requested(request.metadata());
         let req = request.into_inner();
         let span = tracing::info_span!("submit_move", game_id = %req.game_id, ply = req.ply, usi = %req.usi);
         let answer = trace
-            .scope(Validator::submit_move(self, req).instrument(span))
+            .scope(Validator::submit_move(self, req, strict).instrument(span))
             .await?;
         Ok(Response::new(answer))
     }

@@ -397,3 +397,86 @@ async fn garbage_is_counted_and_stops_no_game() {
     let j = &arbiter.judges;
     wait_for("judge garbage", j, |s| Stats::get(&s.garbage), 2).await;
 }
+
+#[tokio::test]
+async fn a_strict_move_is_answered_once_its_ending_is_announced() {
+    let mut arbiter = start(Arc::new(MemoryBus::default()), 1).await;
+    let f = repetition_fixtures()
+        .into_iter()
+        .find(|f| f.result == "repetition")
+        .unwrap();
+    let (last, before) = f.moves.split_last().unwrap();
+    play(&mut arbiter.client, "strict", &f.sfen, None, before).await;
+    let mut request = tonic::Request::new(pb::SubmitMoveRequest {
+        game_id: "strict".into(),
+        ply: f.moves.len() as u32,
+        usi: last.clone(),
+        ..Default::default()
+    });
+    request
+        .metadata_mut()
+        .insert("shogi-strict", "true".parse().unwrap());
+    let answer = arbiter
+        .client
+        .submit_move(request)
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(code_name(answer.verdict.unwrap().code), "repetition");
+    // Announced by the watcher before the answer: it is on the bus now.
+    let notice = arbiter.bus.last(&subject::verdict("strict")).await.unwrap();
+    assert!(notice.is_some(), "strict answer before the announcement");
+}
+
+#[tokio::test]
+async fn a_declaration_is_answered_with_the_judges_announcement() {
+    let mut arbiter = start(Arc::new(MemoryBus::default()), 1).await;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/rules/declaration.tsv"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    // A fixture that wins under the 27-point rule, declared by Black to move.
+    let row: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|r| r[2] == "-" && r[3] == "black" && r[7] == "W" && r[1].contains(" b "))
+        .expect("a winning black declaration fixture");
+    arbiter
+        .client
+        .create_game(pb::CreateGameRequest {
+            ruleset: Some(pb::Ruleset {
+                preset: "csa".into(),
+                overrides: None,
+            }),
+            start: Some(pb::StartPosition {
+                start: Some(pb::start_position::Start::Sfen(row[1].to_owned())),
+            }),
+            game_id: "declare".into(),
+        })
+        .await
+        .unwrap();
+    let answer = arbiter
+        .client
+        .declare(pb::DeclareRequest {
+            game_id: "declare".into(),
+            declarer: pb::Color::Black as i32,
+            has_time: true,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let v = answer.verdict.expect("a verdict");
+    assert_eq!(code_name(v.code), "declaration");
+    assert_eq!(v.winner, pb::Color::Black as i32);
+    // The judge announced it (the validator leaves it to the judge in a pipeline).
+    wait_for(
+        "judge verdicts",
+        &arbiter.judges,
+        |s| Stats::get(&s.verdicts),
+        1,
+    )
+    .await;
+    assert_eq!(count(&arbiter.bus, &subject::verdict("declare")).await, 1);
+}
