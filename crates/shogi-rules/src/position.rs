@@ -89,14 +89,27 @@ pub struct Position {
     board: [u8; 81],
     hands: [Hand; 2],
     hash: u64,
-    /// The pieces checking the side to move, kept up to date by `play_unchecked`.
+    /// The pieces checking the side to move of a position built from SFEN; after a move,
+    /// `last` tells how to find them (see [`Position::checkers`]).
     checkers: Bitboard,
+    /// The last move played here: origin (none for a drop), destination and the kind standing
+    /// there now. Recording it is all `play_unchecked` does about checks, so that a leaf nobody
+    /// asks about costs nothing.
+    last: Option<LastMove>,
     kings: [Option<Square>; 2],
     side: Color,
     move_number: u32,
 }
 
 const EMPTY_SQ: u8 = 0;
+
+/// The last move played on a position, enough to find the checks it gave.
+#[derive(Clone, Copy)]
+struct LastMove {
+    from: Option<Square>,
+    to: Square,
+    kind: PieceKind,
+}
 
 impl Position {
     /// The start position of an even game (平手).
@@ -138,6 +151,7 @@ impl Position {
             hands,
             hash: 0,
             checkers: Bitboard::EMPTY,
+            last: None,
             kings: [None; 2],
             side,
             move_number,
@@ -373,7 +387,10 @@ impl Position {
     /// The pieces giving check to the side to move.
     #[inline]
     pub fn checkers(&self) -> Bitboard {
-        self.checkers
+        match self.last {
+            Some(l) => self.checkers_after(l.from, l.to, l.kind, !self.side),
+            None => self.checkers,
+        }
     }
 
     /// Whether the side to move is in check (王手).
@@ -487,7 +504,11 @@ impl Position {
                 if kind == PieceKind::King {
                     self.kings[us.index()] = Some(to);
                 }
-                self.checkers = self.checkers_after(Some(from), to, kind, us);
+                self.last = Some(LastMove {
+                    from: Some(from),
+                    to,
+                    kind,
+                });
             }
             Move::Drop { kind, to } => {
                 let hand = &mut self.hands[us.index()];
@@ -495,7 +516,11 @@ impl Position {
                 self.hash ^= zobrist::hand(us, kind, n) ^ zobrist::hand(us, kind, n - 1);
                 hand.remove(kind);
                 self.put(Piece::new(us, kind), to);
-                self.checkers = self.checkers_after(None, to, kind, us);
+                self.last = Some(LastMove {
+                    from: None,
+                    to,
+                    kind,
+                });
             }
         }
         self.side = !us;
@@ -561,7 +586,7 @@ impl Position {
 
     /// The hash recomputed from scratch (for tests of the incremental update).
     pub fn recompute_hash(&self) -> u64 {
-        debug_assert_eq!(self.checkers, self.compute_checkers());
+        debug_assert_eq!(self.checkers(), self.compute_checkers());
         let mut h = 0;
         for (sq, p) in self.pieces() {
             h ^= zobrist::piece_square(p, sq);
