@@ -84,10 +84,11 @@ struct JsAcker(jetstream::Message);
 #[async_trait::async_trait]
 impl Acker for JsAcker {
     async fn ack(&self, sequence: u64) -> Result<(), BusError> {
-        // A double ack: the server confirms it, so a crash after this returns cannot bring the
-        // message back.
+        // A plain ack, not confirmed by the server: a lost one only brings the message back,
+        // and the consumers judge a message again without effect. Confirming every ack would
+        // cost a round trip per event.
         self.0
-            .double_ack_with(AckKind::Ack)
+            .ack_with(AckKind::Ack)
             .await
             .map_err(|e| BusError::Ack {
                 sequence,

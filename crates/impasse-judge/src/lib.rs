@@ -4,7 +4,11 @@
 //!
 //! It is the pipeline worker of `repetition-watcher` in the [`Role::Judge`] role: the same
 //! in-order, once-each consumption and the same guarded announcement, with the judge's share of
-//! the endings. The rules are `shogi_adjudication::Game`'s.
+//! the endings. It also announces, from the game's log, every ending the validator decides
+//! (checkmate, try rule, a forfeit, a platform's report, an explicit declaration), so that an
+//! ending is announced even when the validator dies between storing and announcing it; in a
+//! pipeline the validator's `Declare` answers only once the judge has announced the
+//! declaration's verdict. The rules are `shogi_adjudication::Game`'s.
 
 pub use repetition_watcher::{Role, ServiceConfig, WorkerConfig, run_service};
 

@@ -1,0 +1,423 @@
+//! The event pipeline benchmark, one run on a real nats-server (spawned, temporary store):
+//!
+//! 1. raw JetStream consumption of move-sized messages with async-nats (a durable pull
+//!    consumer, one ack each): the limit;
+//! 2. the watcher consuming real move events (random legal games, 100 plies, no ending), one
+//!    instance and two;
+//! 3. memory per active game at 100 plies (resident set growth over 20,000 games);
+//! 4. end to end: SubmitMove to the verdict on the bus, at a target load of 5,000 moves/s
+//!    (validator, watcher and judge in this process over JetStream, as `shogi-arbiter serve
+//!    --nats-url` runs them).
+//!
+//! `cargo bench -p repetition-watcher --bench pipeline [-- GAMES]` (default 500 games, 50,000
+//! events).
+
+use arbiter_bus::{Bus, JetStreamBus};
+use futures::StreamExt;
+use prost::Message as _;
+use repetition_watcher::{Role, Stats, Worker, WorkerConfig};
+use shogi_adjudication::{Game, Ruleset};
+use shogi_proto::subject;
+use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
+use shogi_rules::{Move, Position};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const PLIES: usize = 100;
+
+/// SplitMix64: a deterministic source for the random games.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// A random legal game of `PLIES` plies that does not end under the online rules.
+fn random_game(rng: &mut Rng) -> Vec<Move> {
+    'again: loop {
+        let mut game = Game::startpos(Ruleset::online());
+        let mut moves = Vec::with_capacity(PLIES);
+        while moves.len() < PLIES {
+            let legal = game.position().legal_moves();
+            if legal.is_empty() {
+                continue 'again;
+            }
+            let mv = legal
+                .iter()
+                .copied()
+                .nth(rng.next() as usize % legal.len())
+                .unwrap();
+            let outcome = game.play(mv).unwrap();
+            if outcome.verdict.is_some() {
+                continue 'again;
+            }
+            moves.push(mv);
+        }
+        return moves;
+    }
+}
+
+fn events(id: &str, moves: &[Move]) -> Vec<pb::MoveAccepted> {
+    let mut pos = Position::startpos();
+    moves
+        .iter()
+        .enumerate()
+        .map(|(i, &mv)| {
+            pos.play_unchecked(mv);
+            pb::MoveAccepted {
+                game_id: id.to_owned(),
+                ply: i as u32 + 1,
+                usi: mv.to_string(),
+                sfen_after: pos.to_sfen(),
+                gives_check: pos.in_check(),
+                position_hash: pos.hash(),
+            }
+        })
+        .collect()
+}
+
+fn rss_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+fn pct(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+async fn publish_games(
+    js: &async_nats::jetstream::Context,
+    prefix: &str,
+    games: &[Vec<Move>],
+) -> usize {
+    let mut acks = Vec::new();
+    let mut n = 0;
+    for (g, moves) in games.iter().enumerate() {
+        let id = format!("{prefix}{g}");
+        let created = pb::GameCreated {
+            game_id: id.clone(),
+            ruleset: Some(pb::Ruleset {
+                preset: "online".into(),
+                overrides: None,
+            }),
+            start_sfen: Position::startpos().to_sfen(),
+            ..Default::default()
+        };
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(
+            shogi_proto::MESSAGE_TYPE_HEADER,
+            shogi_proto::GAME_CREATED_TYPE,
+        );
+        acks.push(
+            js.publish_with_headers(
+                subject::created(&id),
+                headers,
+                created.encode_to_vec().into(),
+            )
+            .await
+            .unwrap(),
+        );
+        for e in events(&id, moves) {
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert(
+                shogi_proto::MESSAGE_TYPE_HEADER,
+                shogi_proto::MOVE_ACCEPTED_TYPE,
+            );
+            acks.push(
+                js.publish_with_headers(subject::moves(&id), headers, e.encode_to_vec().into())
+                    .await
+                    .unwrap(),
+            );
+            n += 1;
+        }
+        if acks.len() > 2000 {
+            for a in acks.drain(..) {
+                a.await.unwrap();
+            }
+        }
+    }
+    for a in acks {
+        a.await.unwrap();
+    }
+    n
+}
+
+async fn watcher_rate(bus: &Bus, instances: u32, total: u64) -> f64 {
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let mut stats = Vec::new();
+    let start = Instant::now();
+    for i in 0..instances {
+        let mut config = WorkerConfig::new(Role::Watcher);
+        config.instance = i;
+        config.instances = instances;
+        let worker = Worker::new(bus.clone(), config);
+        stats.push(worker.stats());
+        let mut rx = stop_rx.clone();
+        tokio::spawn(worker.run(async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }));
+    }
+    loop {
+        let judged: u64 = stats.iter().map(|s| Stats::get(&s.judged)).sum();
+        if judged >= total {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let rate = total as f64 / start.elapsed().as_secs_f64();
+    let _ = stop.send(true);
+    rate
+}
+
+#[tokio::main]
+async fn main() {
+    let n_games: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(500);
+    let nats = test_support::NatsServer::start();
+    let client = async_nats::connect(nats.url()).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let bus: Bus = Arc::new(
+        JetStreamBus::connect(
+            nats.url(),
+            None,
+            "bench",
+            shogi_proto::STREAM,
+            shogi_proto::STREAM_SUBJECTS,
+        )
+        .await
+        .unwrap(),
+    );
+    let mut rng = Rng(0x5EED);
+    let games: Vec<Vec<Move>> = (0..n_games).map(|_| random_game(&mut rng)).collect();
+    let total = publish_games(&js, "w", &games).await as u64;
+    let size: usize = events("w0", &games[0])
+        .iter()
+        .map(|e| e.encoded_len())
+        .sum::<usize>()
+        / PLIES;
+    println!(
+        "events: {total} MoveAccepted in {n_games} games of {PLIES} plies, {size} bytes each on average"
+    );
+
+    // 1. Raw consumption: the limit.
+    let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
+    let consumer = stream
+        .create_consumer(async_nats::jetstream::consumer::pull::Config {
+            durable_name: Some("raw".into()),
+            filter_subject: "shogi.game.*.move".into(),
+            ack_policy: async_nats::jetstream::consumer::AckPolicy::Explicit,
+            max_ack_pending: 1024,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let start = Instant::now();
+    let mut messages = consumer.messages().await.unwrap();
+    let mut n = 0u64;
+    while n < total {
+        let m = messages.next().await.unwrap().unwrap();
+        m.ack().await.unwrap();
+        n += 1;
+    }
+    let raw = total as f64 / start.elapsed().as_secs_f64();
+    drop(messages);
+    println!("raw JetStream consumption (async-nats, durable pull, ack each): {raw:.0} msg/s");
+
+    // 2. The watcher, one instance then two.
+    let one = watcher_rate(&bus, 1, total).await;
+    println!(
+        "watcher, 1 instance: {one:.0} events/s ({:.2}x raw)",
+        one / raw
+    );
+    let two = watcher_rate(&bus, 2, total).await;
+    println!(
+        "watcher, 2 instances: {two:.0} events/s ({:.2}x raw)",
+        two / raw
+    );
+
+    // 3. Memory per active game at 100 plies: the state a worker keeps (the game id and a
+    // Game with its history).
+    let n_mem = 20_000;
+    let before = rss_bytes();
+    let mut held: HashMap<String, (Game, u64, u64)> = HashMap::with_capacity(n_mem);
+    for i in 0..n_mem {
+        let mut game = Game::startpos(Ruleset::online());
+        for &mv in &games[i % games.len()] {
+            game.play(mv).unwrap();
+        }
+        held.insert(format!("w{i}"), (game, 0, 0));
+    }
+    let per_game = (rss_bytes().saturating_sub(before)) / n_mem;
+    println!(
+        "memory per active game at {PLIES} plies: {per_game} bytes (resident growth over {n_mem} games; size_of::<Game>() = {})",
+        std::mem::size_of::<Game>()
+    );
+    drop(held);
+
+    // 4. End to end at a target of 5,000 moves/s.
+    e2e(&bus, &nats, &games).await;
+}
+
+async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
+    const TARGET: f64 = 5000.0;
+    const DRIVERS: usize = 50;
+    const SECONDS: u64 = 10;
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut rx = stop_rx.clone();
+    tokio::spawn(move_validator::serve(
+        listener,
+        bus.clone(),
+        move_validator::ServeOptions::default(),
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        },
+    ));
+    for role in [Role::Watcher, Role::Judge] {
+        let worker = Worker::new(bus.clone(), WorkerConfig::new(role));
+        let mut rx = stop_rx.clone();
+        tokio::spawn(worker.run(async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }));
+    }
+    // Who waits for which game's verdict; the subscriber tells them when it arrives.
+    type Waiters = Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Instant>>>>;
+    let waiters: Waiters = Arc::default();
+    let sub_client = async_nats::connect(nats.url()).await.unwrap();
+    let mut sub = sub_client.subscribe("shogi.game.*.verdict").await.unwrap();
+    {
+        let waiters = waiters.clone();
+        tokio::spawn(async move {
+            while let Some(m) = sub.next().await {
+                let at = Instant::now();
+                let id = m.subject.split('.').nth(2).unwrap_or_default();
+                if let Some(tx) = waiters.lock().unwrap().remove(id) {
+                    let _ = tx.send(at);
+                }
+            }
+        });
+    }
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    // The probe: a perpetual check (21 plies), played again and again by one driver in five,
+    // among the load of the others' random games.
+    let probe: Vec<String> = "5g5f 5c5d 2h5h 5a5b 5f5e 5b5c 5h5f 5c6d 5f6f 6d7d 6f7f 7d6d 7f6f 6d7d 6f7f 7d6d 7f6f 6d7d 6f7f 7d6d 7f6f"
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let interval = Duration::from_secs_f64(DRIVERS as f64 / TARGET);
+    let deadline = Instant::now() + Duration::from_secs(SECONDS);
+    let moves_done = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let latencies: Arc<Mutex<Vec<Duration>>> = Arc::default();
+    let mut tasks = Vec::new();
+    let started = Instant::now();
+    for d in 0..DRIVERS {
+        let mut client = MoveValidatorClient::new(channel.clone());
+        let games: Vec<Vec<String>> = if d % 5 == 0 {
+            vec![probe.clone()]
+        } else {
+            games
+                .iter()
+                .skip(d)
+                .step_by(DRIVERS)
+                .map(|g| g.iter().map(Move::to_string).collect())
+                .collect()
+        };
+        let (waiters, moves_done, latencies) =
+            (waiters.clone(), moves_done.clone(), latencies.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(interval);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut round = 0;
+            while Instant::now() < deadline {
+                let moves = &games[round % games.len()];
+                let id = format!("e{d}-{round}");
+                round += 1;
+                client
+                    .create_game(pb::CreateGameRequest {
+                        ruleset: Some(pb::Ruleset {
+                            preset: "online".into(),
+                            overrides: None,
+                        }),
+                        start: None,
+                        game_id: id.clone(),
+                    })
+                    .await
+                    .unwrap();
+                for (i, usi) in moves.iter().enumerate() {
+                    tick.tick().await;
+                    // The probe's last move ends it: wait for its verdict from the subscriber.
+                    let waiter = (d % 5 == 0 && i + 1 == moves.len()).then(|| {
+                        let (tx, rx) = tokio::sync::oneshot::channel();
+                        waiters.lock().unwrap().insert(id.clone(), tx);
+                        rx
+                    });
+                    let sent = Instant::now();
+                    let answer = client
+                        .submit_move(pb::SubmitMoveRequest {
+                            game_id: id.clone(),
+                            ply: i as u32 + 1,
+                            usi: usi.clone(),
+                            ..Default::default()
+                        })
+                        .await
+                        .unwrap()
+                        .into_inner();
+                    moves_done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if let Some(rx) = waiter {
+                        assert!(answer.verdict.is_some(), "the probe ends on its last move");
+                        if let Ok(Ok(at)) = tokio::time::timeout(Duration::from_secs(5), rx).await {
+                            latencies
+                                .lock()
+                                .unwrap()
+                                .push(at.saturating_duration_since(sent));
+                        } else {
+                            waiters.lock().unwrap().remove(&id);
+                            println!("{id}: no verdict within 5 s");
+                        }
+                        break;
+                    }
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let rate = moves_done.load(std::sync::atomic::Ordering::Relaxed) as f64
+        / started.elapsed().as_secs_f64();
+    let mut lat = latencies.lock().unwrap().clone();
+    lat.sort();
+    println!(
+        "end to end at a target of {TARGET:.0} moves/s: {rate:.0} moves/s achieved; SubmitMove -> verdict on the bus: n={} p50={:?} p90={:?} p99={:?} max={:?}, {} over 10 ms",
+        lat.len(),
+        pct(&lat, 0.5),
+        pct(&lat, 0.9),
+        pct(&lat, 0.99),
+        lat.last().copied().unwrap_or_default(),
+        lat.iter()
+            .filter(|d| **d > Duration::from_millis(10))
+            .count()
+    );
+    let _ = stop.send(true);
+}
