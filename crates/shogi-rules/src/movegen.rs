@@ -314,29 +314,43 @@ pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
         sink.piece(us, PieceKind::Pawn, from, t);
     }
 
-    for kind in [
-        PieceKind::Lance,
-        PieceKind::Knight,
-        PieceKind::Silver,
-        PieceKind::Gold,
-        PieceKind::Bishop,
-        PieceKind::Rook,
-        PieceKind::ProPawn,
-        PieceKind::ProLance,
-        PieceKind::ProKnight,
-        PieceKind::ProSilver,
-        PieceKind::Horse,
-        PieceKind::Dragon,
-    ] {
-        let bb = pos.kind_bb(kind) & ours;
-        for from in bb {
-            let mut t = attacks::piece(us, kind, from, occ) & target;
-            if pinned.contains(from) {
-                t &= attacks::line(ksq, from);
+    // One loop a kind, each with its own attack function, so that nothing dispatches per piece.
+    // Gold and the four promoted minor pieces move alike and none can promote: one loop.
+    let each =
+        |sink: &mut S, kind: PieceKind, pieces: Bitboard, attack: &dyn Fn(Square) -> Bitboard| {
+            for from in pieces {
+                let mut t = attack(from) & target;
+                if pinned.contains(from) {
+                    t &= attacks::line(ksq, from);
+                }
+                sink.piece(us, kind, from, t);
             }
-            sink.piece(us, kind, from, t);
-        }
-    }
+        };
+    let mine = |kind: PieceKind| pos.kind_bb(kind) & ours;
+    each(sink, PieceKind::Lance, mine(PieceKind::Lance), &|f| {
+        attacks::lance(us, f, occ)
+    });
+    each(sink, PieceKind::Knight, mine(PieceKind::Knight), &|f| {
+        attacks::knight(us, f)
+    });
+    each(sink, PieceKind::Silver, mine(PieceKind::Silver), &|f| {
+        attacks::silver(us, f)
+    });
+    each(sink, PieceKind::Gold, pos.gold_movers() & ours, &|f| {
+        attacks::gold(us, f)
+    });
+    each(sink, PieceKind::Bishop, mine(PieceKind::Bishop), &|f| {
+        attacks::bishop(f, occ)
+    });
+    each(sink, PieceKind::Rook, mine(PieceKind::Rook), &|f| {
+        attacks::rook(f, occ)
+    });
+    each(sink, PieceKind::Horse, mine(PieceKind::Horse), &|f| {
+        attacks::bishop(f, occ) | attacks::king(f)
+    });
+    each(sink, PieceKind::Dragon, mine(PieceKind::Dragon), &|f| {
+        attacks::rook(f, occ) | attacks::king(f)
+    });
 
     let hand = pos.hand(us);
     if hand.is_empty() || drop_target.is_empty() {

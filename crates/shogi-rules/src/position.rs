@@ -194,15 +194,6 @@ impl Position {
         self.hash ^= zobrist::piece_square(p, sq);
     }
 
-    #[inline]
-    fn remove(&mut self, p: Piece, sq: Square) {
-        let b = Bitboard::from_square(sq);
-        self.by_kind[p.kind.index()] ^= b;
-        self.by_color[p.color.index()] ^= b;
-        self.board[sq.index()] = EMPTY_SQ;
-        self.hash ^= zobrist::piece_square(p, sq);
-    }
-
     /// The side to move.
     #[inline]
     pub fn side_to_move(&self) -> Color {
@@ -485,22 +476,35 @@ impl Position {
         let us = self.side;
         match mv {
             Move::Normal { from, to, promote } => {
+                // Each square's bit is computed once; colour and kind boards change by XOR.
+                let from_bb = Bitboard::from_square(from);
+                let to_bb = Bitboard::from_square(to);
                 let piece = self.piece_at(from).expect("a piece on the origin square");
                 if let Some(captured) = self.piece_at(to) {
-                    self.remove(captured, to);
+                    self.by_kind[captured.kind.index()] ^= to_bb;
+                    self.by_color[captured.color.index()] ^= to_bb;
+                    self.hash ^= zobrist::piece_square(captured, to);
                     let kind = captured.kind.unpromote();
                     let hand = &mut self.hands[us.index()];
                     let n = hand.count(kind);
                     self.hash ^= zobrist::hand(us, kind, n) ^ zobrist::hand(us, kind, n + 1);
                     hand.add(kind);
                 }
-                self.remove(piece, from);
-                let kind = if promote {
-                    piece.kind.promote().unwrap_or(piece.kind)
-                } else {
-                    piece.kind
+                let kind = match promote {
+                    true => piece.kind.promote().unwrap_or(piece.kind),
+                    false => piece.kind,
                 };
-                self.put(Piece::new(us, kind), to);
+                let moved = Piece::new(us, kind);
+                self.by_color[us.index()] ^= from_bb | to_bb;
+                if kind == piece.kind {
+                    self.by_kind[kind.index()] ^= from_bb | to_bb;
+                } else {
+                    self.by_kind[piece.kind.index()] ^= from_bb;
+                    self.by_kind[kind.index()] ^= to_bb;
+                }
+                self.board[from.index()] = EMPTY_SQ;
+                self.board[to.index()] = moved.index() as u8 + 1;
+                self.hash ^= zobrist::piece_square(piece, from) ^ zobrist::piece_square(moved, to);
                 if kind == PieceKind::King {
                     self.kings[us.index()] = Some(to);
                 }
