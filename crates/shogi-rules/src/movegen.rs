@@ -399,19 +399,19 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
     use IllegalKind as I;
     let us = pos.side_to_move();
     let them = !us;
-    let occ = pos.occupied();
-    let ksq = pos.king_square(us);
-    let their_king = pos.king_square(them);
-    let theirs = pos.pieces_by_color(them);
     match mv {
         Move::Normal { from, to, promote } => {
+            // The cheap rejections first, from the mailbox.
             let piece = pos.piece_at(from).ok_or(I::Impossible)?;
             if piece.color != us {
                 return Err(I::Impossible);
             }
-            if pos.pieces_by_color(us).contains(to) || Some(to) == their_king {
+            if let Some(target) = pos.piece_at(to)
+                && (target.color == us || target.kind == PieceKind::King)
+            {
                 return Err(I::Impossible);
             }
+            let occ = pos.occupied();
             if !reaches(us, piece.kind, from, to, occ) {
                 return Err(I::Impossible);
             }
@@ -422,9 +422,11 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             } else if dead_zone(us, piece.kind).contains(to) {
                 return Err(I::DeadPiece);
             }
-            let Some(k) = ksq else { return Ok(()) };
+            let Some(k) = pos.king_square(us) else {
+                return Ok(());
+            };
             // A captured piece no longer attacks: it is masked out of the attackers.
-            let theirs_after = theirs.without(to);
+            let theirs_after = pos.pieces_by_color(them).without(to);
             if piece.kind == PieceKind::King {
                 return match pos.attacked_among(to, us, theirs_after, occ.without(from)) {
                     true => Err(I::LeavesKingInCheck),
@@ -444,7 +446,7 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             Ok(())
         }
         Move::Drop { kind, to } => {
-            if !kind.is_hand_kind() || !pos.hand(us).has(kind) || occ.contains(to) {
+            if !kind.is_hand_kind() || !pos.hand(us).has(kind) || pos.piece_at(to).is_some() {
                 return Err(I::Impossible);
             }
             if dead_zone(us, kind).contains(to) {
@@ -453,7 +455,7 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             if kind == PieceKind::Pawn && pawn_files(pos, us).contains(to) {
                 return Err(I::TwoPawns);
             }
-            if let Some(k) = ksq {
+            if let Some(k) = pos.king_square(us) {
                 // A drop cannot expose the king; in check it must block the only checker.
                 let checkers = pos.checkers();
                 if let Some(c) = checkers.first()
@@ -463,7 +465,9 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
                 }
             }
             if kind == PieceKind::Pawn
-                && their_king.is_some_and(|k| attacks::pawn(us, to).contains(k))
+                && pos
+                    .king_square(them)
+                    .is_some_and(|k| attacks::pawn(us, to).contains(k))
                 && pawn_drop_mates(pos, to)
             {
                 return Err(I::PawnDropMate);
