@@ -1,12 +1,18 @@
 //! Load generator for the move validator (issue 4, "Speed"): real games from the corpus played
-//! concurrently through SubmitMove, ValidateMove on their positions, and a bare tonic call as
-//! the baseline, all against one in-process server on loopback with a real nats-server.
+//! concurrently through SubmitMove, ValidateMove on their positions, and a bare tonic echo call
+//! as the baseline, all in one process on loopback with a real nats-server.
 //!
-//! The baseline is grpc.health.v1 `Check`: a unary call whose handler does a map lookup, the
-//! closest thing to an echo that the server already serves (an echo RPC does not belong in the
-//! public contract).
+//! The baseline is a bare tonic echo service ([`echo`], hand-written, kept out of the shipped
+//! contracts) on a server of its own with nothing else on it: no timeout layer, no interceptor.
+//! Its payload is the size of a ValidateMove request. grpc.health.v1 `Check` on the validator's
+//! own server is measured too, as a second reference.
 //!
-//! Run: `cargo bench -p move-validator --bench loadgen` (add `-- --quick` for a short run).
+//! Run: `cargo bench -p move-validator --bench loadgen` (add `-- --quick` for a short run). The
+//! last lines give the issue's two ratios at 64 calls in flight.
+
+// In a folder of its own: a file beside this one would be taken for a bench target.
+#[path = "loadgen/echo.rs"]
+mod echo;
 
 use futures::future::join_all;
 use move_validator::Config;
@@ -21,6 +27,9 @@ use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 /// How many client connections the in-flight calls share.
 const CHANNELS: usize = 4;
 
+/// How many turns the rows take, each measuring a slice of its calls.
+const ROUNDS: usize = 5;
+
 struct Report {
     name: String,
     inflight: usize,
@@ -30,6 +39,23 @@ struct Report {
 }
 
 impl Report {
+    fn empty(name: &str, inflight: usize) -> Report {
+        Report {
+            name: name.to_owned(),
+            inflight,
+            calls: 0,
+            elapsed: Duration::ZERO,
+            latencies: Vec::new(),
+        }
+    }
+
+    /// Adds the calls, time and latencies of another slice of the same row.
+    fn add(&mut self, slice: Report) {
+        self.calls += slice.calls;
+        self.elapsed += slice.elapsed;
+        self.latencies.extend(slice.latencies);
+    }
+
     fn per_sec(&self) -> f64 {
         self.calls as f64 / self.elapsed.as_secs_f64()
     }
@@ -147,6 +173,23 @@ async fn main() {
                 .connect_lazy()
         })
         .collect();
+    // The bare echo server, on a listener of its own.
+    let echo_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let echo_addr = echo_listener.local_addr().unwrap();
+    let echo_server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(echo::EchoServer)
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(
+                echo_listener,
+            )),
+    );
+    let echo_channels: Vec<Channel> = (0..CHANNELS)
+        .map(|_| {
+            Channel::from_shared(format!("http://{echo_addr}"))
+                .unwrap()
+                .connect_lazy()
+        })
+        .collect();
     let games = Arc::new(corpus_games());
     let pairs: Arc<Vec<(String, String)>> = Arc::new(
         games
@@ -154,6 +197,8 @@ async fn main() {
             .flat_map(|g| g.before.iter().cloned().zip(g.moves.iter().cloned()))
             .collect(),
     );
+    // An echo payload the size of a ValidateMove request (an SFEN and a move).
+    let echo_payload = bytes::Bytes::from(format!("{}{}", pairs[0].0, pairs[0].1));
     let plies: usize = games.iter().map(|g| g.moves.len()).sum();
     println!(
         "corpus: {} games, {plies} plies (mean {:.0} plies a game)",
@@ -171,6 +216,16 @@ async fn main() {
         }
     })
     .await;
+    let chans = echo_channels.clone();
+    let payload = echo_payload.clone();
+    drive("warm-up", 64, 20_000, move |w, _| {
+        let c = chans[w % CHANNELS].clone();
+        let payload = payload.clone();
+        async move {
+            echo::echo(c, payload).await.expect("echo");
+        }
+    })
+    .await;
 
     // The bus alone: the same publish SubmitMove makes (Nats-Msg-Id, expected last subject
     // sequence, file storage, ack awaited), straight from a client, to show the bound the bus
@@ -179,60 +234,64 @@ async fn main() {
 
     let mut reports = Vec::new();
     for inflight in [1usize, 64] {
-        let total = if inflight == 1 { 2_000 } else { 10_000 } * scale;
+        let total = if inflight == 1 { 2_000 } else { 10_000 } * scale / ROUNDS;
+        let total_bus = if inflight == 1 { 1_000 } else { 5_000 } * scale / ROUNDS;
+
+        let chans = echo_channels.clone();
+        let payload = echo_payload.clone();
+        let echo_call = move |w: usize, _| {
+            let c = chans[w % CHANNELS].clone();
+            let payload = payload.clone();
+            async move {
+                let back = echo::echo(c, payload.clone()).await.expect("echo");
+                assert_eq!(back.payload, payload);
+            }
+        };
         let chans = channels.clone();
-        reports.push(
-            drive("echo (health Check)", inflight, total, move |w, _| {
-                let mut c = HealthClient::new(chans[w % CHANNELS].clone());
-                async move {
-                    c.check(HealthCheckRequest::default()).await.expect("check");
-                }
-            })
-            .await,
-        );
+        let health_call = move |w: usize, _| {
+            let mut c = HealthClient::new(chans[w % CHANNELS].clone());
+            async move {
+                c.check(HealthCheckRequest::default()).await.expect("check");
+            }
+        };
         let chans = channels.clone();
         let pairs = pairs.clone();
-        reports.push(
-            drive("ValidateMove", inflight, total, move |w, i| {
-                let mut c = MoveValidatorClient::new(chans[w % CHANNELS].clone());
-                let (sfen, usi) = pairs[(w * 7919 + i) % pairs.len()].clone();
-                async move {
-                    let r = c
-                        .validate_move(pb::ValidateMoveRequest { sfen, usi })
-                        .await
-                        .expect("validate");
-                    assert!(r.into_inner().legal);
-                }
-            })
-            .await,
-        );
-        let total_bus = if inflight == 1 { 1_000 } else { 5_000 } * scale;
-        let last: Arc<Vec<std::sync::atomic::AtomicU64>> =
+        let validate_call = move |w: usize, i: usize| {
+            let mut c = MoveValidatorClient::new(chans[w % CHANNELS].clone());
+            let (sfen, usi) = pairs[(w * 7919 + i) % pairs.len()].clone();
+            async move {
+                let r = c
+                    .validate_move(pb::ValidateMoveRequest { sfen, usi })
+                    .await
+                    .expect("validate");
+                assert!(r.into_inner().legal);
+            }
+        };
+        // Per worker: the last sequence of its subject, and how many it has published.
+        let last: Arc<Vec<(std::sync::atomic::AtomicU64, AtomicUsize)>> =
             Arc::new((0..inflight).map(|_| Default::default()).collect());
         let js2 = js.clone();
-        reports.push(
-            drive("JetStream publish", inflight, total_bus, move |w, i| {
-                let js = js2.clone();
-                let last = last.clone();
-                async move {
-                    let expected = last[w].load(Ordering::Relaxed);
-                    let msg = async_nats::jetstream::message::PublishMessage::build()
-                        .payload(bytes::Bytes::from_static(&[0u8; 120]))
-                        .message_id(format!("raw-{inflight}-{w}:{i}:7g7f"))
-                        .expected_last_subject_sequence(expected);
-                    let ack = js
-                        .send_publish(format!("shogi.game.raw-{inflight}-{w}.move"), msg)
-                        .await
-                        .expect("publish")
-                        .await
-                        .expect("ack");
-                    last[w].store(ack.sequence, Ordering::Relaxed);
-                }
-            })
-            .await,
-        );
+        let publish_call = move |w: usize, _| {
+            let js = js2.clone();
+            let last = last.clone();
+            async move {
+                let expected = last[w].0.load(Ordering::Relaxed);
+                let n = last[w].1.fetch_add(1, Ordering::Relaxed);
+                let msg = async_nats::jetstream::message::PublishMessage::build()
+                    .payload(bytes::Bytes::from_static(&[0u8; 120]))
+                    .message_id(format!("raw-{inflight}-{w}:{n}:7g7f"))
+                    .expected_last_subject_sequence(expected);
+                let ack = js
+                    .send_publish(format!("shogi.game.raw-{inflight}-{w}.move"), msg)
+                    .await
+                    .expect("publish")
+                    .await
+                    .expect("ack");
+                last[w].0.store(ack.sequence, Ordering::Relaxed);
+            }
+        };
         // SubmitMove: each worker plays whole games one move at a time; `inflight` games at
-        // once. Game creation is not timed: a call of the closure is one SubmitMove.
+        // once. Game creation is not timed apart: a call of the closure is one SubmitMove.
         let chans = channels.clone();
         let games = games.clone();
         let progress = Arc::new(
@@ -240,57 +299,77 @@ async fn main() {
                 .map(|_| std::sync::Mutex::new((0usize, 0usize, String::new())))
                 .collect::<Vec<_>>(),
         );
-        let total = if inflight == 1 { 1_000 } else { 5_000 } * scale;
         let run_id = inflight;
-        reports.push(
-            drive("SubmitMove", inflight, total, move |w, _| {
-                let mut c = MoveValidatorClient::new(chans[w % CHANNELS].clone());
-                let games = games.clone();
-                let progress = progress.clone();
-                async move {
-                    // (game number, next ply index, game id) of this worker.
-                    let (gi, ply, id) = {
-                        let mut p = progress[w].lock().unwrap();
-                        let game = &games[(w + p.0) % games.len()];
-                        if p.2.is_empty() || p.1 >= game.moves.len() {
-                            if !p.2.is_empty() {
-                                p.0 += 1;
-                            }
-                            p.1 = 0;
-                            p.2 = format!("bench-{run_id}-{w}-{}", p.0);
+        let submit_call = move |w: usize, _| {
+            let mut c = MoveValidatorClient::new(chans[w % CHANNELS].clone());
+            let games = games.clone();
+            let progress = progress.clone();
+            async move {
+                // (game number, next ply index, game id) of this worker.
+                let (gi, ply, id) = {
+                    let mut p = progress[w].lock().unwrap();
+                    let game = &games[(w + p.0) % games.len()];
+                    if p.2.is_empty() || p.1 >= game.moves.len() {
+                        if !p.2.is_empty() {
+                            p.0 += 1;
                         }
-                        p.1 += 1;
-                        ((w + p.0) % games.len(), p.1, p.2.clone())
-                    };
-                    let game = &games[gi];
-                    if ply == 1 {
-                        c.create_game(pb::CreateGameRequest {
-                            ruleset: Some(pb::Ruleset {
-                                preset: "online".into(),
-                                overrides: None,
-                            }),
-                            start: Some(pb::StartPosition {
-                                start: Some(pb::start_position::Start::Sfen(game.start.clone())),
-                            }),
-                            game_id: id.clone(),
-                        })
-                        .await
-                        .expect("create");
+                        p.1 = 0;
+                        p.2 = format!("bench-{run_id}-{w}-{}", p.0);
                     }
-                    let r = c
-                        .submit_move(pb::SubmitMoveRequest {
-                            game_id: id,
-                            ply: ply as u32,
-                            usi: game.moves[ply - 1].clone(),
-                        })
-                        .await
-                        .expect("submit")
-                        .into_inner();
-                    assert_eq!(r.outcome, pb::MoveOutcome::Accepted as i32);
+                    p.1 += 1;
+                    ((w + p.0) % games.len(), p.1, p.2.clone())
+                };
+                let game = &games[gi];
+                if ply == 1 {
+                    c.create_game(pb::CreateGameRequest {
+                        ruleset: Some(pb::Ruleset {
+                            preset: "online".into(),
+                            overrides: None,
+                        }),
+                        start: Some(pb::StartPosition {
+                            start: Some(pb::start_position::Start::Sfen(game.start.clone())),
+                        }),
+                        game_id: id.clone(),
+                    })
+                    .await
+                    .expect("create");
                 }
-            })
-            .await,
-        );
+                let r = c
+                    .submit_move(pb::SubmitMoveRequest {
+                        game_id: id,
+                        ply: ply as u32,
+                        usi: game.moves[ply - 1].clone(),
+                    })
+                    .await
+                    .expect("submit")
+                    .into_inner();
+                assert_eq!(r.outcome, pb::MoveOutcome::Accepted as i32);
+            }
+        };
+
+        // The rows take turns, a slice each per round, so that a burst of load from other
+        // processes on the machine falls on all of them alike instead of on one row.
+        let mut rows: Vec<Report> = [
+            ECHO,
+            "health Check",
+            "ValidateMove",
+            "JetStream publish",
+            "SubmitMove",
+        ]
+        .iter()
+        .map(|name| Report::empty(name, inflight))
+        .collect();
+        for _ in 0..ROUNDS {
+            rows[0].add(drive(ECHO, inflight, total, echo_call.clone()).await);
+            rows[1].add(drive("", inflight, total, health_call.clone()).await);
+            rows[2].add(drive("", inflight, total, validate_call.clone()).await);
+            rows[3].add(drive("", inflight, total_bus, publish_call.clone()).await);
+            rows[4].add(drive("", inflight, total_bus, submit_call.clone()).await);
+        }
+        for mut row in rows {
+            row.latencies.sort();
+            reports.push(row);
+        }
     }
 
     println!(
@@ -298,10 +377,7 @@ async fn main() {
         "call", "inflight", "calls", "calls/s", "p50 us", "p99 us", "x echo"
     );
     for r in &reports {
-        let echo = reports
-            .iter()
-            .find(|e| e.name.starts_with("echo") && e.inflight == r.inflight)
-            .expect("echo row");
+        let echo = row(&reports, ECHO, r.inflight);
         println!(
             "{:<22} {:>8} {:>8} {:>10.0} {:>10} {:>10} {:>8.2}",
             r.name,
@@ -313,7 +389,29 @@ async fn main() {
             r.per_sec() / echo.per_sec()
         );
     }
+    let echo64 = row(&reports, ECHO, 64).per_sec();
+    let validate = row(&reports, "ValidateMove", 64).per_sec() / echo64;
+    let submit = row(&reports, "SubmitMove", 64).per_sec() / echo64;
+    println!(
+        "\nat 64 in flight: ValidateMove/echo {validate:.2} (goal >= 0.8, {}), \
+         SubmitMove/echo {submit:.2} (goal >= 0.5, {})",
+        if validate >= 0.8 { "met" } else { "not met" },
+        if submit >= 0.5 { "met" } else { "not met" },
+    );
     let _ = stop.send(());
     drop(channels);
+    drop(echo_channels);
     let _ = server.await;
+    echo_server.abort();
+}
+
+/// The name of the baseline's rows.
+const ECHO: &str = "echo (bare tonic)";
+
+/// The row of `name` at `inflight`.
+fn row<'a>(reports: &'a [Report], name: &str, inflight: usize) -> &'a Report {
+    reports
+        .iter()
+        .find(|r| r.name == name && r.inflight == inflight)
+        .unwrap_or_else(|| panic!("no {name} row at {inflight} in flight"))
 }

@@ -33,11 +33,11 @@ mod tls;
 pub use auth::BearerAuth;
 pub use config::{Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, to_status};
-pub use service::{Validator, validate_move};
 pub use service::{
     ServeOptions, owned_by_pipeline, result_code_from_pb, ruleset_from_pb, serve, verdict_pb,
     warning_pb,
 };
+pub use service::{Validator, validate_move};
 pub use tls::TlsConfig;
 
 use shogi_proto::v1::move_validator_server::MoveValidatorServer;
