@@ -24,6 +24,27 @@ fn bad_config_exits_with_a_message_before_binding() {
         .output()
         .expect("run move-validator");
     assert!(!out.status.success());
+    // The server's request timeout is a setting, and a zero one is refused.
+    let out = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--request-timeout-secs", "0"])
+        .env_remove("NATS_URL")
+        .output()
+        .expect("run move-validator");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("request timeout must be positive"),
+        "{stderr}"
+    );
+    // A TLS certificate without its key is refused by the flags themselves.
+    let out = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--tls-cert", "server.pem"])
+        .env_remove("MOVE_VALIDATOR_TLS_KEY")
+        .output()
+        .expect("run move-validator");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--tls-key"), "{stderr}");
 }
 
 #[test]
