@@ -77,7 +77,6 @@ async fn play(clients: &Clients, id: String, game: &games::Scripted) {
             game_id: id.clone(),
             ply: i as u32 + 1,
             usi: usi.clone(),
-            ..Default::default()
         };
         let answer = clients
             .call(&id, |mut c| {

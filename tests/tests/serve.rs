@@ -62,7 +62,6 @@ async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
                 game_id: "first-game".into(),
                 ply: i as u32 + 1,
                 usi: usi.clone(),
-                ..Default::default()
             })
             .await
             .expect("submit")

@@ -329,6 +329,7 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
     let deadline = Instant::now() + Duration::from_secs(SECONDS);
     let moves_done = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let latencies: Arc<Mutex<Vec<Duration>>> = Arc::default();
+    let submits: Arc<Mutex<Vec<Duration>>> = Arc::default();
     let mut tasks = Vec::new();
     let started = Instant::now();
     for d in 0..DRIVERS {
@@ -345,6 +346,7 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
         };
         let (waiters, moves_done, latencies) =
             (waiters.clone(), moves_done.clone(), latencies.clone());
+        let submits = submits.clone();
         tasks.push(tokio::spawn(async move {
             let mut tick = tokio::time::interval(interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -378,11 +380,11 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
                             game_id: id.clone(),
                             ply: i as u32 + 1,
                             usi: usi.clone(),
-                            ..Default::default()
                         })
                         .await
                         .unwrap()
                         .into_inner();
+                    submits.lock().unwrap().push(sent.elapsed());
                     moves_done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if let Some(rx) = waiter {
                         assert!(answer.verdict.is_some(), "the probe ends on its last move");
@@ -418,6 +420,13 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
         lat.iter()
             .filter(|d| **d > Duration::from_millis(10))
             .count()
+    );
+    let mut sub = submits.lock().unwrap().clone();
+    sub.sort();
+    println!(
+        "  for comparison, the SubmitMove answer alone in the same run: p50={:?} p99={:?}",
+        pct(&sub, 0.5),
+        pct(&sub, 0.99)
     );
     let _ = stop.send(true);
 }

@@ -10,6 +10,9 @@
 //!   ack judges it again, and judging again publishes nothing new: the verdict's log copy is
 //!   written with the log's expected last sequence (the ply that ended the game) and the notice
 //!   on `.verdict` expects the subject empty. Exactly one verdict per game reaches the bus.
+//!   The two writes go out together, in a task of their own when consuming, so that other
+//!   games' events do not wait for them; a failed announcement forgets the game, and the
+//!   redelivery rebuilds it from the bus.
 //! - A verdict ends the game: later events are void (counted, acknowledged).
 //! - Garbage (a message that does not decode, a ply that does not follow, an illegal move, an
 //!   event for a game never created) is logged with its game id, counted and acknowledged; it
@@ -213,6 +216,21 @@ pub struct Worker {
     /// The sequences of the events set aside (for a game never created), most recent last.
     set_aside: Vec<u64>,
     stats: Arc<Stats>,
+    /// Verdicts judged by the delivery being handled, to announce before its ack.
+    pending: Vec<Announcement>,
+    /// Games whose announcement failed in the background: forgotten, so that the redelivery
+    /// rebuilds them from the bus and announces again.
+    failed_tx: tokio::sync::mpsc::UnboundedSender<String>,
+    failed_rx: tokio::sync::mpsc::UnboundedReceiver<String>,
+}
+
+/// A verdict to announce: its copy in the log right after the move that decided it (when it
+/// followed from a move), then the notice on `.verdict`.
+#[derive(Debug, Clone)]
+struct Announcement {
+    game_id: String,
+    verdict: pb::Verdict,
+    after_move: Option<u64>,
 }
 
 const MAX_FINISHED: usize = 200_000;
@@ -228,6 +246,7 @@ enum Step {
 impl Worker {
     /// A worker over `bus`.
     pub fn new(bus: Bus, config: WorkerConfig) -> Worker {
+        let (failed_tx, failed_rx) = tokio::sync::mpsc::unbounded_channel();
         Worker {
             bus,
             config,
@@ -235,6 +254,9 @@ impl Worker {
             finished: HashSet::new(),
             set_aside: Vec::new(),
             stats: Arc::new(Stats::default()),
+            pending: Vec::new(),
+            failed_tx,
+            failed_rx,
         }
     }
 
@@ -282,7 +304,7 @@ impl Worker {
                 };
                 match next {
                     Some(Ok(d)) => {
-                        if let Err(e) = self.handle(d).await {
+                        if let Err(e) = self.handle_in_background(d).await {
                             // Not acknowledged: it comes again after the ack wait.
                             tracing::warn!(role, error = %e, "delivery not judged, will come again");
                         }
@@ -296,12 +318,71 @@ impl Worker {
         }
     }
 
-    /// Judges one delivery and everything before it in its game's log, then acknowledges it.
+    /// Judges one delivery and everything before it in its game's log, announces the verdict
+    /// it decided if any, then acknowledges it.
     pub async fn handle(&mut self, d: Delivery) -> Result<(), Error> {
-        Stats::bump(&self.stats.deliveries);
-        self.judge_delivery(&d.message).await?;
+        let pending = self.judge(&d).await?;
+        for a in &pending {
+            if let Err(e) = announce(&self.bus, &self.stats, self.config.role, a).await {
+                self.forget(&a.game_id);
+                return Err(e);
+            }
+        }
         d.ack().await?;
         Ok(())
+    }
+
+    /// As [`Worker::handle`], but a delivery that decided a verdict is announced and
+    /// acknowledged in a task of its own, so that the other games' events do not wait for the
+    /// announcement's round trips. The game is finished at once (its later events are void);
+    /// if the announcement fails, the game is forgotten and the unacknowledged delivery comes
+    /// again to a worker that rebuilds it from the bus.
+    async fn handle_in_background(&mut self, d: Delivery) -> Result<(), Error> {
+        let pending = self.judge(&d).await?;
+        if pending.is_empty() {
+            d.ack().await?;
+            return Ok(());
+        }
+        let (bus, stats, role) = (self.bus.clone(), self.stats.clone(), self.config.role);
+        let failed = self.failed_tx.clone();
+        tokio::spawn(async move {
+            for a in &pending {
+                if let Err(e) = announce(&bus, &stats, role, a).await {
+                    tracing::warn!(game_id = %a.game_id, error = %e, "verdict not announced, will come again");
+                    let _ = failed.send(a.game_id.clone());
+                    return;
+                }
+            }
+            if let Err(e) = d.ack().await {
+                tracing::warn!(error = %e, "ack failed; the delivery will come again");
+            }
+        });
+        Ok(())
+    }
+
+    /// Judges a delivery; the verdicts it decided, to announce before acknowledging it.
+    async fn judge(&mut self, d: &Delivery) -> Result<Vec<Announcement>, Error> {
+        while let Ok(game_id) = self.failed_rx.try_recv() {
+            self.forget(&game_id);
+        }
+        Stats::bump(&self.stats.deliveries);
+        let judged = self.judge_delivery(&d.message).await;
+        let pending = std::mem::take(&mut self.pending);
+        match judged {
+            Ok(()) => Ok(pending),
+            Err(e) => {
+                for a in &pending {
+                    self.forget(&a.game_id);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Drops what this worker knows of a game; the bus has it all.
+    fn forget(&mut self, game_id: &str) {
+        self.finished.remove(game_id);
+        self.games.remove(game_id);
     }
 
     async fn judge_delivery(&mut self, msg: &Message) -> Result<(), Error> {
@@ -443,7 +524,11 @@ impl Worker {
                     let owned =
                         result_code_from_pb(v.code).is_some_and(|c| self.config.role.owns(c));
                     if owned {
-                        self.announce_notice(game_id, &v, "log").await?;
+                        self.pending.push(Announcement {
+                            game_id: game_id.to_owned(),
+                            verdict: v,
+                            after_move: None,
+                        });
                     }
                 }
                 Err(e) => {
@@ -514,72 +599,59 @@ impl Worker {
         };
         if role.owns(verdict.code) {
             let message = verdict_pb(game_id, &verdict);
-            self.announce(game_id, &message, m.sequence).await?;
+            self.pending.push(Announcement {
+                game_id: game_id.to_owned(),
+                verdict: message,
+                after_move: Some(m.sequence),
+            });
         }
         self.finish(game_id);
         Ok(Step::Ended)
     }
+}
 
-    /// Writes the verdict into the game's log right after the move `move_seq` that decided
-    /// it, then announces it on `.verdict`; both writes are guarded, so doing this twice
-    /// stores nothing the second time.
-    async fn announce(
-        &self,
-        game_id: &str,
-        verdict: &pb::Verdict,
-        move_seq: u64,
-    ) -> Result<(), Error> {
-        let ply = verdict.ply;
-        let payload = verdict.encode_to_vec();
-        let log = Outgoing::new(
-            subject::moves(game_id),
-            shogi_proto::VERDICT_TYPE,
-            format!("{game_id}:{ply}:end"),
-            payload.clone(),
-        )
-        .expect(move_seq);
-        let logged = self.bus.publish(log).await?;
-        self.announce_notice(game_id, verdict, &format!("{logged:?}"))
-            .await
-    }
-
-    /// Announces `verdict` on `.verdict`, expecting the subject empty.
-    async fn announce_notice(
-        &self,
-        game_id: &str,
-        verdict: &pb::Verdict,
-        logged: &str,
-    ) -> Result<(), Error> {
-        let ply = verdict.ply;
-        let payload = verdict.encode_to_vec();
-        let notice = Outgoing::new(
-            subject::verdict(game_id),
-            shogi_proto::VERDICT_TYPE,
-            format!("{game_id}:{ply}:verdict"),
-            payload,
-        )
-        .expect(0);
-        let code = result_code_from_pb(verdict.code)
-            .map(|c| c.as_str())
-            .unwrap_or("?");
-        match self.bus.publish(notice).await? {
-            Published::Stored(_) => {
-                Stats::bump(&self.stats.verdicts);
-                tracing::info!(
-                    game_id,
-                    ply,
-                    code,
-                    ?logged,
-                    role = self.config.role.name(),
-                    "verdict"
-                );
-            }
-            Published::Duplicate(_) | Published::Conflict => {
-                tracing::debug!(game_id, ply, code, "verdict already announced");
-            }
+/// Writes the verdict's copy into the game's log right after the move that decided it (when
+/// it followed from a move) and announces it on `.verdict`, both at once; both writes are
+/// guarded (the log's expected last sequence, an empty `.verdict`), so doing this again stores
+/// nothing.
+async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Result<(), Error> {
+    let (game_id, verdict) = (a.game_id.as_str(), &a.verdict);
+    let ply = verdict.ply;
+    let payload = verdict.encode_to_vec();
+    let notice = Outgoing::new(
+        subject::verdict(game_id),
+        shogi_proto::VERDICT_TYPE,
+        format!("{game_id}:{ply}:verdict"),
+        payload.clone(),
+    )
+    .expect(0);
+    let (logged, noticed) = match a.after_move {
+        Some(move_seq) => {
+            let log = Outgoing::new(
+                subject::moves(game_id),
+                shogi_proto::VERDICT_TYPE,
+                format!("{game_id}:{ply}:end"),
+                payload,
+            )
+            .expect(move_seq);
+            let (logged, noticed) = futures::join!(bus.publish(log), bus.publish(notice));
+            (Some(logged?), noticed?)
         }
-        Ok(())
+        None => (None, bus.publish(notice).await?),
+    };
+    let code = result_code_from_pb(verdict.code)
+        .map(|c| c.as_str())
+        .unwrap_or("?");
+    match noticed {
+        Published::Stored(_) => {
+            Stats::bump(&stats.verdicts);
+            tracing::info!(game_id, ply, code, ?logged, role = role.name(), "verdict");
+        }
+        Published::Duplicate(_) | Published::Conflict => {
+            tracing::debug!(game_id, ply, code, "verdict already announced");
+        }
     }
+    Ok(())
 }
 
 /// A pipeline service process: the worker plus its health endpoint.

@@ -133,7 +133,6 @@ async fn play(
                 game_id: id.to_owned(),
                 ply: i as u32 + 1,
                 usi: usi.clone(),
-                ..Default::default()
             })
             .await
             .unwrap_or_else(|e| panic!("{id} ply {}: {e}", i + 1))
@@ -301,7 +300,6 @@ async fn move_cap_is_announced_by_the_judge() {
             game_id: "cap-1".into(),
             ply: 11,
             usi: "3a4b".into(),
-            ..Default::default()
         })
         .await;
     assert_eq!(refused.unwrap_err().code(), tonic::Code::FailedPrecondition);
@@ -384,7 +382,6 @@ async fn garbage_is_counted_and_stops_no_game() {
                 game_id: "good".into(),
                 ply: i as u32 + 1,
                 usi: usi.clone(),
-                ..Default::default()
             })
             .await
             .unwrap();
@@ -411,7 +408,6 @@ async fn a_strict_move_is_answered_once_its_ending_is_announced() {
         game_id: "strict".into(),
         ply: f.moves.len() as u32,
         usi: last.clone(),
-        ..Default::default()
     });
     request
         .metadata_mut()
