@@ -435,9 +435,9 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             }
             // Not in check, a piece off every line through its king, or one that stays on that
             // line, cannot expose the king: the common case needs no attack test at all.
-            let line = attacks::line(k, from);
-            let in_check = pos.checkers().any();
-            if !in_check && (line.is_empty() || line.contains(to)) {
+            if !pos.checkers().any()
+                && (!attacks::aligned(k, from) || attacks::line(k, from).contains(to))
+            {
                 return Ok(());
             }
             if pos.attacked_among(k, us, theirs_after, occ.without(from).with(to)) {

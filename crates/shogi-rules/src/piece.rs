@@ -234,15 +234,6 @@ impl Piece {
     pub const fn index(self) -> usize {
         self.kind as usize + 14 * self.color as usize
     }
-
-    /// The piece of a dense index from [`Piece::index`].
-    #[inline]
-    pub(crate) const fn from_index(i: usize) -> Piece {
-        Piece {
-            color: if i >= 14 { Color::White } else { Color::Black },
-            kind: PieceKind::ALL[i % 14],
-        }
-    }
 }
 
 impl fmt::Display for Piece {

@@ -103,6 +103,13 @@ pub struct Position {
 
 const EMPTY_SQ: u8 = 0;
 
+/// A piece's byte in the mailbox: kind + 1 in the low four bits, 16 for White, so that reading it
+/// back is a mask and a test (0 is an empty square).
+#[inline]
+const fn mailbox_code(p: Piece) -> u8 {
+    (p.kind as u8 + 1) | (p.color as u8) << 4
+}
+
 /// The last move played on a position, enough to find the checks it gave.
 #[derive(Clone, Copy)]
 struct LastMove {
@@ -190,7 +197,7 @@ impl Position {
         let b = Bitboard::from_square(sq);
         self.by_kind[p.kind.index()] |= b;
         self.by_color[p.color.index()] |= b;
-        self.board[sq.index()] = p.index() as u8 + 1;
+        self.board[sq.index()] = mailbox_code(p);
         self.hash ^= zobrist::piece_square(p, sq);
     }
 
@@ -211,7 +218,14 @@ impl Position {
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
         match self.board[sq.index()] {
             EMPTY_SQ => None,
-            v => Some(Piece::from_index(v as usize - 1)),
+            v => Some(Piece::new(
+                if v & 16 != 0 {
+                    Color::White
+                } else {
+                    Color::Black
+                },
+                PieceKind::ALL[(v & 15) as usize - 1],
+            )),
         }
     }
 
@@ -503,7 +517,7 @@ impl Position {
                     self.by_kind[kind.index()] ^= to_bb;
                 }
                 self.board[from.index()] = EMPTY_SQ;
-                self.board[to.index()] = moved.index() as u8 + 1;
+                self.board[to.index()] = mailbox_code(moved);
                 self.hash ^= zobrist::piece_square(piece, from) ^ zobrist::piece_square(moved, to);
                 if kind == PieceKind::King {
                     self.kings[us.index()] = Some(to);
