@@ -2,6 +2,7 @@
 
 mod impasse;
 mod judge;
+mod play;
 mod report;
 mod serve;
 
@@ -92,6 +93,9 @@ enum Command {
     /// Runs the validator, the repetition-watcher and the impasse-judge in one process, on an
     /// embedded bus or, with `--nats-url`, on NATS. Prints the gRPC address first.
     Serve(serve::ServeArgs),
+    /// Plays moves on a running arbiter over gRPC (strict mode) and prints each answer and the
+    /// verdict.
+    Play(play::PlayArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -145,6 +149,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Serve(args) => serve::run(args),
+        Command::Play(args) => play::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,101 @@
+//! `shogi-arbiter serve` with its embedded bus, and `shogi-arbiter play` against it: the README's
+//! first game, as a newcomer runs it.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve() -> (Server, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shogi-arbiter"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first line is the bound address: read it rather than sleep.
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = format!("http://{}", line.trim());
+    (Server(child), addr)
+}
+
+#[test]
+fn a_first_game_ends_in_its_verdict() {
+    let (_server, addr) = serve();
+    // Lishogi's perpetual-check case: White checks on every move and loses.
+    let moves = "5h3h 3a2a 3h2h 2a3a 2h3h 3a2a 3h2h 2a3a 2h3h 3a2a 3h2h 2a3a 2h3h";
+    let out = Command::new(env!("CARGO_BIN_EXE_shogi-arbiter"))
+        .args([
+            "play",
+            "--addr",
+            &addr,
+            "--rules",
+            "online",
+            "--sfen",
+            "6k2/1+p7/9/9/9/9/9/1+P2R4/6K2 b - 1",
+        ])
+        .args(moves.split(' '))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1 + 13 + 1, "{lines:?}");
+    let last_move = &lines[13];
+    assert_eq!(last_move["ply"], 13);
+    assert_eq!(
+        last_move["verdict"]["result"], "perpetual_check",
+        "{last_move}"
+    );
+    let end = lines.last().unwrap();
+    assert_eq!(end["verdict"]["result"], "perpetual_check");
+    assert_eq!(end["verdict"]["winner"], "white");
+    assert_eq!(end["verdict"]["checker"], "black");
+    assert_eq!(
+        end["verdict"]["occurrence_plies"],
+        serde_json::json!([1, 5, 9, 13])
+    );
+}
+
+#[test]
+fn an_illegal_move_is_refused_with_its_kind_and_play_stops() {
+    let (_server, addr) = serve();
+    let out = Command::new(env!("CARGO_BIN_EXE_shogi-arbiter"))
+        .args([
+            "play", "--addr", &addr, "--rules", "online", "7g7f", "3c3d", "8h2b", "P*2c",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // 8h2b takes the bishop without promoting (legal); then White drops a pawn it does not hold
+    // onto 2c, which holds White's own pawn: impossible.
+    let refused = lines
+        .iter()
+        .find(|l| l["outcome"] == "rejected")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(refused["ply"], 4);
+    assert_eq!(refused["kind"], "impossible", "{text}");
+}
