@@ -10,7 +10,9 @@ setup:
 build:
 	$(CARGO) build --release --workspace
 
-# The arbiter's CLI; pass a subcommand with ARGS="...".
+# The whole arbiter in one process on its embedded bus (gRPC on 127.0.0.1:50051). Any other
+# subcommand of the CLI: ARGS="judge ../shared/corpus/records".
+ARGS ?= serve
 run:
 	$(CARGO) run --release -p shogi-arbiter -- $(ARGS)
 
