@@ -90,7 +90,8 @@ pub struct Game {
     position: Position,
     history: History,
     credit: u32,
-    verdict: Option<Verdict>,
+    /// Boxed: a verdict comes once a game, and a live game should stay small.
+    verdict: Option<Box<Verdict>>,
 }
 
 impl Game {
@@ -115,7 +116,7 @@ impl Game {
         let verdict = game
             .judge_no_legal_reply(None)
             .or_else(|| game.judge_automatic_declaration());
-        game.verdict = verdict;
+        game.verdict = verdict.map(Box::new);
         game
     }
 
@@ -172,7 +173,7 @@ impl Game {
 
     /// The verdict, once the game has ended.
     pub fn verdict(&self) -> Option<&Verdict> {
-        self.verdict.as_ref()
+        self.verdict.as_deref()
     }
 
     /// Whether the game has ended.
@@ -223,7 +224,7 @@ impl Game {
                             mv,
                         },
                     };
-                    self.verdict = Some(verdict.clone());
+                    self.verdict = Some(Box::new(verdict.clone()));
                     Ok(PlyOutcome {
                         ply,
                         gave_check: false,
@@ -243,7 +244,7 @@ impl Game {
         if verdict.is_some() {
             warnings.clear();
         }
-        self.verdict = verdict.clone();
+        self.verdict = verdict.clone().map(Box::new);
         Ok(PlyOutcome {
             ply,
             gave_check,
@@ -474,7 +475,7 @@ impl Game {
             .ok_or(GameError::NoDeclarationRule)?;
         let verdict = (report.outcome != DeclarationOutcome::Refused)
             .then(|| self.declaration_verdict(report));
-        self.verdict = verdict.clone();
+        self.verdict = verdict.clone().map(Box::new);
         Ok(Declared { report, verdict })
     }
 
@@ -502,12 +503,12 @@ impl Game {
         if self.verdict.is_some() {
             return Err(GameError::GameOver);
         }
-        Ok(self.verdict.insert(Verdict::reported(
+        Ok(self.verdict.insert(Box::new(Verdict::reported(
             code,
             winner,
             self.plies(),
             ordinary_result,
-        )))
+        ))))
     }
 }
 

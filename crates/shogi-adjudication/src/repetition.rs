@@ -57,6 +57,13 @@ impl History {
     }
 
     fn push_raw(&mut self, hash: u64, mv: u16, gave_check: bool) {
+        // Grow by a quarter rather than double: a game lives in memory for its whole length, and
+        // doubling would leave up to half of its history unused (amortised cost stays constant).
+        if self.plies.len() == self.plies.capacity() {
+            let more = (self.plies.capacity() / 4).max(16);
+            self.plies.reserve_exact(more);
+            self.hashes.reserve_exact(more);
+        }
         self.hashes.push(hash);
         self.plies.push(mv | if gave_check { CHECK_BIT } else { 0 });
     }
