@@ -548,6 +548,12 @@ fn has_legal_move(pos: &Position) -> bool {
     pos.has_legal_move()
 }
 
+/// The even-game start position, built once.
+fn even_start() -> &'static Position {
+    static EVEN: std::sync::OnceLock<Position> = std::sync::OnceLock::new();
+    EVEN.get_or_init(Position::startpos)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -630,10 +636,4 @@ mod tests {
             }
         );
     }
-}
-
-/// The even-game start position, built once.
-fn even_start() -> &'static Position {
-    static EVEN: std::sync::OnceLock<Position> = std::sync::OnceLock::new();
-    EVEN.get_or_init(Position::startpos)
 }
