@@ -129,11 +129,9 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
     // The stream, made before the services start.
     let bus: Bus = Arc::new(
         JetStreamBus::connect(
-            &url,
-            None,
+            &arbiter_bus::NatsOptions::new(&url),
             "crash-test",
-            shogi_proto::STREAM,
-            shogi_proto::STREAM_SUBJECTS,
+            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
         )
         .await
         .unwrap(),

@@ -1,8 +1,8 @@
 //! [`EventBus`] over a NATS JetStream stream.
 
 use crate::{
-    Acker, BusError, Delivery, DurableConfig, EventBus, MESSAGE_TYPE_HEADER, Message, Outgoing,
-    Published,
+    Acker, BusError, Delivery, DurableConfig, EventBus, MESSAGE_TYPE_HEADER, Message, NatsOptions,
+    Outgoing, Published, StreamSettings,
 };
 use async_nats::jetstream::{
     self, AckKind, consumer,
@@ -22,32 +22,33 @@ pub struct JetStreamBus {
 }
 
 impl JetStreamBus {
-    /// Connects to NATS as `client_name` and creates the stream `stream_name` over `subjects`
-    /// if it does not exist (file storage, a 2-minute duplicate window for message ids).
+    /// Connects to NATS as `client_name` with `nats`, and creates the stream `stream` if it
+    /// does not exist (file storage, a 2-minute duplicate window for message ids).
     pub async fn connect(
-        url: &str,
-        token: Option<&str>,
+        nats: &NatsOptions,
         client_name: &str,
-        stream_name: &str,
-        subjects: &str,
+        stream: &StreamSettings,
     ) -> Result<JetStreamBus, BusError> {
+        let url = nats.url.as_str();
         let mut options = async_nats::ConnectOptions::new()
             .name(client_name)
             .connection_timeout(Duration::from_secs(5))
             // A restarted nats-server is waited for, not given up on.
             .retry_on_initial_connect()
             .max_reconnects(None);
-        if let Some(token) = token {
-            options = options.token(token.to_owned());
+        if let Some(token) = &nats.token {
+            options = options.token(token.clone());
         }
         let client = options
             .connect(url)
             .await
             .map_err(|e| BusError::Connect(format!("{url}: {e}")))?;
         let js = jetstream::new(client);
+        let stream_name = stream.name.as_str();
         let config = stream::Config {
             name: stream_name.to_owned(),
-            subjects: vec![subjects.to_owned()],
+            subjects: stream.subjects.clone(),
+            num_replicas: stream.replicas,
             storage: stream::StorageType::File,
             duplicate_window: Duration::from_secs(120),
             ..Default::default()

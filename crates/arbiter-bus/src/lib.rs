@@ -190,6 +190,47 @@ pub struct DurableConfig {
     pub max_ack_pending: usize,
 }
 
+/// How to reach NATS.
+#[derive(Debug, Clone)]
+pub struct NatsOptions {
+    /// The server URL.
+    pub url: String,
+    /// A token to authenticate with, if the server wants one.
+    pub token: Option<String>,
+}
+
+impl NatsOptions {
+    /// The server at `url`, no authentication.
+    pub fn new(url: impl Into<String>) -> NatsOptions {
+        NatsOptions {
+            url: url.into(),
+            token: None,
+        }
+    }
+}
+
+/// The JetStream stream the bus lives in.
+#[derive(Debug, Clone)]
+pub struct StreamSettings {
+    /// Its name.
+    pub name: String,
+    /// The subjects it stores.
+    pub subjects: Vec<String>,
+    /// How many servers keep a copy (1, or 3 on a cluster).
+    pub replicas: usize,
+}
+
+impl StreamSettings {
+    /// The stream `name` over `subjects`, one replica.
+    pub fn new(name: impl Into<String>, subjects: impl Into<String>) -> StreamSettings {
+        StreamSettings {
+            name: name.into(),
+            subjects: vec![subjects.into()],
+            replicas: 1,
+        }
+    }
+}
+
 /// The operations the arbiter's services need from the bus.
 #[async_trait::async_trait]
 pub trait EventBus: Send + Sync + std::fmt::Debug {

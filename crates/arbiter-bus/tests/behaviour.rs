@@ -172,9 +172,13 @@ async fn memory_bus_durable_consumers() {
 
 async fn jetstream(nats: &test_support::NatsServer) -> Bus {
     Arc::new(
-        JetStreamBus::connect(nats.url(), None, "behaviour", "BEHAVIOUR", "shogi.game.>")
-            .await
-            .unwrap(),
+        JetStreamBus::connect(
+            &arbiter_bus::NatsOptions::new(nats.url()),
+            "behaviour",
+            &arbiter_bus::StreamSettings::new("BEHAVIOUR", "shogi.game.>"),
+        )
+        .await
+        .unwrap(),
     )
 }
 

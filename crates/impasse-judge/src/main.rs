@@ -63,11 +63,12 @@ async fn main() -> anyhow::Result<()> {
     };
     let shutdown = shutdown_signal()?;
     let bus = arbiter_bus::JetStreamBus::connect(
-        &args.nats_url,
-        args.nats_token.as_deref(),
+        &arbiter_bus::NatsOptions {
+            url: args.nats_url.clone(),
+            token: args.nats_token.clone(),
+        },
         Role::Judge.name(),
-        &args.stream,
-        shogi_proto::STREAM_SUBJECTS,
+        &arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS),
     )
     .await
     .context("connect to NATS")?;

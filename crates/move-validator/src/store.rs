@@ -54,11 +54,12 @@ impl Bus {
     /// `shogi.game.>`, a 2-minute duplicate window for `Nats-Msg-Id`).
     pub async fn connect(url: &str, stream_name: &str, token: Option<&str>) -> Result<Bus, Error> {
         let bus = arbiter_bus::JetStreamBus::connect(
-            url,
-            token,
+            &arbiter_bus::NatsOptions {
+                url: url.to_owned(),
+                token: token.map(str::to_owned),
+            },
             "move-validator",
-            stream_name,
-            shogi_proto::STREAM_SUBJECTS,
+            &arbiter_bus::StreamSettings::new(stream_name, shogi_proto::STREAM_SUBJECTS),
         )
         .await
         .map_err(Error::bus)?;

@@ -194,11 +194,9 @@ async fn main() {
     let js = async_nats::jetstream::new(client);
     let bus: Bus = Arc::new(
         JetStreamBus::connect(
-            nats.url(),
-            None,
+            &arbiter_bus::NatsOptions::new(nats.url()),
             "bench",
-            shogi_proto::STREAM,
-            shogi_proto::STREAM_SUBJECTS,
+            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
         )
         .await
         .unwrap(),

@@ -248,11 +248,9 @@ async fn two_instances_of_each_share_the_games_on_jetstream() {
     let nats = test_support::NatsServer::start();
     let bus: Bus = Arc::new(
         JetStreamBus::connect(
-            nats.url(),
-            None,
+            &arbiter_bus::NatsOptions::new(nats.url()),
             "pipeline-test",
-            shogi_proto::STREAM,
-            shogi_proto::STREAM_SUBJECTS,
+            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
         )
         .await
         .unwrap(),

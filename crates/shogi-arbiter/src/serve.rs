@@ -61,11 +61,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         None => Arc::new(MemoryBus::default()),
         Some(url) => Arc::new(
             JetStreamBus::connect(
-                url,
-                args.nats_token.as_deref(),
+                &arbiter_bus::NatsOptions {
+                    url: url.to_owned(),
+                    token: args.nats_token.clone(),
+                },
                 "shogi-arbiter",
-                &args.stream,
-                shogi_proto::STREAM_SUBJECTS,
+                &arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS),
             )
             .await
             .context("connect to NATS")?,
