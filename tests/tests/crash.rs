@@ -64,6 +64,7 @@ async fn play(clients: &Clients, id: String, game: &games::Scripted) {
             start: Some(pb::start_position::Start::Sfen(game.start_sfen.clone())),
         }),
         game_id: id.clone(),
+        strict: false,
     };
     clients
         .call(&id, |mut c| {
@@ -77,6 +78,7 @@ async fn play(clients: &Clients, id: String, game: &games::Scripted) {
             game_id: id.clone(),
             ply: i as u32 + 1,
             usi: usi.clone(),
+            strict: false,
         };
         let answer = clients
             .call(&id, |mut c| {
@@ -159,18 +161,39 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
     }
     for name in ["repetition-watcher", "impasse-judge"] {
         for i in 0..2 {
-            let args = vec![
-                "--nats-url".into(),
-                url.clone(),
-                "--instance".into(),
-                i.to_string(),
-                "--instances".into(),
-                "2".into(),
-                "--health-listen".into(),
-                format!("127.0.0.1:{}", free_port()),
-                "--ack-wait-ms".into(),
-                "1000".into(),
-            ];
+            // The watchers share the partitions by lease (a killed one's are taken over by
+            // the other until it is back), the judges by fixed share: both ways are tested.
+            let share: Vec<String> = if name == "repetition-watcher" {
+                vec![
+                    "--leases".into(),
+                    "--holder".into(),
+                    format!("{name}-{i}"),
+                    "--lease-ttl-ms".into(),
+                    "900".into(),
+                ]
+            } else {
+                vec![
+                    "--instance".into(),
+                    i.to_string(),
+                    "--instances".into(),
+                    "2".into(),
+                ]
+            };
+            let args = [
+                vec!["--nats-url".into(), url.clone()],
+                share,
+                vec!["--health-listen".into()],
+            ]
+            .concat();
+            let args = [
+                args,
+                vec![
+                    format!("127.0.0.1:{}", free_port()),
+                    "--ack-wait-ms".into(),
+                    "1000".into(),
+                ],
+            ]
+            .concat();
             procs.push(Proc::start(
                 &format!("{name}-{i}"),
                 &bin(name),
@@ -260,8 +283,8 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
     let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
     let deadline = Instant::now() + VERDICT_DEADLINE;
     for name in ["repetition-watcher", "impasse-judge"] {
-        for i in 0..2 {
-            let durable = format!("{name}-{i}-of-2");
+        for p in 0..shogi_proto::PARTITIONS {
+            let durable = format!("{name}-p{p}");
             loop {
                 let info = stream.consumer_info(&durable).await.unwrap();
                 if info.num_pending == 0 && info.num_ack_pending == 0 {

@@ -45,6 +45,7 @@ async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
                 start: Some(pb::start_position::Start::Sfen(game.start_sfen.clone())),
             }),
             game_id: "first-game".into(),
+            strict: false,
         })
         .await
         .expect("create");
@@ -62,6 +63,7 @@ async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
                 game_id: "first-game".into(),
                 ply: i as u32 + 1,
                 usi: usi.clone(),
+                strict: false,
             })
             .await
             .expect("submit")

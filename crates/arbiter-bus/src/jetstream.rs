@@ -44,24 +44,47 @@ impl JetStreamBus {
             .await
             .map_err(|e| BusError::Connect(format!("{url}: {e}")))?;
         let js = jetstream::new(client);
-        let stream_name = stream.name.as_str();
-        let config = stream::Config {
-            name: stream_name.to_owned(),
-            subjects: stream.subjects.clone(),
-            num_replicas: stream.replicas,
-            storage: stream::StorageType::File,
-            duplicate_window: Duration::from_secs(120),
-            ..Default::default()
-        };
-        let stream = match js.get_or_create_stream(config).await {
-            Ok(stream) => stream,
-            // Two instances starting together can both find no stream and both create it; the
-            // server refuses the second, and the stream is there to take.
-            Err(create) => js.get_stream(stream_name).await.map_err(|get| {
-                BusError::Connect(format!("stream {stream_name}: {create}; then: {get}"))
-            })?,
-        };
+        let stream = open_stream(&js, stream).await?;
         Ok(JetStreamBus { js, stream })
+    }
+}
+
+impl JetStreamBus {
+    /// The same connection over another stream, `settings`, created if it does not exist:
+    /// reads go to that stream (publishes go wherever their subject is stored).
+    pub async fn with_stream(&self, settings: &StreamSettings) -> Result<JetStreamBus, BusError> {
+        let stream = open_stream(&self.js, settings).await?;
+        Ok(JetStreamBus {
+            js: self.js.clone(),
+            stream,
+        })
+    }
+}
+
+/// Gets the stream `settings.name`, creating it as `settings` says when it does not exist
+/// (file storage, a 2-minute duplicate window for message ids).
+async fn open_stream(
+    js: &jetstream::Context,
+    settings: &StreamSettings,
+) -> Result<stream::Stream, BusError> {
+    let stream_name = settings.name.as_str();
+    let config = stream::Config {
+        name: stream_name.to_owned(),
+        subjects: settings.subjects.clone(),
+        num_replicas: settings.replicas,
+        storage: stream::StorageType::File,
+        duplicate_window: Duration::from_secs(120),
+        max_messages_per_subject: settings.max_messages_per_subject.unwrap_or(-1),
+        max_age: settings.max_age.unwrap_or_default(),
+        ..Default::default()
+    };
+    match js.get_or_create_stream(config).await {
+        Ok(stream) => Ok(stream),
+        // Two instances starting together can both find no stream and both create it; the
+        // server refuses the second, and the stream is there to take.
+        Err(create) => js.get_stream(stream_name).await.map_err(|get| {
+            BusError::Connect(format!("stream {stream_name}: {create}; then: {get}"))
+        }),
     }
 }
 

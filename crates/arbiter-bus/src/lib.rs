@@ -218,6 +218,10 @@ pub struct StreamSettings {
     pub subjects: Vec<String>,
     /// How many servers keep a copy (1, or 3 on a cluster).
     pub replicas: usize,
+    /// Messages kept per subject, the oldest dropped first; `None`: all.
+    pub max_messages_per_subject: Option<i64>,
+    /// Messages older than this are dropped; `None`: none is.
+    pub max_age: Option<Duration>,
 }
 
 impl StreamSettings {
@@ -227,6 +231,8 @@ impl StreamSettings {
             name: name.into(),
             subjects: vec![subjects.into()],
             replicas: 1,
+            max_messages_per_subject: None,
+            max_age: None,
         }
     }
 }

@@ -282,7 +282,10 @@ async fn main() {
                     .message_id(format!("raw-{inflight}-{w}:{n}:7g7f"))
                     .expected_last_subject_sequence(expected);
                 let ack = js
-                    .send_publish(format!("shogi.game.raw-{inflight}-{w}.move"), msg)
+                    .send_publish(
+                        shogi_proto::subject::moves(&format!("raw-{inflight}-{w}")),
+                        msg,
+                    )
                     .await
                     .expect("publish")
                     .await
@@ -330,6 +333,7 @@ async fn main() {
                             start: Some(pb::start_position::Start::Sfen(game.start.clone())),
                         }),
                         game_id: id.clone(),
+                        strict: false,
                     })
                     .await
                     .expect("create");
@@ -339,6 +343,7 @@ async fn main() {
                         game_id: id,
                         ply: ply as u32,
                         usi: game.moves[ply - 1].clone(),
+                        strict: false,
                     })
                     .await
                     .expect("submit")

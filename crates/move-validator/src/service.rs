@@ -797,7 +797,7 @@ impl MoveValidator for Validator {
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let trace = TraceContext::from_metadata(request.metadata());
-        let strict = strict_requested(request.metadata());
+        let strict = strict_requested(request.metadata()) || request.get_ref().strict;
         let game = trace
             .scope(Validator::create_game(self, request.into_inner(), strict))
             .await?;
@@ -809,7 +809,7 @@ impl MoveValidator for Validator {
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
         let trace = TraceContext::from_metadata(request.metadata());
-        let strict = strict_requested(request.metadata());
+        let strict = strict_requested(request.metadata()) || request.get_ref().strict;
         let req = request.into_inner();
         let span = tracing::info_span!("submit_move", game_id = %req.game_id, ply = req.ply, usi = %req.usi);
         let answer = trace
@@ -954,7 +954,8 @@ fn decode_event(
     from_ply: u32,
 ) -> Result<Option<pb::watch_game_response::Event>, String> {
     use pb::watch_game_response::Event;
-    let kind = subject.rsplit('.').next().unwrap_or_default();
+    // `shogi.game.<game_id>.<kind>[.<partition>]`: the kind is the fourth token.
+    let kind = subject.split('.').nth(3).unwrap_or_default();
     let err = |e: prost::DecodeError| format!("{subject}: {e}");
     if kind == "move" && message_type == Some(shogi_proto::VERDICT_TYPE) {
         return Ok(None);

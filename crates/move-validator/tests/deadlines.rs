@@ -133,6 +133,7 @@ fn submit_request(id: &str, ply: u32, usi: &str) -> pb::SubmitMoveRequest {
         game_id: id.into(),
         ply,
         usi: usi.into(),
+        strict: false,
     }
 }
 
@@ -183,6 +184,7 @@ async fn interrupted_submit_leaves_no_partial_state(
         }),
         start: None,
         game_id: game_id.into(),
+        strict: false,
     })
     .await
     .expect("create game");

@@ -88,6 +88,7 @@ async fn create(
                 start: Some(pb::start_position::Start::Sfen(s.into())),
             }),
             game_id: id.into(),
+            strict: false,
         })
         .await
         .expect("create game")
@@ -107,6 +108,7 @@ async fn submit(
             game_id: id.into(),
             ply,
             usi: usi.into(),
+            strict: false,
         })
         .await
         .map(|r| r.into_inner())
@@ -197,6 +199,7 @@ async fn short_game_to_checkmate() {
         game_id: "mate-1".into(),
         ply: 1,
         usi: "5d5c".into(),
+        strict: false,
     });
     traced
         .metadata_mut()
@@ -207,7 +210,7 @@ async fn short_game_to_checkmate() {
         .await
         .unwrap();
     let stored = stream
-        .get_last_raw_message_by_subject("shogi.game.mate-1.move")
+        .get_last_raw_message_by_subject(&shogi_proto::subject::moves("mate-1"))
         .await
         .unwrap();
     assert_eq!(
@@ -367,6 +370,7 @@ async fn bad_input_is_invalid_argument_naming_the_field() {
             ruleset: ruleset("blitz"),
             start: None,
             game_id: "g".into(),
+            strict: false,
         })
         .await
         .unwrap_err();
@@ -378,6 +382,7 @@ async fn bad_input_is_invalid_argument_naming_the_field() {
                 start: Some(pb::start_position::Start::Sfen("9/9 b - 1".into())),
             }),
             game_id: "g".into(),
+            strict: false,
         })
         .await
         .unwrap_err();
@@ -389,6 +394,7 @@ async fn bad_input_is_invalid_argument_naming_the_field() {
                 start: Some(pb::start_position::Start::Handicap("queen".into())),
             }),
             game_id: "g".into(),
+            strict: false,
         })
         .await
         .unwrap_err();
@@ -401,6 +407,7 @@ async fn bad_input_is_invalid_argument_naming_the_field() {
                 start: Some(pb::start_position::Start::Handicap("two_piece".into())),
             }),
             game_id: "handicap-1".into(),
+            strict: false,
         })
         .await
         .unwrap()
@@ -699,6 +706,7 @@ async fn play_record(
             start: Some(pb::start_position::Start::Sfen(record.start.to_sfen())),
         }),
         game_id: id.into(),
+        strict: false,
     })
     .await
     .unwrap();

@@ -15,7 +15,7 @@
 use arbiter_bus::{Bus, JetStreamBus};
 use futures::StreamExt;
 use prost::Message as _;
-use repetition_watcher::{Role, Stats, Worker, WorkerConfig};
+use repetition_watcher::{Role, Stats, WorkerConfig};
 use shogi_adjudication::{Game, Ruleset};
 use shogi_proto::subject;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
@@ -164,12 +164,9 @@ async fn watcher_rate(bus: &Bus, instances: u32, total: u64) -> f64 {
         let mut config = WorkerConfig::new(Role::Watcher);
         config.instance = i;
         config.instances = instances;
-        let worker = Worker::new(bus.clone(), config);
-        stats.push(worker.stats());
-        let mut rx = stop_rx.clone();
-        tokio::spawn(worker.run(async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }));
+        let s = Arc::new(Stats::default());
+        stats.push(s.clone());
+        repetition_watcher::spawn_workers(bus.clone(), &config, None, s, stop_rx.clone());
     }
     loop {
         let judged: u64 = stats.iter().map(|s| Stats::get(&s.judged)).sum();
@@ -218,7 +215,7 @@ async fn main() {
     let consumer = stream
         .create_consumer(async_nats::jetstream::consumer::pull::Config {
             durable_name: Some("raw".into()),
-            filter_subject: "shogi.game.*.move".into(),
+            filter_subject: shogi_proto::subject::ALL_MOVES.into(),
             ack_policy: async_nats::jetstream::consumer::AckPolicy::Explicit,
             max_ack_pending: 1024,
             ..Default::default()
@@ -289,11 +286,13 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
         },
     ));
     for role in [Role::Watcher, Role::Judge] {
-        let worker = Worker::new(bus.clone(), WorkerConfig::new(role));
-        let mut rx = stop_rx.clone();
-        tokio::spawn(worker.run(async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }));
+        repetition_watcher::spawn_workers(
+            bus.clone(),
+            &WorkerConfig::new(role),
+            None,
+            Arc::default(),
+            stop_rx.clone(),
+        );
     }
     // Who waits for which game's verdict; the subscriber tells them when it arrives.
     type Waiters = Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Instant>>>>;
@@ -361,6 +360,7 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
                         }),
                         start: None,
                         game_id: id.clone(),
+                        strict: false,
                     })
                     .await
                     .unwrap();
@@ -378,6 +378,7 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
                             game_id: id.clone(),
                             ply: i as u32 + 1,
                             usi: usi.clone(),
+                            strict: false,
                         })
                         .await
                         .unwrap()

@@ -8,6 +8,10 @@
 //! [`shogi_adjudication::Game`] fed the log's moves in order; a role announces only the
 //! endings it owns.
 
+pub mod lease;
 pub mod pipeline;
 
-pub use pipeline::{Error, Role, ServiceConfig, Stats, Worker, WorkerConfig, run_service};
+pub use lease::{LeaseConfig, default_holder};
+pub use pipeline::{
+    Error, Role, ServiceConfig, Stats, Worker, WorkerConfig, run_service, spawn_workers,
+};

@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 use clap::Parser;
-use repetition_watcher::{Role, ServiceConfig, WorkerConfig, run_service};
+use repetition_watcher::{LeaseConfig, Role, ServiceConfig, WorkerConfig, run_service};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +21,17 @@ struct Args {
     /// JetStream stream of game events (created when missing).
     #[arg(long, env = "REPETITION_WATCHER_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
+    /// Share the partitions by lease among the live instances, taking over those of an
+    /// instance that dies, instead of the fixed share of `--instance` among `--instances`.
+    #[arg(long, env = "REPETITION_WATCHER_LEASES")]
+    leases: bool,
+    /// This instance's name among the live ones, with `--leases` (default: host name and pid).
+    #[arg(long, env = "REPETITION_WATCHER_HOLDER")]
+    holder: Option<String>,
+    /// Milliseconds a lease lasts unrenewed, with `--leases`: how long a dead instance's
+    /// partitions wait before they are taken over.
+    #[arg(long, env = "REPETITION_WATCHER_LEASE_TTL_MS", default_value_t = 3000)]
+    lease_ttl_ms: u64,
     /// This instance's index among `--instances`.
     #[arg(long, env = "REPETITION_WATCHER_INSTANCE", default_value_t = 0)]
     instance: u32,
@@ -56,8 +67,15 @@ async fn main() -> anyhow::Result<()> {
     worker.ack_wait = Duration::from_millis(args.ack_wait_ms);
     // Checked before anything is bound or connected.
     worker.validate().context("invalid configuration")?;
-    let config = ServiceConfig {
+    let holder = args
+        .holder
+        .clone()
+        .unwrap_or_else(repetition_watcher::default_holder);
+    let lease_ttl = Duration::from_millis(args.lease_ttl_ms);
+    repetition_watcher::lease::check(&holder, lease_ttl).context("invalid configuration")?;
+    let mut config = ServiceConfig {
         worker,
+        leases: None,
         health: Some(args.health_listen),
         grace_period: Duration::from_secs(args.grace_secs),
     };
@@ -72,6 +90,16 @@ async fn main() -> anyhow::Result<()> {
     )
     .await
     .context("connect to NATS")?;
+    let lease_bus = repetition_watcher::lease::side_streams(&bus, 1)
+        .await
+        .context("create the side streams")?;
+    if args.leases {
+        config.leases = Some(LeaseConfig {
+            bus: lease_bus,
+            holder,
+            ttl: lease_ttl,
+        });
+    }
     run_service(Arc::new(bus), config, shutdown)
         .await
         .context("repetition-watcher failed")

@@ -21,12 +21,13 @@
 //!   instance with its own durable consumer, so one instance at a time judges a game, with no
 //!   coordination but the bus.
 
+use crate::lease::LeaseConfig;
 use arbiter_bus::{Bus, BusError, Delivery, DurableConfig, Message, Outgoing, Published};
 use futures::StreamExt;
 use move_validator::{result_code_from_pb, ruleset_from_pb, verdict_pb, warning_pb};
 use prost::Message as _;
 use shogi_adjudication::{Game, ResultCode};
-use shogi_proto::{subject, v1 as pb};
+use shogi_proto::{PARTITIONS, subject, v1 as pb};
 use shogi_rules::{Move, Position};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -87,13 +88,13 @@ pub enum Error {
 pub struct WorkerConfig {
     /// Its role.
     pub role: Role,
-    /// This instance's index, `0..instances`.
+    /// This instance's index, `0..instances`, when the partitions are shared out fixed.
     pub instance: u32,
-    /// How many instances of the role share the games.
+    /// How many instances of the role share the partitions, when they are shared out fixed.
     pub instances: u32,
     /// Deliveries not acknowledged within this time come again.
     pub ack_wait: Duration,
-    /// Deliveries in flight at most.
+    /// Deliveries in flight at most, per partition.
     pub max_ack_pending: usize,
 }
 
@@ -117,6 +118,12 @@ impl WorkerConfig {
                 self.instance, self.instances
             )));
         }
+        if self.instances > PARTITIONS {
+            return Err(Error::Config(format!(
+                "{} instances for {PARTITIONS} partitions: some would have none",
+                self.instances
+            )));
+        }
         if self.ack_wait.is_zero() || self.max_ack_pending == 0 {
             return Err(Error::Config(
                 "ack wait and max ack pending must be positive".into(),
@@ -125,37 +132,25 @@ impl WorkerConfig {
         Ok(())
     }
 
-    /// The durable consumer of this instance: one per role, instance and instance count, so
-    /// that a restarted instance carries on where it stopped.
-    pub fn durable(&self) -> DurableConfig {
+    /// The partitions this instance holds when they are shared out fixed: `p` with
+    /// `p mod instances = instance`.
+    pub fn partitions(&self) -> Vec<u32> {
+        (0..PARTITIONS)
+            .filter(|p| p % self.instances.max(1) == self.instance)
+            .collect()
+    }
+
+    /// The durable consumer of `partition` for this role: one per role and partition, shared
+    /// by whichever instance holds the partition, so that it carries on where the last holder
+    /// stopped (a restarted instance, or one that took the partition over).
+    pub fn durable(&self, partition: u32) -> DurableConfig {
         DurableConfig {
-            name: format!(
-                "{}-{}-of-{}",
-                self.role.name(),
-                self.instance,
-                self.instances
-            ),
-            filter: "shogi.game.*.move".to_owned(),
+            name: format!("{}-p{partition}", self.role.name()),
+            filter: subject::partition_moves(partition),
             ack_wait: self.ack_wait,
             max_ack_pending: self.max_ack_pending,
         }
     }
-
-    /// Whether this instance judges `game_id`: FNV-1a of the id, modulo the instances.
-    pub fn owns_game(&self, game_id: &str) -> bool {
-        partition(game_id, self.instances) == self.instance
-    }
-}
-
-/// The partition of `game_id` among `instances` (FNV-1a 64: stable across processes and
-/// versions, which the partitioning depends on).
-pub fn partition(game_id: &str, instances: u32) -> u32 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in game_id.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    (h % u64::from(instances.max(1))) as u32
 }
 
 /// What a worker has seen, for logs, health and tests.
@@ -175,8 +170,15 @@ pub struct Stats {
     pub garbage: AtomicU64,
     /// Events after the game's verdict.
     pub void: AtomicU64,
-    /// Events of games another instance judges.
+    /// Events of partitions this worker does not hold.
     pub foreign: AtomicU64,
+    /// Events set aside whose copy on `shogi.aside.<game_id>` failed (the event itself stays
+    /// in the game stream at its sequence).
+    pub aside_failed: AtomicU64,
+    /// Partition leases taken.
+    pub leases_taken: AtomicU64,
+    /// Partition leases given up (released, lost or expired).
+    pub leases_dropped: AtomicU64,
     /// Verdicts this instance announced (stored on `.verdict`).
     pub verdicts: AtomicU64,
     /// Warnings published.
@@ -209,6 +211,8 @@ struct Judged {
 pub struct Worker {
     bus: Bus,
     config: WorkerConfig,
+    /// The partitions this worker consumes, ascending.
+    partitions: Vec<u32>,
     games: HashMap<String, Judged>,
     /// Games whose verdict this worker has seen; their later events are void. Forgetting one
     /// only costs a rebuild from the bus, which finds the verdict again.
@@ -233,6 +237,13 @@ struct Announcement {
     after_move: Option<u64>,
 }
 
+/// The header of a copy set aside: the stream sequence of the event in the game stream.
+pub const ASIDE_SEQ_HEADER: &str = "Shogi-Aside-Seq";
+/// The header of a copy set aside: why it was set aside.
+pub const ASIDE_REASON_HEADER: &str = "Shogi-Aside-Reason";
+/// The header of a copy set aside: the event's own message type.
+pub const ASIDE_TYPE_HEADER: &str = "Shogi-Aside-Type";
+
 const MAX_FINISHED: usize = 200_000;
 const MAX_SET_ASIDE: usize = 1024;
 
@@ -244,16 +255,30 @@ enum Step {
 }
 
 impl Worker {
-    /// A worker over `bus`.
+    /// A worker over `bus` for the partitions `config` holds fixed.
     pub fn new(bus: Bus, config: WorkerConfig) -> Worker {
+        let partitions = config.partitions();
+        Worker::for_partitions(bus, config, partitions, Arc::new(Stats::default()))
+    }
+
+    /// A worker over `bus` for `partitions`, counting into `stats`.
+    pub fn for_partitions(
+        bus: Bus,
+        config: WorkerConfig,
+        mut partitions: Vec<u32>,
+        stats: Arc<Stats>,
+    ) -> Worker {
+        partitions.sort_unstable();
+        partitions.dedup();
         let (failed_tx, failed_rx) = tokio::sync::mpsc::unbounded_channel();
         Worker {
             bus,
             config,
+            partitions,
             games: HashMap::new(),
             finished: HashSet::new(),
             set_aside: Vec::new(),
-            stats: Arc::new(Stats::default()),
+            stats,
             pending: Vec::new(),
             failed_tx,
             failed_rx,
@@ -275,17 +300,30 @@ impl Worker {
         &self.set_aside
     }
 
-    /// Consumes until `shutdown` completes. Bus failures are logged and retried; they never
-    /// end the loop.
+    /// The partitions this worker consumes.
+    pub fn partitions(&self) -> &[u32] {
+        &self.partitions
+    }
+
+    /// Consumes its partitions until `shutdown` completes. Bus failures are logged and
+    /// retried; they never end the loop.
     pub async fn run(mut self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
         self.config.validate()?;
         tokio::pin!(shutdown);
-        let durable = self.config.durable();
         let role = self.config.role.name();
         loop {
+            let consumers = futures::future::try_join_all(
+                self.partitions
+                    .iter()
+                    .map(|&p| self.config.durable(p))
+                    .map(|durable| {
+                        let bus = self.bus.clone();
+                        async move { bus.consume(&durable).await }
+                    }),
+            );
             let mut deliveries = tokio::select! {
-                got = self.bus.consume(&durable) => match got {
-                    Ok(d) => d,
+                got = consumers => match got {
+                    Ok(d) => futures::stream::select_all(d),
                     Err(e) => {
                         tracing::warn!(role, error = %e, "consumer unavailable, retrying");
                         tokio::select! {
@@ -296,7 +334,7 @@ impl Worker {
                 },
                 () = &mut shutdown => return Ok(()),
             };
-            tracing::info!(role, consumer = %durable.name, "consuming");
+            tracing::info!(role, partitions = ?self.partitions, "consuming");
             loop {
                 let next = tokio::select! {
                     next = deliveries.next() => next,
@@ -386,18 +424,16 @@ impl Worker {
     }
 
     async fn judge_delivery(&mut self, msg: &Message) -> Result<(), Error> {
-        let Some(game_id) = msg
-            .subject
-            .strip_prefix("shogi.game.")
-            .and_then(|s| s.strip_suffix(".move"))
-            .filter(|id| !id.is_empty() && !id.contains('.'))
-            .map(str::to_owned)
-        else {
+        let Some(game_id) = subject::game_of_log(&msg.subject).map(str::to_owned) else {
             Stats::bump(&self.stats.garbage);
             tracing::warn!(subject = %msg.subject, seq = msg.sequence, "not a game log subject");
             return Ok(());
         };
-        if !self.config.owns_game(&game_id) {
+        if self
+            .partitions
+            .binary_search(&subject::partition(&game_id))
+            .is_err()
+        {
             Stats::bump(&self.stats.foreign);
             return Ok(());
         }
@@ -405,7 +441,7 @@ impl Worker {
             Stats::bump(&self.stats.void);
             return Ok(());
         }
-        if !self.games.contains_key(&game_id) && !self.load(&game_id, msg.sequence).await? {
+        if !self.games.contains_key(&game_id) && !self.load(&game_id, msg).await? {
             return Ok(());
         }
         let last = self.games.get(&game_id).map(|g| g.last_seq).unwrap_or(0);
@@ -451,7 +487,8 @@ impl Worker {
 
     /// Reads the game's creation event; `false` when there is none (the event is set aside)
     /// or it is unreadable.
-    async fn load(&mut self, game_id: &str, seq: u64) -> Result<bool, Error> {
+    async fn load(&mut self, game_id: &str, msg: &Message) -> Result<bool, Error> {
+        let seq = msg.sequence;
         let Some(created) = self.bus.last(&subject::created(game_id)).await? else {
             Stats::bump(&self.stats.unknown_game);
             tracing::warn!(game_id, seq, "event for a game never created, set aside");
@@ -459,6 +496,7 @@ impl Worker {
                 self.set_aside.remove(0);
             }
             self.set_aside.push(seq);
+            self.put_aside(game_id, msg, "game never created").await;
             return Ok(false);
         };
         let game = pb::GameCreated::decode(created.payload.clone())
@@ -497,6 +535,32 @@ impl Worker {
                 );
                 Ok(false)
             }
+        }
+    }
+
+    /// Copies the event at `seq` to `shogi.aside.<game_id>` (stream `SHOGI_ASIDE`) with why,
+    /// once per role (the message id), for an operator to inspect. The event itself stays in
+    /// the game stream at its sequence, so a failed copy loses nothing: it is logged, counted
+    /// and the delivery is acknowledged all the same.
+    async fn put_aside(&self, game_id: &str, copy: &Message, reason: &str) {
+        let seq = copy.sequence;
+        let mut out = Outgoing::new(
+            subject::aside(game_id),
+            shogi_proto::ASIDE_TYPE,
+            format!("{game_id}:aside:{seq}:{}", self.config.role.name()),
+            copy.payload.clone(),
+        );
+        out.headers = vec![
+            (ASIDE_SEQ_HEADER.to_owned(), seq.to_string()),
+            (ASIDE_REASON_HEADER.to_owned(), reason.to_owned()),
+            (
+                ASIDE_TYPE_HEADER.to_owned(),
+                copy.message_type.clone().unwrap_or_default(),
+            ),
+        ];
+        if let Err(e) = self.bus.publish(out).await {
+            Stats::bump(&self.stats.aside_failed);
+            tracing::warn!(game_id, seq, error = %e, "event not copied aside");
         }
     }
 
@@ -654,11 +718,60 @@ async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Res
     Ok(())
 }
 
+/// Starts the workers of one instance: with `leases`, the partitions it holds by lease, each in
+/// a task of its own as they come and go; without, its fixed share of the partitions
+/// (`config.instance` of `config.instances`), one task per partition, so that a round trip
+/// for one game (loading it, a warning) does not hold up the others and the partitions use
+/// every core. They stop when `stop` turns true; the task ends when they all have.
+pub fn spawn_workers(
+    bus: Bus,
+    config: &WorkerConfig,
+    leases: Option<LeaseConfig>,
+    stats: Arc<Stats>,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<Result<(), Error>> {
+    let stopped = move || {
+        let mut stop = stop.clone();
+        async move {
+            let _ = stop.wait_for(|s| *s).await;
+        }
+    };
+    match leases {
+        Some(leases) => tokio::spawn(crate::lease::run_leased(
+            bus,
+            config.clone(),
+            leases,
+            stats,
+            stopped(),
+        )),
+        None => {
+            let tasks: Vec<_> = config
+                .partitions()
+                .into_iter()
+                .map(|p| {
+                    let worker =
+                        Worker::for_partitions(bus.clone(), config.clone(), vec![p], stats.clone());
+                    tokio::spawn(worker.run(stopped()))
+                })
+                .collect();
+            tokio::spawn(async move {
+                for t in futures::future::join_all(tasks).await {
+                    t.map_err(|e| Error::Config(format!("worker: {e}")))??;
+                }
+                Ok(())
+            })
+        }
+    }
+}
+
 /// A pipeline service process: the worker plus its health endpoint.
 #[derive(Debug, Clone)]
 pub struct ServiceConfig {
     /// The worker.
     pub worker: WorkerConfig,
+    /// Partitions by lease (shared among the live instances, taken over when one dies), or
+    /// `None`: the fixed share of `worker.instance` among `worker.instances`.
+    pub leases: Option<LeaseConfig>,
     /// Where grpc.health.v1 is served, if anywhere.
     pub health: Option<SocketAddr>,
     /// How long the in-flight delivery may take after shutdown.
@@ -674,6 +787,9 @@ pub async fn run_service(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
     config.worker.validate()?;
+    if let Some(leases) = &config.leases {
+        leases.validate()?;
+    }
     let role = config.worker.role;
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -699,11 +815,14 @@ pub async fn run_service(
         }
         None => None,
     };
-    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
-    let worker = Worker::new(bus, config.worker);
-    let worker = tokio::spawn(worker.run(async move {
-        let _ = stop_rx.wait_for(|s| *s).await;
-    }));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let worker = spawn_workers(
+        bus,
+        &config.worker,
+        config.leases.clone(),
+        Arc::new(Stats::default()),
+        stop_rx,
+    );
     tokio::pin!(worker);
     tokio::select! {
         () = shutdown => {}

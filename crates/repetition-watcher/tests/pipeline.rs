@@ -124,6 +124,7 @@ async fn play(
                 start: Some(pb::start_position::Start::Sfen(sfen.to_owned())),
             }),
             game_id: id.to_owned(),
+            strict: false,
         })
         .await
         .unwrap();
@@ -133,6 +134,7 @@ async fn play(
                 game_id: id.to_owned(),
                 ply: i as u32 + 1,
                 usi: usi.clone(),
+                strict: false,
             })
             .await
             .unwrap_or_else(|e| panic!("{id} ply {}: {e}", i + 1))
@@ -259,9 +261,11 @@ async fn two_instances_of_each_share_the_games_on_jetstream() {
     fixtures_end_once(&mut arbiter, "js").await;
     for (i, w) in arbiter.watchers.iter().enumerate() {
         assert!(Stats::get(&w.verdicts) > 0, "watcher {i} judged no game");
-        assert!(
-            Stats::get(&w.foreign) > 0,
-            "watcher {i} saw no other instance's game"
+        // Each instance reads only its partitions' subjects: nothing of the other's.
+        assert_eq!(
+            Stats::get(&w.foreign),
+            0,
+            "watcher {i} was delivered another instance's game"
         );
     }
 }
@@ -298,6 +302,7 @@ async fn move_cap_is_announced_by_the_judge() {
             game_id: "cap-1".into(),
             ply: 11,
             usi: "3a4b".into(),
+            strict: false,
         })
         .await;
     assert_eq!(refused.unwrap_err().code(), tonic::Code::FailedPrecondition);
@@ -315,7 +320,10 @@ async fn deliveries_out_of_order_and_again_are_judged_once() {
     // A consumer of our own, delivering the whole log, handled last first, then all again.
     let mut config = WorkerConfig::new(Role::Watcher);
     config.ack_wait = Duration::from_secs(60);
-    let mut deliveries = bus.consume(&config.durable()).await.unwrap();
+    let mut deliveries = bus
+        .consume(&config.durable(subject::partition("ooo")))
+        .await
+        .unwrap();
     let mut got = Vec::new();
     for _ in 0..f.moves.len() {
         got.push(deliveries.next().await.unwrap().unwrap());
@@ -380,6 +388,7 @@ async fn garbage_is_counted_and_stops_no_game() {
                 game_id: "good".into(),
                 ply: i as u32 + 1,
                 usi: usi.clone(),
+                strict: false,
             })
             .await
             .unwrap();
@@ -406,6 +415,7 @@ async fn a_strict_move_is_answered_once_its_ending_is_announced() {
         game_id: "strict".into(),
         ply: f.moves.len() as u32,
         usi: last.clone(),
+        strict: false,
     });
     request
         .metadata_mut()
@@ -448,6 +458,7 @@ async fn a_declaration_is_answered_with_the_judges_announcement() {
                 start: Some(pb::start_position::Start::Sfen(row[1].to_owned())),
             }),
             game_id: "declare".into(),
+            strict: false,
         })
         .await
         .unwrap();
@@ -473,4 +484,189 @@ async fn a_declaration_is_answered_with_the_judges_announcement() {
     )
     .await;
     assert_eq!(count(&arbiter.bus, &subject::verdict("declare")).await, 1);
+}
+
+/// One instance of a role in a runtime of its own, with its own connection to NATS, so that
+/// the test can kill it as a `kill -9` would: every task and the connection gone at once,
+/// nothing released, nothing acknowledged.
+struct Instance {
+    runtime: Option<tokio::runtime::Runtime>,
+    stats: Arc<Stats>,
+    _stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl Instance {
+    fn start(url: &str, role: Role, holder: &str) -> Instance {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let stats = Arc::new(Stats::default());
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let (url, holder, s) = (url.to_owned(), holder.to_owned(), stats.clone());
+        runtime.spawn(async move {
+            let js = JetStreamBus::connect(
+                &arbiter_bus::NatsOptions::new(url),
+                &holder,
+                &arbiter_bus::StreamSettings::new(
+                    shogi_proto::STREAM,
+                    shogi_proto::STREAM_SUBJECTS,
+                ),
+            )
+            .await
+            .unwrap();
+            let leases = repetition_watcher::lease::side_streams(&js, 1)
+                .await
+                .unwrap();
+            let mut config = WorkerConfig::new(role);
+            config.ack_wait = Duration::from_secs(1);
+            let leases = repetition_watcher::LeaseConfig {
+                bus: leases,
+                holder,
+                ttl: LEASE_TTL,
+            };
+            repetition_watcher::spawn_workers(Arc::new(js), &config, Some(leases), s, stop_rx);
+        });
+        Instance {
+            runtime: Some(runtime),
+            stats,
+            _stop: stop,
+        }
+    }
+
+    fn kill(mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+const LEASE_TTL: Duration = Duration::from_millis(900);
+
+/// The live holders of `role`'s partitions, one entry per partition (`""` for none).
+async fn lease_holders(leases: &Bus, role: Role) -> Vec<String> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let mut holders = Vec::new();
+    for p in 0..shogi_proto::PARTITIONS {
+        let lease = leases
+            .last(&subject::lease(role.name(), p))
+            .await
+            .unwrap()
+            .and_then(|m| pb::PartitionLease::decode(m.payload).ok())
+            .filter(|l| l.expires_unix_ms > now)
+            .map(|l| l.holder)
+            .unwrap_or_default();
+        holders.push(lease);
+    }
+    holders
+}
+
+/// Waits until `role`'s partitions are all held, by exactly the instances `who`.
+async fn wait_for_holders(leases: &Bus, role: Role, who: &[&str]) {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let holders = lease_holders(leases, role).await;
+        let mut distinct: Vec<&str> = holders.iter().map(String::as_str).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct == who {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{}: partitions held by {holders:?}, not by {who:?}, within {DEADLINE:?}",
+            role.name()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Plays every repetition fixture as `prefix-<id>` and checks its verdict.
+async fn play_fixtures(client: &mut MoveValidatorClient<Channel>, bus: &Bus, prefix: &str) {
+    for f in repetition_fixtures() {
+        let id = game_id(prefix, &f.id);
+        play(client, &id, &f.sfen, None, &f.moves).await;
+        if f.result != "none" {
+            let v = verdict(bus, &id).await;
+            assert_eq!(code_name(v.code), f.result, "{id}");
+            assert_eq!(v.ply, f.ply, "{id}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leased_partitions_are_shared_taken_over_and_handed_back() {
+    let nats = test_support::NatsServer::start();
+    let js = JetStreamBus::connect(
+        &arbiter_bus::NatsOptions::new(nats.url()),
+        "lease-test",
+        &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
+    )
+    .await
+    .unwrap();
+    let leases = repetition_watcher::lease::side_streams(&js, 1)
+        .await
+        .unwrap();
+    let bus: Bus = Arc::new(js);
+    let mut arbiter = start(bus.clone(), 0).await;
+
+    // Two instances of each role share the partitions.
+    let watcher_a = Instance::start(nats.url(), Role::Watcher, "watcher-a");
+    let watcher_b = Instance::start(nats.url(), Role::Watcher, "watcher-b");
+    let judge_a = Instance::start(nats.url(), Role::Judge, "judge-a");
+    let judge_b = Instance::start(nats.url(), Role::Judge, "judge-b");
+    wait_for_holders(&leases, Role::Watcher, &["watcher-a", "watcher-b"]).await;
+    wait_for_holders(&leases, Role::Judge, &["judge-a", "judge-b"]).await;
+    play_fixtures(&mut arbiter.client, &bus, "l1").await;
+    assert!(
+        Stats::get(&watcher_a.stats.verdicts) > 0,
+        "watcher a judged none"
+    );
+    assert!(
+        Stats::get(&watcher_b.stats.verdicts) > 0,
+        "watcher b judged none"
+    );
+    for w in [&watcher_a, &watcher_b] {
+        assert_eq!(
+            Stats::get(&w.stats.foreign),
+            0,
+            "only its partitions are delivered"
+        );
+    }
+
+    // One of each dies: the survivors take its partitions over and the games go on.
+    watcher_b.kill();
+    judge_b.kill();
+    play_fixtures(&mut arbiter.client, &bus, "l2").await;
+    wait_for_holders(&leases, Role::Watcher, &["watcher-a"]).await;
+    wait_for_holders(&leases, Role::Judge, &["judge-a"]).await;
+
+    // A new instance joins: partitions are handed over to it, and the games go on.
+    let watcher_c = Instance::start(nats.url(), Role::Watcher, "watcher-c");
+    wait_for_holders(&leases, Role::Watcher, &["watcher-a", "watcher-c"]).await;
+    play_fixtures(&mut arbiter.client, &bus, "l3").await;
+    assert!(Stats::get(&watcher_c.stats.leases_taken) > 0);
+    assert!(Stats::get(&watcher_a.stats.leases_dropped) > 0);
+
+    // Exactly one verdict per ended game, whatever moved.
+    for prefix in ["l1", "l2", "l3"] {
+        for f in repetition_fixtures() {
+            let id = game_id(prefix, &f.id);
+            let expected = usize::from(f.result != "none");
+            assert_eq!(count(&bus, &subject::verdict(&id)).await, expected, "{id}");
+        }
+    }
+    drop((watcher_a, watcher_c, judge_a));
 }

@@ -42,7 +42,6 @@ pub struct PlayArgs {
 
 fn request<T>(msg: T, token: Option<&str>) -> anyhow::Result<tonic::Request<T>> {
     let mut req = tonic::Request::new(msg);
-    req.metadata_mut().insert("shogi-strict", "true".parse()?);
     if let Some(t) = token {
         req.metadata_mut()
             .insert("authorization", format!("Bearer {t}").parse()?);
@@ -112,6 +111,7 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
                 }),
                 start,
                 game_id: args.game_id.unwrap_or_default(),
+                strict: true,
             },
             token,
         )?)
@@ -132,6 +132,7 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
                     game_id: game.game_id.clone(),
                     ply,
                     usi: usi.clone(),
+                    strict: false,
                 },
                 token,
             )?)

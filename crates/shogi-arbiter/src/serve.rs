@@ -7,7 +7,7 @@
 
 use anyhow::Context as _;
 use arbiter_bus::{Bus, JetStreamBus, MemoryBus};
-use repetition_watcher::{Role, Worker, WorkerConfig};
+use repetition_watcher::{Role, WorkerConfig};
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -83,17 +83,25 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     tracing::info!(%addr, bus = if args.nats_url.is_some() { "nats" } else { "embedded" }, "shogi-arbiter serving");
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let validator_stop = stop_rx.clone();
     let stopped = move || {
-        let mut rx = stop_rx.clone();
+        let mut rx = validator_stop.clone();
         async move {
             let _ = rx.wait_for(|s| *s).await;
         }
     };
-    let mut workers = Vec::new();
-    for role in [Role::Watcher, Role::Judge] {
-        let worker = Worker::new(bus.clone(), WorkerConfig::new(role));
-        workers.push(tokio::spawn(worker.run(stopped())));
-    }
+    let workers: Vec<_> = [Role::Watcher, Role::Judge]
+        .into_iter()
+        .map(|role| {
+            repetition_watcher::spawn_workers(
+                bus.clone(),
+                &WorkerConfig::new(role),
+                None,
+                Arc::default(),
+                stop_rx.clone(),
+            )
+        })
+        .collect();
     let options = move_validator::ServeOptions {
         grace_period: Duration::from_secs(args.grace_secs),
         ..Default::default()

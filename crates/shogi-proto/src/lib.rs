@@ -27,6 +27,24 @@ pub const STREAM: &str = "SHOGI_GAMES";
 /// The subjects of [`STREAM`]: every subject under `shogi.game.`.
 pub const STREAM_SUBJECTS: &str = "shogi.game.>";
 
+/// The stream of events set aside by the pipeline (subjects [`ASIDE_SUBJECTS`]): kept apart
+/// from the games so that nothing reads them back as game events.
+pub const ASIDE_STREAM: &str = "SHOGI_ASIDE";
+
+/// The subjects of [`ASIDE_STREAM`].
+pub const ASIDE_SUBJECTS: &str = "shogi.aside.>";
+
+/// The stream of the pipeline's partition leases (subjects [`LEASE_SUBJECTS`]), one message
+/// kept per subject.
+pub const LEASE_STREAM: &str = "SHOGI_LEASES";
+
+/// The subjects of [`LEASE_STREAM`].
+pub const LEASE_SUBJECTS: &str = "shogi.lease.>";
+
+/// How many partitions the games are spread over (the last token of a game's log subject).
+/// A role's instances share the partitions; more instances than partitions would idle.
+pub const PARTITIONS: u32 = 16;
+
 /// The header every published message carries with its full protobuf type name, so that a
 /// reader of a subject that holds more than one type (`.move`: moves, and the verdict that ends
 /// the game when it does not follow from the moves) knows how to decode it.
@@ -42,6 +60,12 @@ pub const DECLARATION_TYPE: &str = "shogi.v1.Declaration";
 pub const WARNING_TYPE: &str = "shogi.v1.Warning";
 /// [`MESSAGE_TYPE_HEADER`] of a [`v1::Verdict`].
 pub const VERDICT_TYPE: &str = "shogi.v1.Verdict";
+/// [`MESSAGE_TYPE_HEADER`] of an event copied aside: the payload is the event as it was.
+pub const ASIDE_TYPE: &str = "shogi.aside";
+/// [`MESSAGE_TYPE_HEADER`] of a [`v1::PartitionLease`].
+pub const LEASE_TYPE: &str = "shogi.v1.PartitionLease";
+/// [`MESSAGE_TYPE_HEADER`] of a [`v1::Member`].
+pub const MEMBER_TYPE: &str = "shogi.v1.Member";
 
 /// The bus subjects of one game, as documented in `arbiter.proto`.
 pub mod subject {
@@ -50,11 +74,68 @@ pub mod subject {
         format!("shogi.game.{game_id}.created")
     }
 
-    /// `shogi.game.<game_id>.move`: the game's ordered log, [`crate::v1::MoveAccepted`] for
-    /// each move and, when an ending does not follow from the moves, the final
-    /// [`crate::v1::Verdict`] (told apart by [`crate::MESSAGE_TYPE_HEADER`]).
+    use crate::PARTITIONS;
+
+    /// `shogi.game.<game_id>.move.<partition>`: the game's ordered log,
+    /// [`crate::v1::MoveAccepted`] for each move and, when an ending does not follow from the
+    /// moves, the final [`crate::v1::Verdict`] (told apart by [`crate::MESSAGE_TYPE_HEADER`]).
+    /// The last token is the game's [`partition`], so that a consumer can read one partition of
+    /// the games (`shogi.game.*.move.<partition>`) on servers without multi-filter consumers.
     pub fn moves(game_id: &str) -> String {
-        format!("shogi.game.{game_id}.move")
+        format!("shogi.game.{game_id}.move.{}", partition(game_id))
+    }
+
+    /// `shogi.game.*.move.<partition>`: the logs of one partition's games.
+    pub fn partition_moves(partition: u32) -> String {
+        format!("shogi.game.*.move.{partition}")
+    }
+
+    /// `shogi.game.*.move.*`: every game's log.
+    pub const ALL_MOVES: &str = "shogi.game.*.move.*";
+
+    /// The game id of a log subject (`shogi.game.<game_id>.move.<partition>`), if `subject`
+    /// is one and its partition token is the id's partition.
+    pub fn game_of_log(subject: &str) -> Option<&str> {
+        let rest = subject.strip_prefix("shogi.game.")?;
+        let (id, part) = rest.rsplit_once(".move.")?;
+        let ok = !id.is_empty()
+            && !id.contains('.')
+            && part.parse::<u32>().is_ok_and(|p| p == partition(id));
+        ok.then_some(id)
+    }
+
+    /// The partition of `game_id`, `0..PARTITIONS`: FNV-1a 64 of the id's bytes modulo
+    /// [`PARTITIONS`]. Stable across processes and versions: the subjects in the stream depend
+    /// on it, so changing it is a breaking change of the bus contract.
+    pub fn partition(game_id: &str) -> u32 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in game_id.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        (h % u64::from(PARTITIONS)) as u32
+    }
+
+    /// `shogi.lease.<role>.<partition>`: who consumes a partition for a role (in
+    /// [`crate::LEASE_STREAM`]).
+    pub fn lease(role: &str, partition: u32) -> String {
+        format!("shogi.lease.{role}.{partition}")
+    }
+
+    /// `shogi.lease.<role>.member.<holder>`: an instance of a role that is alive.
+    pub fn member(role: &str, holder: &str) -> String {
+        format!("shogi.lease.{role}.member.{holder}")
+    }
+
+    /// `shogi.lease.<role>.member.*`: every instance of a role.
+    pub fn members(role: &str) -> String {
+        format!("shogi.lease.{role}.member.*")
+    }
+
+    /// `shogi.aside.<game_id>`: a log event set aside (an event for a game never created), kept
+    /// for an operator to inspect.
+    pub fn aside(game_id: &str) -> String {
+        format!("shogi.aside.{game_id}")
     }
 
     /// `shogi.game.<game_id>.declare`: [`crate::v1::Declaration`].
@@ -105,6 +186,33 @@ mod tests {
         };
         let back = v1::MoveAccepted::decode(m.encode_to_vec().as_slice()).unwrap();
         assert_eq!(back, m);
-        assert_eq!(subject::moves("g1"), "shogi.game.g1.move");
+        let p = subject::partition("g1");
+        assert_eq!(subject::moves("g1"), format!("shogi.game.g1.move.{p}"));
+        assert_eq!(subject::game_of_log(&subject::moves("g1")), Some("g1"));
+    }
+
+    #[test]
+    fn partitions_are_stable_and_checked() {
+        // The partition is part of the stored subjects: these values must never change.
+        assert_eq!(
+            subject::partition(""),
+            (0xcbf2_9ce4_8422_2325u64 % 16) as u32
+        );
+        let spread: std::collections::HashSet<u32> = (0..200)
+            .map(|i| subject::partition(&format!("game-{i}")))
+            .collect();
+        assert_eq!(
+            spread.len(),
+            PARTITIONS as usize,
+            "ids spread over every partition"
+        );
+        let wrong = (subject::partition("g1") + 1) % PARTITIONS;
+        assert_eq!(
+            subject::game_of_log(&format!("shogi.game.g1.move.{wrong}")),
+            None
+        );
+        assert_eq!(subject::game_of_log("shogi.game.g1.move"), None);
+        assert_eq!(subject::game_of_log("shogi.game.a.b.move.0"), None);
+        assert_eq!(subject::game_of_log("shogi.game.g1.verdict"), None);
     }
 }

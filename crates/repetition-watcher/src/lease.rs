@@ -1,0 +1,406 @@
+//! Partition leases: the instances of a role share the partitions among the live ones, and the
+//! partitions of an instance that dies are taken over, with nothing but the bus.
+//!
+//! The protocol, run by every instance once per tick (a third of the lease time):
+//!
+//! 1. It says it is alive: a [`pb::Member`] on `shogi.lease.<role>.member.<holder>`, valid
+//!    for one lease time.
+//! 2. It reads the live members (every member subject, one message kept per subject) and gives
+//!    each partition to one of them by rendezvous hashing (the member with the highest hash of
+//!    member and partition): every instance that reads the same members computes the same
+//!    assignment, and a member joining or leaving moves only its own share.
+//! 3. For each partition it reads the lease, a [`pb::PartitionLease`] on
+//!    `shogi.lease.<role>.<partition>`. A partition assigned to it is taken or renewed when
+//!    the lease is free (none, released or expired) or its own; one it holds but is not
+//!    assigned is stopped first and then released. Every write expects the subject's last
+//!    sequence as read, so two instances cannot both take a partition from the same state.
+//!
+//! Invariants:
+//! - An instance consumes a partition only while it holds its lease, and stops consuming when
+//!   it cannot renew it in time (it fences itself: after a lease time without a renewal it
+//!   stops, whatever the bus says).
+//! - Leases make one holder per partition the rule, not the guard of correctness: two
+//!   instances consuming one partition at once (a paused process that wakes up) still announce
+//!   each verdict once, because every announcement is a guarded write (see [`crate::pipeline`]).
+//! - The consumer of a partition is durable and shared by its holders: a new holder carries on
+//!   where the last one stopped, and what the last one had not acknowledged comes again.
+
+use crate::pipeline::{Error, Stats, Worker, WorkerConfig};
+use arbiter_bus::{Bus, Outgoing, Published};
+use prost::Message as _;
+use shogi_proto::{PARTITIONS, subject, v1 as pb};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How an instance takes part in the leases.
+#[derive(Debug, Clone)]
+pub struct LeaseConfig {
+    /// The bus of the lease stream (`SHOGI_LEASES`: one message kept per subject).
+    pub bus: Bus,
+    /// This instance's name, unique among the live instances of the role; one subject token.
+    pub holder: String,
+    /// How long a lease or a membership lasts unrenewed; renewed every third of it.
+    pub ttl: Duration,
+}
+
+impl LeaseConfig {
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<(), Error> {
+        check(&self.holder, self.ttl)
+    }
+}
+
+/// Checks a holder name and a lease time, before anything is connected.
+pub fn check(holder: &str, ttl: Duration) -> Result<(), Error> {
+    let token_ok = !holder.is_empty()
+        && holder.len() <= 64
+        && holder
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !token_ok {
+        return Err(Error::Config(format!(
+            "holder {holder:?} is not 1 to 64 letters, digits, '-' or '_'"
+        )));
+    }
+    if ttl < Duration::from_millis(300) {
+        return Err(Error::Config("lease time under 300 ms".into()));
+    }
+    Ok(())
+}
+
+/// A default holder name: the host's name (a pod's name in Kubernetes) and the process id,
+/// reduced to one subject token.
+pub fn default_holder() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .unwrap_or_else(|| "host".into());
+    let name: String = format!("{}-{}", host.trim(), std::process::id())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    name
+}
+
+/// Makes sure the pipeline's side streams exist on `js` (`SHOGI_ASIDE` for events set aside,
+/// `SHOGI_LEASES` for the leases, one message kept per subject, ten minutes at most), each with
+/// `replicas` copies; the bus of the lease stream.
+pub async fn side_streams(
+    js: &arbiter_bus::JetStreamBus,
+    replicas: usize,
+) -> Result<Bus, arbiter_bus::BusError> {
+    let mut aside =
+        arbiter_bus::StreamSettings::new(shogi_proto::ASIDE_STREAM, shogi_proto::ASIDE_SUBJECTS);
+    aside.replicas = replicas;
+    js.with_stream(&aside).await?;
+    let mut lease =
+        arbiter_bus::StreamSettings::new(shogi_proto::LEASE_STREAM, shogi_proto::LEASE_SUBJECTS);
+    lease.replicas = replicas;
+    lease.max_messages_per_subject = Some(1);
+    // Old members and released leases go; live ones are rewritten every few seconds.
+    lease.max_age = Some(Duration::from_secs(600));
+    Ok(Arc::new(js.with_stream(&lease).await?))
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// The member a partition goes to: the highest FNV-1a 64 of `member/partition` (rendezvous
+/// hashing), ties to the smaller name.
+pub fn assign(members: &[String], partition: u32) -> Option<&str> {
+    members
+        .iter()
+        .map(|m| {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for b in m
+                .bytes()
+                .chain(std::iter::once(b'/'))
+                .chain(partition.to_le_bytes())
+            {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+            // A final mix, so that names differing in their last byte spread well.
+            h ^= h >> 33;
+            h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 33;
+            (h, m)
+        })
+        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, m)| m.as_str())
+}
+
+/// A partition this instance consumes.
+struct Held {
+    /// The lease subject's last sequence, as written by this instance.
+    seq: u64,
+    /// When the lease was last renewed.
+    renewed: Instant,
+    stop: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<Result<(), Error>>,
+}
+
+/// Runs the leases of one instance until `shutdown`: consumes the partitions it holds, each in a
+/// worker task of its own, and releases them all on the way out.
+pub async fn run_leased(
+    bus: Bus,
+    config: WorkerConfig,
+    leases: LeaseConfig,
+    stats: Arc<Stats>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), Error> {
+    config.validate()?;
+    leases.validate()?;
+    let role = config.role.name();
+    let mut held: BTreeMap<u32, Held> = BTreeMap::new();
+    let mut member_seq: Option<u64> = None;
+    let tick = leases.ttl / 3;
+    tokio::pin!(shutdown);
+    loop {
+        match round(&bus, &config, &leases, &stats, &mut held, &mut member_seq).await {
+            Ok(()) => {}
+            Err(e) => {
+                tracing::warn!(role, holder = %leases.holder, error = %e, "lease round failed")
+            }
+        }
+        // Fencing: a partition not renewed within the lease time is no longer this
+        // instance's, whatever the reason.
+        let expired: Vec<u32> = held
+            .iter()
+            .filter(|(_, h)| h.renewed.elapsed() >= leases.ttl)
+            .map(|(&p, _)| p)
+            .collect();
+        for p in expired {
+            tracing::warn!(role, partition = p, "lease not renewed in time, stopping");
+            stop(&mut held, p, &stats).await;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(tick) => {}
+            () = &mut shutdown => break,
+        }
+    }
+    // Hand everything back at once, so that the others take over without waiting for expiry.
+    let partitions: Vec<u32> = held.keys().copied().collect();
+    for p in partitions {
+        let seq = held.get(&p).map(|h| h.seq).unwrap_or(0);
+        stop(&mut held, p, &stats).await;
+        let _ = write_lease(&leases.bus, role, p, "", 0, seq).await;
+    }
+    if member_seq.is_some() {
+        let _ = write_member(&leases, role, 0).await;
+    }
+    Ok(())
+}
+
+/// Stops consuming partition `p` and waits (briefly) for its in-flight delivery.
+async fn stop(held: &mut BTreeMap<u32, Held>, p: u32, stats: &Stats) {
+    if let Some(h) = held.remove(&p) {
+        let _ = h.stop.send(true);
+        let mut task = h.task;
+        if tokio::time::timeout(Duration::from_secs(2), &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
+        stats
+            .leases_dropped
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+async fn round(
+    bus: &Bus,
+    config: &WorkerConfig,
+    leases: &LeaseConfig,
+    stats: &Arc<Stats>,
+    held: &mut BTreeMap<u32, Held>,
+    member_seq: &mut Option<u64>,
+) -> Result<(), Error> {
+    let role = config.role.name();
+    let now = now_ms();
+    let ttl_ms = i64::try_from(leases.ttl.as_millis()).unwrap_or(i64::MAX);
+    *member_seq = Some(write_member(leases, role, now + ttl_ms).await?);
+    let members = live_members(leases, role, now).await?;
+    let reads = futures::future::try_join_all(
+        (0..PARTITIONS).map(|p| async move { read_lease(&leases.bus, role, p).await }),
+    )
+    .await?;
+    for (p, (seq, lease)) in (0..PARTITIONS).zip(reads) {
+        let mine = assign(&members, p) == Some(leases.holder.as_str());
+        let holder = lease.as_ref().map(|l| l.holder.as_str()).unwrap_or("");
+        let live = lease.as_ref().is_some_and(|l| l.expires_unix_ms > now) && !holder.is_empty();
+        let held_here = held.get(&p).map(|h| h.seq);
+        if held_here.is_some() && held_here != Some(seq) {
+            // Someone wrote the lease since this instance did: it is theirs now.
+            tracing::warn!(
+                role,
+                partition = p,
+                holder,
+                "lease taken by another instance"
+            );
+            stop(held, p, stats).await;
+        }
+        let held_here = held.contains_key(&p);
+        if mine && (!live || holder == leases.holder) {
+            match write_lease(&leases.bus, role, p, &leases.holder, now + ttl_ms, seq).await? {
+                Published::Stored(new_seq) | Published::Duplicate(new_seq) => {
+                    match held.get_mut(&p) {
+                        Some(h) => {
+                            h.seq = new_seq;
+                            h.renewed = Instant::now();
+                        }
+                        None => {
+                            tracing::info!(role, partition = p, holder = %leases.holder, "partition taken");
+                            stats
+                                .leases_taken
+                                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            held.insert(p, start(bus, config, stats, p, new_seq));
+                        }
+                    }
+                }
+                Published::Conflict => {
+                    stop(held, p, stats).await;
+                }
+            }
+        } else if held_here && !mine {
+            // Handed over: stop first, so that the next holder starts after this one's last
+            // delivery, then release.
+            tracing::info!(role, partition = p, "partition handed over");
+            stop(held, p, stats).await;
+            write_lease(&leases.bus, role, p, "", 0, seq).await?;
+        }
+    }
+    Ok(())
+}
+
+fn start(bus: &Bus, config: &WorkerConfig, stats: &Arc<Stats>, p: u32, seq: u64) -> Held {
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let worker = Worker::for_partitions(bus.clone(), config.clone(), vec![p], stats.clone());
+    let task = tokio::spawn(worker.run(async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    }));
+    Held {
+        seq,
+        renewed: Instant::now(),
+        stop,
+        task,
+    }
+}
+
+async fn read_lease(
+    bus: &Bus,
+    role: &str,
+    p: u32,
+) -> Result<(u64, Option<pb::PartitionLease>), Error> {
+    Ok(match bus.last(&subject::lease(role, p)).await? {
+        // An unreadable lease is a free one: the next write replaces it.
+        Some(m) => (m.sequence, pb::PartitionLease::decode(m.payload).ok()),
+        None => (0, None),
+    })
+}
+
+async fn write_lease(
+    bus: &Bus,
+    role: &str,
+    p: u32,
+    holder: &str,
+    expires_unix_ms: i64,
+    expected: u64,
+) -> Result<Published, Error> {
+    let lease = pb::PartitionLease {
+        holder: holder.to_owned(),
+        expires_unix_ms,
+    };
+    let out = Outgoing::new(
+        subject::lease(role, p),
+        shogi_proto::LEASE_TYPE,
+        // The holder in the id: a retry of this write is a duplicate of it, another
+        // instance's write from the same state a conflict.
+        format!("lease:{role}:{p}:{expected}:{holder}"),
+        lease.encode_to_vec(),
+    )
+    .expect(expected);
+    Ok(bus.publish(out).await?)
+}
+
+/// Writes this instance's membership, valid until `expires_unix_ms`; its new sequence.
+async fn write_member(
+    leases: &LeaseConfig,
+    role: &str,
+    expires_unix_ms: i64,
+) -> Result<u64, Error> {
+    let member = pb::Member {
+        holder: leases.holder.clone(),
+        expires_unix_ms,
+    };
+    let out = Outgoing::new(
+        subject::member(role, &leases.holder),
+        shogi_proto::MEMBER_TYPE,
+        format!("member:{role}:{}:{expires_unix_ms}", leases.holder),
+        member.encode_to_vec(),
+    );
+    match leases.bus.publish(out).await? {
+        Published::Stored(seq) | Published::Duplicate(seq) => Ok(seq),
+        Published::Conflict => Err(Error::Config("membership write conflicted".into())),
+    }
+}
+
+/// The live members of `role`, sorted.
+async fn live_members(leases: &LeaseConfig, role: &str, now: i64) -> Result<Vec<String>, Error> {
+    let filter = subject::members(role);
+    let mut members = Vec::new();
+    let mut from = 0;
+    while let Some(m) = leases.bus.next(&filter, from).await? {
+        from = m.sequence + 1;
+        if let Ok(member) = pb::Member::decode(m.payload)
+            && member.expires_unix_ms > now
+        {
+            members.push(member.holder);
+        }
+    }
+    if !members.contains(&leases.holder) {
+        members.push(leases.holder.clone());
+    }
+    members.sort();
+    members.dedup();
+    Ok(members)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::assign;
+    use shogi_proto::PARTITIONS;
+
+    #[test]
+    fn rendezvous_spreads_and_moves_only_the_leavers_share() {
+        let three: Vec<String> = ["a-0", "b-1", "c-2"].map(String::from).to_vec();
+        let two: Vec<String> = ["a-0", "c-2"].map(String::from).to_vec();
+        let mut counts = std::collections::HashMap::new();
+        for p in 0..PARTITIONS {
+            let owner = assign(&three, p).unwrap();
+            *counts.entry(owner).or_insert(0) += 1;
+            if owner != "b-1" {
+                assert_eq!(
+                    assign(&two, p),
+                    Some(owner),
+                    "partition {p} moved needlessly"
+                );
+            }
+        }
+        assert_eq!(counts.len(), 3, "every member gets partitions: {counts:?}");
+        assert_eq!(assign(&[], 0), None);
+    }
+}
