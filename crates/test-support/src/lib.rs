@@ -8,6 +8,10 @@
 //! A test that needs nats-server and cannot find it fails with how to install it; it does not
 //! skip, because a skipped service test is a test that passes silently.
 
+mod secure;
+
+pub use secure::{TestCa, TestPki};
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
