@@ -1,13 +1,107 @@
-//! Bearer-token authentication, as a tonic interceptor.
+//! Bearer-token authentication, as a tonic interceptor, and the count of the calls it refuses.
+//!
+//! A refused call is logged (a `warn` with the peer's address and the reason, never the token
+//! given) and counted: in [`Refusals`], which the service's owner can read, and on the
+//! OpenTelemetry global meter as the counter `arbiter.grpc.refused` with a `reason` attribute.
+//!
+//! A TLS client without an acceptable certificate, when mutual TLS is required, never reaches
+//! this layer: tonic's server ends the handshake and drops the connection inside its transport,
+//! which reports nothing to the service. Those refusals are the TLS stack's, seen by the client.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tonic::{Request, Status, service::Interceptor};
 
+/// Why a call was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefusalReason {
+    /// No `authorization` metadata.
+    MissingToken,
+    /// `authorization` metadata that is not `Bearer <token>`.
+    Malformed,
+    /// A bearer token that is not the configured one.
+    WrongToken,
+}
+
+impl RefusalReason {
+    /// Every reason, in the order of [`RefusalReason::index`].
+    pub const ALL: [RefusalReason; 3] = [
+        RefusalReason::MissingToken,
+        RefusalReason::Malformed,
+        RefusalReason::WrongToken,
+    ];
+
+    /// The reason as logged and as the metric's `reason` attribute.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalReason::MissingToken => "missing_token",
+            RefusalReason::Malformed => "malformed",
+            RefusalReason::WrongToken => "wrong_token",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The calls refused so far, by reason. Clones share the counts, so that whoever configured
+/// the service keeps a handle to read them.
+#[derive(Clone, Default)]
+pub struct Refusals {
+    counts: Arc<[AtomicU64; 3]>,
+}
+
+impl std::fmt::Debug for Refusals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut map = f.debug_map();
+        for reason in RefusalReason::ALL {
+            map.entry(&reason.as_str(), &self.count(reason));
+        }
+        map.finish()
+    }
+}
+
+impl Refusals {
+    /// How many calls were refused for `reason`.
+    pub fn count(&self, reason: RefusalReason) -> u64 {
+        self.counts[reason.index()].load(Ordering::Relaxed)
+    }
+
+    /// How many calls were refused, whatever the reason.
+    pub fn total(&self) -> u64 {
+        RefusalReason::ALL.iter().map(|r| self.count(*r)).sum()
+    }
+
+    /// Logs and counts one refusal.
+    fn record(&self, reason: RefusalReason, peer: Option<SocketAddr>) {
+        self.counts[reason.index()].fetch_add(1, Ordering::Relaxed);
+        // Looked up at each (rare) refusal, so that the meter provider installed by then
+        // records it.
+        opentelemetry::global::meter("shogi-arbiter")
+            .u64_counter("arbiter.grpc.refused")
+            .with_description("gRPC calls refused for authentication, by reason")
+            .build()
+            .add(
+                1,
+                &[opentelemetry::KeyValue::new("reason", reason.as_str())],
+            );
+        let peer = peer.map_or_else(|| "unknown".to_owned(), |p| p.to_string());
+        tracing::warn!(
+            peer,
+            reason = reason.as_str(),
+            "refused a call: unauthenticated"
+        );
+    }
+}
+
 /// Requires `authorization: Bearer <token>` when a token is configured; lets every call through
-/// otherwise.
+/// otherwise. Refusals are logged and counted in its [`Refusals`].
 #[derive(Clone, Default)]
 pub struct BearerAuth {
     token: Option<Arc<[u8]>>,
+    refusals: Refusals,
 }
 
 impl std::fmt::Debug for BearerAuth {
@@ -23,7 +117,18 @@ impl BearerAuth {
     pub fn new(token: Option<&str>) -> BearerAuth {
         BearerAuth {
             token: token.map(|t| Arc::from(t.as_bytes())),
+            refusals: Refusals::default(),
         }
+    }
+
+    /// The same, counting refusals in `refusals`.
+    pub fn counting(self, refusals: Refusals) -> BearerAuth {
+        BearerAuth { refusals, ..self }
+    }
+
+    /// The refusals counted so far.
+    pub fn refusals(&self) -> &Refusals {
+        &self.refusals
     }
 }
 
@@ -32,14 +137,16 @@ impl Interceptor for BearerAuth {
         let Some(expected) = &self.token else {
             return Ok(request);
         };
-        let given = request
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "));
-        match given {
-            Some(given) if constant_time_eq(given, expected) => Ok(request),
-            _ => Err(Status::unauthenticated("missing or wrong bearer token")),
-        }
+        let refused = match request.metadata().get("authorization") {
+            None => RefusalReason::MissingToken,
+            Some(value) => match value.as_bytes().strip_prefix(b"Bearer ") {
+                None => RefusalReason::Malformed,
+                Some(given) if constant_time_eq(given, expected) => return Ok(request),
+                Some(_) => RefusalReason::WrongToken,
+            },
+        };
+        self.refusals.record(refused, request.remote_addr());
+        Err(Status::unauthenticated("missing or wrong bearer token"))
     }
 }
 
@@ -62,6 +169,7 @@ mod tests {
         assert!(open.call(Request::new(())).is_ok());
         let mut auth = BearerAuth::new(Some("s3cret"));
         assert!(auth.call(Request::new(())).is_err());
+        assert_eq!(auth.refusals().count(RefusalReason::MissingToken), 1);
         let mut req = Request::new(());
         req.metadata_mut()
             .insert("authorization", "Bearer s3cret".parse().unwrap());
@@ -70,5 +178,18 @@ mod tests {
         req.metadata_mut()
             .insert("authorization", "Bearer s3creT".parse().unwrap());
         assert!(auth.call(req).is_err());
+        let mut req = Request::new(());
+        req.metadata_mut()
+            .insert("authorization", "Basic s3cret".parse().unwrap());
+        assert!(auth.call(req).is_err());
+        // Clones share the counts.
+        let refusals = auth.clone().refusals().clone();
+        assert_eq!(refusals.count(RefusalReason::WrongToken), 1);
+        assert_eq!(refusals.count(RefusalReason::Malformed), 1);
+        assert_eq!(refusals.total(), 3);
+        assert_eq!(
+            format!("{refusals:?}"),
+            r#"{"missing_token": 1, "malformed": 1, "wrong_token": 1}"#
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! The service's configuration: typed, checked before anything is bound or connected.
 
-use crate::TlsConfig;
+use crate::{Refusals, TlsConfig};
 use arbiter_bus::NatsOptions;
 use std::time::Duration;
 
@@ -26,6 +26,8 @@ pub struct Config {
     /// When set, the gRPC server speaks TLS (and mutual TLS with a client CA); plaintext
     /// otherwise.
     pub tls: Option<TlsConfig>,
+    /// Where calls refused for want of the bearer token are counted: keep a clone to read them.
+    pub refusals: Refusals,
 }
 
 impl std::fmt::Debug for Config {
@@ -40,6 +42,7 @@ impl std::fmt::Debug for Config {
             .field("request_timeout", &self.request_timeout)
             .field("max_cached_games", &self.max_cached_games)
             .field("tls", &self.tls)
+            .field("refusals", &self.refusals)
             .finish()
     }
 }
@@ -56,6 +59,7 @@ impl Config {
             request_timeout: Duration::from_secs(30),
             max_cached_games: 100_000,
             tls: None,
+            refusals: Refusals::default(),
         }
     }
 

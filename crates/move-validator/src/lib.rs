@@ -30,7 +30,7 @@ mod service;
 mod store;
 mod tls;
 
-pub use auth::BearerAuth;
+pub use auth::{BearerAuth, RefusalReason, Refusals};
 pub use config::{Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, to_status};
 pub use service::{
@@ -73,7 +73,7 @@ pub async fn run(
         MoveValidatorServer::new(validator)
             .max_decoding_message_size(config.max_message_bytes)
             .max_encoding_message_size(config.max_message_bytes),
-        BearerAuth::new(config.auth_token.as_deref()),
+        BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
     );
 
     let local = listener.local_addr().ok();

@@ -83,6 +83,7 @@ async fn main() -> anyhow::Result<()> {
                 key,
                 client_ca: args.tls_client_ca,
             }),
+        refusals: Default::default(),
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;

@@ -93,6 +93,7 @@ impl Pki {
 /// A validator instance running on a loopback port.
 struct Validator {
     addr: SocketAddr,
+    refusals: move_validator::Refusals,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<Result<(), move_validator::Error>>,
 }
@@ -102,6 +103,7 @@ impl Validator {
         let mut config = Config::new(nats.url());
         config.tls = Some(tls);
         config.auth_token = Some(TOKEN.into());
+        let refusals = config.refusals.clone();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -110,6 +112,7 @@ impl Validator {
         }));
         Validator {
             addr,
+            refusals,
             stop: Some(stop),
             task,
         }
@@ -229,6 +232,8 @@ async fn mutual_tls_refuses_clients_without_a_certificate_from_the_client_ca() {
     // A certificate signed by a CA the server does not trust.
     let rogue = pki.rogue_ca.leaf(&["client"]);
     refused(v.tls_channel(ca, Some(&rogue)).await).await;
+    // Refused by the TLS stack inside tonic's transport: the service never sees them.
+    assert_eq!(v.refusals.total(), 0);
 
     // A certificate signed by the client CA: calls succeed, with the token.
     let good = pki.client_ca.leaf(&["client"]);
@@ -243,6 +248,11 @@ async fn mutual_tls_refuses_clients_without_a_certificate_from_the_client_ca() {
     );
     let status = validate(channel, false).await.unwrap_err();
     assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+    assert_eq!(
+        v.refusals
+            .count(move_validator::RefusalReason::MissingToken),
+        1
+    );
     v.shutdown().await;
 }
 
