@@ -26,13 +26,17 @@ const FAST: Duration = Duration::from_secs(5);
 static COUNTERS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The `warn` lines logged on this thread while the guard lives (the tests run on a
-/// current-thread runtime, so the bus's code logs on the test's thread).
+/// current-thread runtime, so the bus's code logs on the test's thread). `waiting` is notified
+/// when the bus logs that it waits for a server.
 #[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
+struct Logs(Arc<Mutex<Vec<u8>>>, Arc<tokio::sync::Notify>);
 
 impl Write for Logs {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0.lock().unwrap().extend_from_slice(buf);
+        if String::from_utf8_lossy(buf).contains("waiting for a server") {
+            self.1.notify_one();
+        }
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -239,4 +243,49 @@ async fn bad_settings_fail_before_any_connection() {
         matches!(&err, BusError::Config(m) if m.contains("bad.nk")),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn a_server_that_comes_up_and_refuses_ends_the_wait() {
+    let _turn = COUNTERS.lock().await;
+    let (logs, _guard) = Logs::capture();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let anonymous = NatsOptions::new(format!("nats://127.0.0.1:{port}"));
+    let settings = stream();
+    let connect = JetStreamBus::connect(&anonymous, "security-test", &settings);
+    tokio::pin!(connect);
+    // Nothing listens yet: the first attempt fails, and the bus says it waits for a server.
+    tokio::select! {
+        result = &mut connect => panic!("connected to nothing: {:?}", result.map(|_| ())),
+        () = logs.1.notified() => {}
+    }
+    let before = refused_connections(Refusal::Authorization);
+    // The server comes up (this thread blocks meanwhile, so the client's retries wait too)
+    // and wants a password.
+    let _server = NatsServer::start_with_config_on(
+        "authorization { user: arbiter, password: \"right-pw\" }\n",
+        port,
+    );
+    let err = tokio::time::timeout(FAST, connect)
+        .await
+        .expect("a refusal after the wait ends it")
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            BusError::Refused {
+                reason: Refusal::Authorization,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // Counted once by the time the wait ended (the client's connector may go on retrying,
+    // and counting, in the background).
+    assert!(refused_connections(Refusal::Authorization) > before);
+    assert!(logs.text().contains("nats refused the connection"));
 }

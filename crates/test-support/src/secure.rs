@@ -16,6 +16,20 @@ impl NatsServer {
     /// As [`NatsServer::start`]; the message carries the server's log, which names a bad
     /// configuration.
     pub fn start_with_config(config: &str) -> NatsServer {
+        NatsServer::launch_with_config(config, "-1")
+    }
+
+    /// As [`NatsServer::start_with_config`], on the loopback port `port`: for a test whose
+    /// client is started before its server.
+    ///
+    /// # Panics
+    ///
+    /// As [`NatsServer::start_with_config`], and when the port is taken.
+    pub fn start_with_config_on(config: &str, port: u16) -> NatsServer {
+        NatsServer::launch_with_config(config, &port.to_string())
+    }
+
+    fn launch_with_config(config: &str, port: &str) -> NatsServer {
         let bin = nats_server_binary();
         let store = tempfile::Builder::new()
             .prefix("nats-test-")
@@ -26,7 +40,7 @@ impl NatsServer {
         let mut child = Command::new(&bin)
             .arg("-c")
             .arg(&conf)
-            .args(["-a", "127.0.0.1", "-p", "-1", "-js", "-sd"])
+            .args(["-a", "127.0.0.1", "-p", port, "-js", "-sd"])
             .arg(store.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
