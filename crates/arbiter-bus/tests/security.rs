@@ -289,3 +289,12 @@ async fn a_server_that_comes_up_and_refuses_ends_the_wait() {
     assert!(refused_connections(Refusal::Authorization) > before);
     assert!(logs.text().contains("nats refused the connection"));
 }
+
+#[tokio::test]
+async fn several_urls_one_of_them_down() {
+    let server = NatsServer::start();
+    // Port 1 refuses connections; the client goes on to the next server.
+    let nats = NatsOptions::new(format!("nats://127.0.0.1:1, {}", server.url()));
+    assert_eq!(nats.urls().len(), 2);
+    round_trip(&nats, "several").await;
+}
