@@ -5,9 +5,7 @@
 //! credentials (or without a client certificate) is refused at once with `BusError::Refused`
 //! (not retried for ever), and the refusal is logged and counted.
 //!
-//! Not covered here: `.creds` files. They need a server in operator mode (an operator JWT, an
-//! account JWT with JetStream limits, a resolver), which this test does not build; the file's
-//! format is checked by the unit tests and the connection is async-nats's own.
+//! `.creds` files need a server in operator mode: `tests/creds.rs`.
 
 use arbiter_bus::{
     BusError, EventBus, JetStreamBus, NatsOptions, Outgoing, Published, Refusal, StreamSettings,
