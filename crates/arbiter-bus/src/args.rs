@@ -45,8 +45,13 @@ pub struct NatsArgs {
     /// PEM private key of --nats-tls-cert.
     #[arg(long, env = "NATS_TLS_KEY", requires = "nats_tls_cert")]
     pub nats_tls_key: Option<PathBuf>,
-    /// Speak TLS to NATS even if the server does not ask for it.
-    #[arg(long, env = "NATS_TLS_REQUIRED")]
+    /// Speak TLS to NATS even if the server does not ask for it (the variable: true/false,
+    /// 1/0, yes/no, on/off).
+    #[arg(
+        long,
+        env = "NATS_TLS_REQUIRED",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     pub nats_tls_required: bool,
 }
 

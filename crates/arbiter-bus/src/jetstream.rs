@@ -22,8 +22,9 @@ pub struct JetStreamBus {
 }
 
 impl JetStreamBus {
-    /// Connects to NATS as `client_name` with `nats` ([`NatsOptions::connect`]), and creates the stream `stream` if it
-    /// does not exist (file storage, a 2-minute duplicate window for message ids).
+    /// Connects to NATS as `client_name` with `nats` ([`NatsOptions::connect`]), and creates
+    /// the stream `stream` if it does not exist (file storage, a 2-minute duplicate window for
+    /// message ids).
     pub async fn connect(
         nats: &NatsOptions,
         client_name: &str,
