@@ -1,35 +1,43 @@
-//! Bearer-token authentication, as a tonic interceptor, and the count of the calls it refuses.
+//! Bearer-token authentication, as a tonic interceptor, and the count of the clients the
+//! service refuses.
 //!
-//! A refused call is logged (a `warn` with the peer's address and the reason, never the token
-//! given) and counted: in [`Refusals`], which the service's owner can read, and on the
-//! OpenTelemetry global meter as the counter `arbiter.grpc.refused` with a `reason` attribute.
-//!
-//! A TLS client without an acceptable certificate, when mutual TLS is required, never reaches
-//! this layer: tonic's server ends the handshake and drops the connection inside its transport,
-//! which reports nothing to the service. Those refusals are the TLS stack's, seen by the client.
+//! A refused call or TLS handshake is logged (a `warn` with the peer's address and the reason,
+//! never the token given) and counted: in [`Refusals`], which the service's owner can read, and
+//! on the OpenTelemetry global meter as the counter `arbiter.grpc.refused` with a `reason`
+//! attribute. The handshakes are refused in `incoming.rs`, the calls here.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tonic::{Request, Status, service::Interceptor};
 
-/// Why a call was refused.
+/// Why a client was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RefusalReason {
-    /// No `authorization` metadata.
+    /// A call without `authorization` metadata.
     MissingToken,
-    /// `authorization` metadata that is not `Bearer <token>`.
+    /// A call whose `authorization` metadata is not `Bearer <token>`.
     Malformed,
-    /// A bearer token that is not the configured one.
+    /// A call with a bearer token that is not the configured one.
     WrongToken,
+    /// A TLS client without a certificate, where mutual TLS requires one.
+    NoClientCertificate,
+    /// A TLS client whose certificate the client CA did not sign (or that is not valid).
+    BadClientCertificate,
+    /// Any other failed TLS handshake: a plaintext client, a client that does not trust the
+    /// server's certificate, a handshake that took too long.
+    TlsHandshake,
 }
 
 impl RefusalReason {
     /// Every reason, in the order of [`RefusalReason::index`].
-    pub const ALL: [RefusalReason; 3] = [
+    pub const ALL: [RefusalReason; 6] = [
         RefusalReason::MissingToken,
         RefusalReason::Malformed,
         RefusalReason::WrongToken,
+        RefusalReason::NoClientCertificate,
+        RefusalReason::BadClientCertificate,
+        RefusalReason::TlsHandshake,
     ];
 
     /// The reason as logged and as the metric's `reason` attribute.
@@ -38,6 +46,9 @@ impl RefusalReason {
             RefusalReason::MissingToken => "missing_token",
             RefusalReason::Malformed => "malformed",
             RefusalReason::WrongToken => "wrong_token",
+            RefusalReason::NoClientCertificate => "no_client_certificate",
+            RefusalReason::BadClientCertificate => "bad_client_certificate",
+            RefusalReason::TlsHandshake => "tls_handshake",
         }
     }
 
@@ -46,11 +57,14 @@ impl RefusalReason {
     }
 }
 
-/// The calls refused so far, by reason. Clones share the counts, so that whoever configured
+/// The clients refused so far, by reason. Clones share the counts, so that whoever configured
 /// the service keeps a handle to read them.
 #[derive(Clone, Default)]
 pub struct Refusals {
-    counts: Arc<[AtomicU64; 3]>,
+    counts: Arc<[AtomicU64; 6]>,
+    /// The total, for [`Refusals::wait_for`]: a handshake is refused in a task of its own,
+    /// after the client has seen it fail.
+    total: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl std::fmt::Debug for Refusals {
@@ -64,35 +78,64 @@ impl std::fmt::Debug for Refusals {
 }
 
 impl Refusals {
-    /// How many calls were refused for `reason`.
+    /// How many clients were refused for `reason`.
     pub fn count(&self, reason: RefusalReason) -> u64 {
         self.counts[reason.index()].load(Ordering::Relaxed)
     }
 
-    /// How many calls were refused, whatever the reason.
+    /// How many clients were refused, whatever the reason.
     pub fn total(&self) -> u64 {
         RefusalReason::ALL.iter().map(|r| self.count(*r)).sum()
     }
 
-    /// Logs and counts one refusal.
+    /// Waits until at least `n` refusals for `reason` have been counted.
+    pub async fn wait_for(&self, reason: RefusalReason, n: u64) {
+        let mut changes = self.total.subscribe();
+        // The sender lives in `self`, so the wait ends only by reaching `n`.
+        let _ = changes.wait_for(|_| self.count(reason) >= n).await;
+    }
+
+    /// Logs and counts one refused call.
     fn record(&self, reason: RefusalReason, peer: Option<SocketAddr>) {
-        self.counts[reason.index()].fetch_add(1, Ordering::Relaxed);
-        // Looked up at each (rare) refusal, so that the meter provider installed by then
-        // records it.
-        opentelemetry::global::meter("shogi-arbiter")
-            .u64_counter("arbiter.grpc.refused")
-            .with_description("gRPC calls refused for authentication, by reason")
-            .build()
-            .add(
-                1,
-                &[opentelemetry::KeyValue::new("reason", reason.as_str())],
-            );
+        self.count_one(reason);
         let peer = peer.map_or_else(|| "unknown".to_owned(), |p| p.to_string());
         tracing::warn!(
             peer,
             reason = reason.as_str(),
             "refused a call: unauthenticated"
         );
+    }
+
+    /// Logs and counts one refused TLS handshake; `detail` is the TLS stack's word for it.
+    pub(crate) fn record_handshake(
+        &self,
+        reason: RefusalReason,
+        peer: Option<SocketAddr>,
+        detail: &str,
+    ) {
+        self.count_one(reason);
+        let peer = peer.map_or_else(|| "unknown".to_owned(), |p| p.to_string());
+        tracing::warn!(
+            peer,
+            reason = reason.as_str(),
+            detail,
+            "refused a connection: tls handshake"
+        );
+    }
+
+    fn count_one(&self, reason: RefusalReason) {
+        self.counts[reason.index()].fetch_add(1, Ordering::Relaxed);
+        // Looked up at each (rare) refusal, so that the meter provider installed by then
+        // records it.
+        opentelemetry::global::meter("shogi-arbiter")
+            .u64_counter("arbiter.grpc.refused")
+            .with_description("gRPC clients refused (calls and TLS handshakes), by reason")
+            .build()
+            .add(
+                1,
+                &[opentelemetry::KeyValue::new("reason", reason.as_str())],
+            );
+        self.total.send_modify(|t| *t += 1);
     }
 }
 
@@ -189,7 +232,8 @@ mod tests {
         assert_eq!(refusals.total(), 3);
         assert_eq!(
             format!("{refusals:?}"),
-            r#"{"missing_token": 1, "malformed": 1, "wrong_token": 1}"#
+            "{\"missing_token\": 1, \"malformed\": 1, \"wrong_token\": 1, \
+             \"no_client_certificate\": 0, \"bad_client_certificate\": 0, \"tls_handshake\": 0}"
         );
     }
 }

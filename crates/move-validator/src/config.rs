@@ -105,6 +105,7 @@ impl Config {
         }
         if let Some(tls) = &self.tls {
             tls.server_config()?;
+            tls.acceptor()?;
         }
         Ok(())
     }

@@ -26,6 +26,7 @@ mod config;
 mod convert;
 mod error;
 mod games;
+mod incoming;
 mod service;
 mod store;
 mod tls;
@@ -79,20 +80,27 @@ pub async fn run(
     let local = listener.local_addr().ok();
     tracing::info!(addr = ?local, stream = %config.stream, "move-validator serving");
     let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut builder = Server::builder().timeout(config.request_timeout);
-    if let Some(tls) = &config.tls {
-        builder = builder.tls_config(tls.server_config()?)?;
-    }
-    let server = builder
+    let router = Server::builder()
+        .timeout(config.request_timeout)
         .add_service(health_service)
         .add_service(reflection)
-        .add_service(validator_service)
-        .serve_with_incoming_shutdown(
+        .add_service(validator_service);
+    let drained = async {
+        let _ = drain_rx.await;
+    };
+    // TLS handshakes are run by the service, so that refused ones are counted (`incoming.rs`).
+    let server: std::pin::Pin<
+        Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send>,
+    > = match &config.tls {
+        Some(tls) => Box::pin(router.serve_with_incoming_shutdown(
+            incoming::tls_incoming(listener, tls.acceptor()?, config.refusals.clone()),
+            drained,
+        )),
+        None => Box::pin(router.serve_with_incoming_shutdown(
             tokio_stream::wrappers::TcpListenerStream::new(listener),
-            async {
-                let _ = drain_rx.await;
-            },
-        );
+            drained,
+        )),
+    };
     tokio::pin!(server);
     tokio::select! {
         result = &mut server => return result.map_err(Error::from),

@@ -1,17 +1,18 @@
-//! A call without the bearer token is refused with UNAUTHENTICATED, and the refusal is logged
-//! (peer and reason, never the token) and counted: the real server on 127.0.0.1:0 against a
-//! real nats-server.
+//! A call without the bearer token is refused with UNAUTHENTICATED, and a TLS client without
+//! a client certificate where mutual TLS is required is refused in the handshake; each refusal
+//! is logged (peer and reason, never the token) and counted: the real server on 127.0.0.1:0
+//! against a real nats-server.
 //!
 //! The test runs on a current-thread runtime, so the server's tasks log on the test's thread,
 //! where the test's subscriber collects them.
 
-use move_validator::{Config, RefusalReason, Refusals};
+use move_validator::{Config, RefusalReason, Refusals, TlsConfig};
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
-use test_support::NatsServer;
+use test_support::{NatsServer, TestPki};
 use tonic::Code;
-use tonic::transport::Endpoint;
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
 
 const TOKEN: &str = "the-right-token";
 
@@ -47,17 +48,29 @@ async fn validate(
         .map(|r| r.into_inner().legal)
 }
 
+impl Logs {
+    /// Collects the `warn` lines logged on this thread while the guard lives.
+    fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let guard = tracing::subscriber::set_default(
+            tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::WARN)
+                .with_ansi(false)
+                .with_writer(move || writer.clone())
+                .finish(),
+        );
+        (logs, guard)
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
 #[tokio::test]
 async fn calls_without_the_token_are_refused_logged_and_counted() {
-    let logs = Logs::default();
-    let writer = logs.clone();
-    let _guard = tracing::subscriber::set_default(
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::WARN)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish(),
-    );
+    let (logs, _guard) = Logs::capture();
     let nats = NatsServer::start();
     let mut config = Config::new(nats.url());
     config.auth_token = Some(TOKEN.into());
@@ -99,8 +112,7 @@ async fn calls_without_the_token_are_refused_logged_and_counted() {
 
     let _ = stop.send(());
     server.await.unwrap().unwrap();
-    drop(_guard);
-    let text = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    let text = logs.text();
     let refused: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("refused a call"))
@@ -118,4 +130,53 @@ async fn calls_without_the_token_are_refused_logged_and_counted() {
     for secret in [TOKEN, "a-guessed-token", "dXNlcjpwdw=="] {
         assert!(!text.contains(secret), "{secret} logged: {text}");
     }
+}
+
+#[tokio::test]
+async fn a_tls_client_without_a_certificate_is_refused_logged_and_counted() {
+    let (logs, _guard) = Logs::capture();
+    let pki = TestPki::new();
+    let nats = NatsServer::start();
+    let mut config = Config::new(nats.url());
+    config.tls = Some(
+        TlsConfig::new(pki.path("server.pem"), pki.path("server.key"))
+            .with_client_ca(pki.path("ca.pem")),
+    );
+    let refusals = config.refusals.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(move_validator::run(listener, config, async {
+        let _ = stopped.await;
+    }));
+
+    // Trusts the server, has no certificate of its own.
+    let tls = ClientTlsConfig::new()
+        .domain_name("localhost")
+        .ca_certificate(Certificate::from_pem(&pki.ca.pem));
+    let endpoint = Endpoint::from_shared(format!("https://{addr}"))
+        .unwrap()
+        .tls_config(tls)
+        .unwrap();
+    // The handshake fails at connect, or (TLS 1.3) on the first call.
+    if let Ok(channel) = endpoint.connect().await {
+        let status = validate(&mut MoveValidatorClient::new(channel), None)
+            .await
+            .unwrap_err();
+        assert_ne!(status.code(), Code::Ok);
+    }
+    refusals
+        .wait_for(RefusalReason::NoClientCertificate, 1)
+        .await;
+
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    let text = logs.text();
+    let line = text
+        .lines()
+        .find(|l| l.contains("refused a connection: tls handshake"))
+        .unwrap_or_else(|| panic!("no refusal logged: {text}"));
+    assert!(line.contains("WARN"), "{line}");
+    assert!(line.contains("reason=\"no_client_certificate\""), "{line}");
+    assert!(line.contains("peer=\"127.0.0.1:"), "{line}");
 }
