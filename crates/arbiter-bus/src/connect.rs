@@ -1,13 +1,14 @@
 //! How a service reaches NATS: the servers, the credentials, TLS; checked before connecting, and
 //! a refusal by the server reported as such, at once.
 //!
-//! async-nats, told to retry the initial connection (so that a service started before its
-//! nats-server, or during a restart, waits for it), retries an authorization violation forever
-//! too, and a TLS handshake that cannot succeed likewise. So [`NatsOptions::connect`] first tries
-//! each server once without retrying: a refusal (credentials, or TLS) ends there with
-//! [`BusError::Refused`]; only a server that cannot be reached is retried, and a refusal that
-//! comes later (the server came up, or reloaded its authorization) is noticed through the
-//! client's events and ends the wait too.
+//! async-nats, told to retry the initial connection (`retry_on_initial_connect`), retries an
+//! authorization violation for ever too, and a TLS handshake that cannot succeed likewise, and
+//! reports each failed attempt by the name of its kind only. So [`NatsOptions::connect`] makes
+//! the attempts itself, each one without retry: a refusal (credentials, or TLS) ends the call
+//! with [`BusError::Refused`] at once; only a server that cannot be reached is tried again, with
+//! a backoff, for as long as it takes (a service started before its nats-server, or during a
+//! restart, waits for it). Once connected, the client reconnects for ever; a refusal on
+//! reconnecting is seen through the client's events.
 //!
 //! Every refusal is logged (a `warn` with the server and the reason, never a secret) and counted:
 //! in this process ([`refused_connections`]) and on the OpenTelemetry global meter, as the
@@ -18,10 +19,14 @@ use async_nats::{ClientError, ConnectErrorKind, Event, ServerError};
 use rustls_pki_types::pem::PemObject as _;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::watch;
+
+/// The wait before the second attempt to reach a server; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The longest wait between two attempts to reach a server.
+const MAX_BACKOFF: Duration = Duration::from_secs(4);
 
 /// How to reach NATS: one or several servers, at most one way to authenticate, and TLS.
 #[derive(Clone, Default)]
@@ -136,14 +141,6 @@ fn record_refusal(reason: Refusal, servers: &str, detail: &str) {
     );
 }
 
-/// Where a connection stands, as the client's events tell it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Pending,
-    Connected,
-    Refused(Refusal, &'static str),
-}
-
 impl NatsOptions {
     /// The server at `url` (or the servers, comma-separated), no authentication, TLS only if the
     /// server asks for it.
@@ -222,89 +219,69 @@ impl NatsOptions {
 
     /// Checks the options, then connects as `client_name`.
     ///
-    /// Each server is tried once; a server that refuses this client (credentials, TLS) ends
-    /// the call with [`BusError::Refused`], logged and counted. When no server can be reached,
-    /// the call waits for one, as long as it takes, and a refusal then ends it the same way.
-    /// Once connected, the client reconnects for ever; refusals on reconnecting are logged and
-    /// counted.
+    /// A server that refuses this client (credentials, TLS) ends the call with
+    /// [`BusError::Refused`], logged and counted. When no server can be reached, the call tries
+    /// again, with a backoff of up to 4 s, as long as it takes. Once connected,
+    /// the client reconnects for ever; refusals on reconnecting are logged and counted.
     pub async fn connect(&self, client_name: &str) -> Result<async_nats::Client, BusError> {
         self.validate()?;
         let urls = self.urls();
         let servers = urls.join(",");
-        let (state, _) = watch::channel(State::Pending);
-        let state = Arc::new(state);
-        let first = self
-            .connect_options(client_name, false, state.clone())
-            .await?
-            .connect(urls.clone())
-            .await;
-        let error = match first {
-            Ok(client) => return Ok(client),
-            Err(e) => e,
-        };
-        let detail = error_chain(&error);
-        if let Some(reason) = refusal(&error) {
-            record_refusal(reason, &servers, &detail);
-            return Err(BusError::Refused {
-                servers,
-                reason,
-                detail,
-            });
-        }
-        tracing::warn!(
-            servers,
-            error = detail,
-            "nats not reachable; waiting for a server"
-        );
-        let mut events = state.subscribe();
-        state.send_replace(State::Pending);
-        let client = self
-            .connect_options(client_name, true, state.clone())
-            .await?
-            .connect(urls)
-            .await
-            .map_err(|e| BusError::Connect(format!("{servers}: {}", error_chain(&e))))?;
-        let settled = events
-            .wait_for(|s| *s != State::Pending)
-            .await
-            .map(|s| *s)
-            .unwrap_or(State::Pending);
-        match settled {
-            // Already logged and counted by the event handler.
-            // async-nats offers no way to stop the client's connector, which goes on retrying
-            // in the background (and counting refusals) until the process exits, as a service
-            // does on this error.
-            State::Refused(reason, detail) => {
-                drop(client);
-                Err(BusError::Refused {
+        let mut backoff = FIRST_BACKOFF;
+        let mut attempts = 0u64;
+        loop {
+            let attempt = self
+                .connect_options(client_name)
+                .await?
+                .connect(urls.clone())
+                .await;
+            let error = match attempt {
+                Ok(client) => return Ok(client),
+                Err(e) => e,
+            };
+            let detail = error_chain(&error);
+            if let Some(reason) = refusal(&error) {
+                record_refusal(reason, &servers, &detail);
+                return Err(BusError::Refused {
                     servers,
                     reason,
-                    detail: detail.to_owned(),
-                })
+                    detail,
+                });
             }
-            _ => Ok(client),
+            attempts += 1;
+            if attempts == 1 {
+                tracing::warn!(
+                    servers,
+                    error = detail,
+                    "nats not reachable; waiting for a server"
+                );
+            } else {
+                tracing::debug!(
+                    servers,
+                    error = detail,
+                    attempts,
+                    "nats still not reachable"
+                );
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
         }
     }
 
     async fn connect_options(
         &self,
         client_name: &str,
-        retry: bool,
-        state: Arc<watch::Sender<State>>,
     ) -> Result<async_nats::ConnectOptions, BusError> {
         let servers = self.urls().join(",");
         let mut options = async_nats::ConnectOptions::new()
             .name(client_name)
             .connection_timeout(Duration::from_secs(5))
-            // A restarted nats-server is waited for, not given up on.
+            // Once connected, a restarted nats-server is waited for, not given up on.
             .max_reconnects(None)
             .event_callback(move |event| {
-                on_event(&state, &servers, event);
+                on_event(&servers, event);
                 std::future::ready(())
             });
-        if retry {
-            options = options.retry_on_initial_connect();
-        }
         if let Some(token) = &self.token {
             options = options.token(token.clone());
         }
@@ -332,15 +309,10 @@ impl NatsOptions {
     }
 }
 
-/// Follows the client's events: connected, or refused (logged and counted here, whether on the
-/// first connection or on a reconnection).
-fn on_event(state: &watch::Sender<State>, servers: &str, event: Event) {
-    // While retrying, async-nats reports a failed attempt by the name of its kind only.
+/// Follows a connected client's events: a refusal on reconnecting is logged and counted.
+fn on_event(servers: &str, event: Event) {
+    // While reconnecting, async-nats reports a failed attempt by the name of its kind only.
     let refused = match &event {
-        Event::Connected => {
-            state.send_replace(State::Connected);
-            return;
-        }
         Event::ServerError(ServerError::AuthorizationViolation) => {
             Some((Refusal::Authorization, "authorization violation"))
         }
@@ -353,10 +325,7 @@ fn on_event(state: &watch::Sender<State>, servers: &str, event: Event) {
         _ => None,
     };
     match refused {
-        Some((reason, detail)) => {
-            record_refusal(reason, servers, detail);
-            state.send_replace(State::Refused(reason, detail));
-        }
+        Some((reason, detail)) => record_refusal(reason, servers, detail),
         None => tracing::debug!(servers, %event, "nats"),
     }
 }

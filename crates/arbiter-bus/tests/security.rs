@@ -243,49 +243,65 @@ async fn bad_settings_fail_before_any_connection() {
     );
 }
 
-#[tokio::test]
-async fn a_server_that_comes_up_and_refuses_ends_the_wait() {
-    let _turn = COUNTERS.lock().await;
+/// A client started before its server waits for it; the server comes up and refuses it
+/// (`config`), and the wait ends at once with `reason`.
+async fn refused_after_waiting(
+    config: &str,
+    client: impl Fn(String) -> NatsOptions,
+    reason: Refusal,
+) {
     let (logs, _guard) = Logs::capture();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .unwrap()
         .port();
-    let anonymous = NatsOptions::new(format!("nats://127.0.0.1:{port}"));
+    let options = client(format!("nats://127.0.0.1:{port}"));
     let settings = stream();
-    let connect = JetStreamBus::connect(&anonymous, "security-test", &settings);
+    let connect = JetStreamBus::connect(&options, "security-test", &settings);
     tokio::pin!(connect);
     // Nothing listens yet: the first attempt fails, and the bus says it waits for a server.
     tokio::select! {
         result = &mut connect => panic!("connected to nothing: {:?}", result.map(|_| ())),
         () = logs.1.notified() => {}
     }
-    let before = refused_connections(Refusal::Authorization);
-    // The server comes up (this thread blocks meanwhile, so the client's retries wait too)
-    // and wants a password.
-    let _server = NatsServer::start_with_config_on(
-        "authorization { user: arbiter, password: \"right-pw\" }\n",
-        port,
-    );
+    let before = refused_connections(reason);
+    // The server comes up; this thread blocks meanwhile, so the client's next attempt waits
+    // too.
+    let _server = NatsServer::start_with_config_on(config, port);
     let err = tokio::time::timeout(FAST, connect)
         .await
         .expect("a refusal after the wait ends it")
         .map(|_| ())
         .unwrap_err();
     assert!(
-        matches!(
-            &err,
-            BusError::Refused {
-                reason: Refusal::Authorization,
-                ..
-            }
-        ),
+        matches!(&err, BusError::Refused { reason: r, .. } if *r == reason),
         "{err}"
     );
-    // Counted once by the time the wait ended (the client's connector may go on retrying,
-    // and counting, in the background).
-    assert!(refused_connections(Refusal::Authorization) > before);
+    assert_eq!(refused_connections(reason) - before, 1);
     assert!(logs.text().contains("nats refused the connection"));
+}
+
+#[tokio::test]
+async fn a_server_that_comes_up_and_refuses_ends_the_wait() {
+    let _turn = COUNTERS.lock().await;
+    refused_after_waiting(
+        "authorization { user: arbiter, password: \"right-pw\" }\n",
+        NatsOptions::new,
+        Refusal::Authorization,
+    )
+    .await;
+    let pki = TestPki::new();
+    refused_after_waiting(
+        &pki.nats_tls_block(true),
+        |url| {
+            // Trusts the server, but has no client certificate.
+            let mut o = NatsOptions::new(url);
+            o.tls.ca = Some(pki.path("ca.pem"));
+            o
+        },
+        Refusal::Tls,
+    )
+    .await;
 }
 
 #[tokio::test]
