@@ -67,7 +67,7 @@ impl std::fmt::Debug for NatsOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let set = |s: &Option<String>| s.as_ref().map(|_| "<set>");
         f.debug_struct("NatsOptions")
-            .field("url", &self.url)
+            .field("url", &redacted(&self.url))
             .field("token", &set(&self.token))
             .field("user", &self.user)
             .field("password", &set(&self.password))
@@ -168,11 +168,14 @@ impl NatsOptions {
         let bad = |m: String| Err(BusError::Config(m));
         let urls = self.urls();
         if urls.is_empty() {
-            return bad(format!("nats url {:?} names no server", self.url));
+            return bad(format!(
+                "nats url {:?} names no server",
+                redacted(&self.url)
+            ));
         }
         for url in &urls {
             if let Err(e) = url.parse::<async_nats::ServerAddr>() {
-                return bad(format!("nats url {url:?}: {e}"));
+                return bad(format!("nats url {:?}: {e}", redacted(url)));
             }
         }
         let ways = [
@@ -226,7 +229,7 @@ impl NatsOptions {
     pub async fn connect(&self, client_name: &str) -> Result<async_nats::Client, BusError> {
         self.validate()?;
         let urls = self.urls();
-        let servers = urls.join(",");
+        let servers = redacted(&urls.join(","));
         let mut backoff = FIRST_BACKOFF;
         let mut attempts = 0u64;
         loop {
@@ -272,7 +275,7 @@ impl NatsOptions {
         &self,
         client_name: &str,
     ) -> Result<async_nats::ConnectOptions, BusError> {
-        let servers = self.urls().join(",");
+        let servers = redacted(&self.urls().join(","));
         let mut options = async_nats::ConnectOptions::new()
             .name(client_name)
             .connection_timeout(Duration::from_secs(5))
@@ -328,6 +331,29 @@ fn on_event(servers: &str, event: Event) {
         Some((reason, detail)) => record_refusal(reason, servers, detail),
         None => tracing::debug!(servers, %event, "nats"),
     }
+}
+
+/// `urls` (comma-separated) with any credentials in them (`nats://user:password@host`,
+/// `nats://token@host`) replaced by `***`, for logs and errors.
+fn redacted(urls: &str) -> String {
+    urls.split(',')
+        .map(|url| {
+            let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+            let host_start = rest.find(['/', '?']).unwrap_or(rest.len());
+            match rest[..host_start].rfind('@') {
+                Some(at) => {
+                    let scheme = if scheme.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{scheme}://")
+                    };
+                    format!("{scheme}***{}", &rest[at..])
+                }
+                None => url.to_owned(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Whether a failed connection was a refusal, and of what.
@@ -527,6 +553,18 @@ mod tests {
             o.tls.key = Some(garbage.clone());
         }));
         assert!(e.starts_with("nats tls cert"), "{e}");
+    }
+
+    #[test]
+    fn credentials_in_urls_stay_out_of_messages() {
+        assert_eq!(
+            redacted("nats://u:p@a:4222, tls://tok@b,nats://c:4222,d:1"),
+            "nats://***@a:4222, tls://***@b,nats://c:4222,d:1"
+        );
+        assert_eq!(redacted("u:p@host:4222"), "***@host:4222");
+        let e = config_error(&NatsOptions::new("http://u:secret@a"));
+        assert!(!e.contains("secret"), "{e}");
+        assert!(!format!("{:?}", NatsOptions::new("nats://u:secret@a")).contains("secret"));
     }
 
     #[test]
