@@ -8,15 +8,15 @@
 //! A test that needs nats-server and cannot find it fails with how to install it; it does not
 //! skip, because a skipped service test is a test that passes silently.
 
-mod secure;
-
-pub use secure::{TestCa, TestPki};
-
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+
+mod secure;
+
+pub use secure::{TestCa, TestPki};
 
 /// How long a server may take to report ready before the test fails. A deadline, not a sleep:
 /// the wait ends as soon as the server's log says it is ready.
