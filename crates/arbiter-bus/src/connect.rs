@@ -7,8 +7,9 @@
 //! the attempts itself, each one without retry: a refusal (credentials, or TLS) ends the call
 //! with [`BusError::Refused`] at once; only a server that cannot be reached is tried again, with
 //! a backoff, for as long as it takes (a service started before its nats-server, or during a
-//! restart, waits for it). Once connected, the client reconnects for ever; a refusal on
-//! reconnecting is seen through the client's events.
+//! restart, waits for it). Once connected, the client reconnects for ever; an authorization
+//! refusal on reconnecting is seen through the client's events (a failed TLS handshake shows
+//! there only as an IO error, and is retried).
 //!
 //! Every refusal is logged (a `warn` with the server and the reason, never a secret) and counted:
 //! in this process ([`refused_connections`]) and on the OpenTelemetry global meter, as the
