@@ -22,27 +22,16 @@ pub struct JetStreamBus {
 }
 
 impl JetStreamBus {
-    /// Connects to NATS as `client_name` with `nats`, and creates the stream `stream` if it
-    /// does not exist (file storage, a 2-minute duplicate window for message ids).
+    /// Connects to NATS as `client_name` with `nats` ([`NatsOptions::connect`]), and creates
+    /// the stream `stream` if it does not exist (file storage, a 2-minute duplicate window for
+    /// message ids).
     pub async fn connect(
         nats: &NatsOptions,
         client_name: &str,
         stream: &StreamSettings,
     ) -> Result<JetStreamBus, BusError> {
-        let url = nats.url.as_str();
-        let mut options = async_nats::ConnectOptions::new()
-            .name(client_name)
-            .connection_timeout(Duration::from_secs(5))
-            // A restarted nats-server is waited for, not given up on.
-            .retry_on_initial_connect()
-            .max_reconnects(None);
-        if let Some(token) = &nats.token {
-            options = options.token(token.clone());
-        }
-        let client = options
-            .connect(url)
-            .await
-            .map_err(|e| BusError::Connect(format!("{url}: {e}")))?;
+        // Checked, and a refusal by the server an error at once (see `connect.rs`).
+        let client = nats.connect(client_name).await?;
         let js = jetstream::new(client);
         let stream = open_stream(&js, stream).await?;
         Ok(JetStreamBus { js, stream })

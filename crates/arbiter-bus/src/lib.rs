@@ -22,9 +22,15 @@
 //! Sequences are stream sequences: one counter for the whole stream, so a subject's messages
 //! have increasing, not consecutive, sequences.
 
+#[cfg(feature = "clap")]
+mod args;
+mod connect;
 mod jetstream;
 mod memory;
 
+#[cfg(feature = "clap")]
+pub use args::NatsArgs;
+pub use connect::{NatsOptions, NatsTls, Refusal, refused_connections};
 pub use jetstream::JetStreamBus;
 pub use memory::MemoryBus;
 
@@ -46,6 +52,20 @@ pub enum BusError {
     /// Connecting to the bus failed.
     #[error("connect: {0}")]
     Connect(String),
+    /// The connection settings are not usable (a file missing or not what it should be, two
+    /// ways to authenticate); nothing was tried.
+    #[error("{0}")]
+    Config(String),
+    /// A server refused this client: its credentials, or the TLS handshake.
+    #[error("refused by {servers} ({reason}): {detail}")]
+    Refused {
+        /// The servers tried.
+        servers: String,
+        /// Why, in short.
+        reason: Refusal,
+        /// What the client library said.
+        detail: String,
+    },
     /// A publish failed without an answer; it may or may not have been stored.
     #[error("publish {msg_id}: {reason}")]
     Publish {
@@ -188,25 +208,6 @@ pub struct DurableConfig {
     pub ack_wait: Duration,
     /// At most this many deliveries unacknowledged at once.
     pub max_ack_pending: usize,
-}
-
-/// How to reach NATS.
-#[derive(Debug, Clone)]
-pub struct NatsOptions {
-    /// The server URL.
-    pub url: String,
-    /// A token to authenticate with, if the server wants one.
-    pub token: Option<String>,
-}
-
-impl NatsOptions {
-    /// The server at `url`, no authentication.
-    pub fn new(url: impl Into<String>) -> NatsOptions {
-        NatsOptions {
-            url: url.into(),
-            token: None,
-        }
-    }
 }
 
 /// The JetStream stream the bus lives in.

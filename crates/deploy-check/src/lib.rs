@@ -641,7 +641,8 @@ mod tests {
             let mut wanted: Vec<&String> =
                 names.iter().filter(|n| n.starts_with(&prefix)).collect();
             if *binary == "move-validator" {
-                // The shared variables, read by every service; move-validator defines them now.
+                // The shared variables, read by every service; move-validator (and the
+                // arbiter-bus flags it flattens) define them.
                 wanted.extend(names.iter().filter(|n| n.starts_with("NATS_")));
             }
             let src = root.join(dir).join("src");
@@ -654,6 +655,12 @@ mod tests {
             }
             let mut sources = String::new();
             let mut stack = vec![src];
+            // The NATS connection flags live in arbiter-bus (`NatsArgs`), which every binary
+            // flattens into its own.
+            let shared = root.join("crates/arbiter-bus/src");
+            if *binary == "move-validator" && shared.is_dir() {
+                stack.push(shared);
+            }
             while let Some(d) = stack.pop() {
                 for entry in std::fs::read_dir(&d).expect("read source dir") {
                     let path = entry.expect("entry").path();
@@ -874,10 +881,16 @@ spec: { maxUnavailable: 1, selector: { matchLabels: { app: mv } } }
             r#"#[arg(long, env = "MOVE_VALIDATOR_LISTEN")] #[arg(env = "NATS_URL")]"#,
         )
         .expect("write a scratch main.rs");
+        let bus = root.join("crates/arbiter-bus/src");
+        std::fs::create_dir_all(&bus).expect("create a scratch arbiter-bus");
+        std::fs::write(bus.join("args.rs"), r#"#[arg(long, env = "NATS_TLS_CA")]"#)
+            .expect("write a scratch args.rs");
         let names: BTreeSet<String> = [
             "MOVE_VALIDATOR_LISTEN",
             "MOVE_VALIDATOR_LISTEN_ADDR",
             "NATS_URL",
+            "NATS_TLS_CA",
+            "NATS_TLS_CAFILE",
         ]
         .into_iter()
         .map(str::to_owned)
@@ -888,6 +901,7 @@ spec: { maxUnavailable: 1, selector: { matchLabels: { app: mv } } }
             problems,
             &[
                 "sets MOVE_VALIDATOR_LISTEN_ADDR for move-validator",
+                "sets NATS_TLS_CAFILE for move-validator",
                 "no crates/repetition-watcher/src",
                 "no crates/impasse-judge/src",
             ],

@@ -1,13 +1,150 @@
-//! Bearer-token authentication, as a tonic interceptor.
+//! Bearer-token authentication, as a tonic interceptor, and the count of the clients the
+//! service refuses.
+//!
+//! A refused call or TLS handshake is logged (a `warn` with the peer's address and the reason,
+//! never the token given) and counted: in [`Refusals`], which the service's owner can read, and
+//! on the OpenTelemetry global meter as the counter `arbiter.grpc.refused` with a `reason`
+//! attribute. The handshakes are refused in `incoming.rs`, the calls here.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tonic::{Request, Status, service::Interceptor};
 
+/// Why a client was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefusalReason {
+    /// A call without `authorization` metadata.
+    MissingToken,
+    /// A call whose `authorization` metadata is not `Bearer <token>`.
+    Malformed,
+    /// A call with a bearer token that is not the configured one.
+    WrongToken,
+    /// A TLS client without a certificate, where mutual TLS requires one.
+    NoClientCertificate,
+    /// A TLS client whose certificate the client CA did not sign (or that is not valid).
+    BadClientCertificate,
+    /// Any other failed TLS handshake: a plaintext client, a client that does not trust the
+    /// server's certificate, a handshake that took too long.
+    TlsHandshake,
+}
+
+impl RefusalReason {
+    /// Every reason, in the order of [`RefusalReason::index`].
+    pub const ALL: [RefusalReason; 6] = [
+        RefusalReason::MissingToken,
+        RefusalReason::Malformed,
+        RefusalReason::WrongToken,
+        RefusalReason::NoClientCertificate,
+        RefusalReason::BadClientCertificate,
+        RefusalReason::TlsHandshake,
+    ];
+
+    /// The reason as logged and as the metric's `reason` attribute.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalReason::MissingToken => "missing_token",
+            RefusalReason::Malformed => "malformed",
+            RefusalReason::WrongToken => "wrong_token",
+            RefusalReason::NoClientCertificate => "no_client_certificate",
+            RefusalReason::BadClientCertificate => "bad_client_certificate",
+            RefusalReason::TlsHandshake => "tls_handshake",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The clients refused so far, by reason. Clones share the counts, so that whoever configured
+/// the service keeps a handle to read them.
+#[derive(Clone, Default)]
+pub struct Refusals {
+    counts: Arc<[AtomicU64; 6]>,
+    /// The total, for [`Refusals::wait_for`]: a handshake is refused in a task of its own,
+    /// after the client has seen it fail.
+    total: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl std::fmt::Debug for Refusals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut map = f.debug_map();
+        for reason in RefusalReason::ALL {
+            map.entry(&reason.as_str(), &self.count(reason));
+        }
+        map.finish()
+    }
+}
+
+impl Refusals {
+    /// How many clients were refused for `reason`.
+    pub fn count(&self, reason: RefusalReason) -> u64 {
+        self.counts[reason.index()].load(Ordering::Relaxed)
+    }
+
+    /// How many clients were refused, whatever the reason.
+    pub fn total(&self) -> u64 {
+        RefusalReason::ALL.iter().map(|r| self.count(*r)).sum()
+    }
+
+    /// Waits until at least `n` refusals for `reason` have been counted.
+    pub async fn wait_for(&self, reason: RefusalReason, n: u64) {
+        let mut changes = self.total.subscribe();
+        // The sender lives in `self`, so the wait ends only by reaching `n`.
+        let _ = changes.wait_for(|_| self.count(reason) >= n).await;
+    }
+
+    /// Logs and counts one refused call.
+    fn record(&self, reason: RefusalReason, peer: Option<SocketAddr>) {
+        self.count_one(reason);
+        let peer = peer.map_or_else(|| "unknown".to_owned(), |p| p.to_string());
+        tracing::warn!(
+            peer,
+            reason = reason.as_str(),
+            "refused a call: unauthenticated"
+        );
+    }
+
+    /// Logs and counts one refused TLS handshake; `detail` is the TLS stack's word for it.
+    pub(crate) fn record_handshake(
+        &self,
+        reason: RefusalReason,
+        peer: Option<SocketAddr>,
+        detail: &str,
+    ) {
+        self.count_one(reason);
+        let peer = peer.map_or_else(|| "unknown".to_owned(), |p| p.to_string());
+        tracing::warn!(
+            peer,
+            reason = reason.as_str(),
+            detail,
+            "refused a connection: tls handshake"
+        );
+    }
+
+    fn count_one(&self, reason: RefusalReason) {
+        self.counts[reason.index()].fetch_add(1, Ordering::Relaxed);
+        // Looked up at each (rare) refusal, so that the meter provider installed by then
+        // records it.
+        opentelemetry::global::meter("shogi-arbiter")
+            .u64_counter("arbiter.grpc.refused")
+            .with_description("gRPC clients refused (calls and TLS handshakes), by reason")
+            .build()
+            .add(
+                1,
+                &[opentelemetry::KeyValue::new("reason", reason.as_str())],
+            );
+        self.total.send_modify(|t| *t += 1);
+    }
+}
+
 /// Requires `authorization: Bearer <token>` when a token is configured; lets every call through
-/// otherwise.
+/// otherwise. Refusals are logged and counted in its [`Refusals`].
 #[derive(Clone, Default)]
 pub struct BearerAuth {
     token: Option<Arc<[u8]>>,
+    refusals: Refusals,
 }
 
 impl std::fmt::Debug for BearerAuth {
@@ -23,7 +160,18 @@ impl BearerAuth {
     pub fn new(token: Option<&str>) -> BearerAuth {
         BearerAuth {
             token: token.map(|t| Arc::from(t.as_bytes())),
+            refusals: Refusals::default(),
         }
+    }
+
+    /// The same, counting refusals in `refusals`.
+    pub fn counting(self, refusals: Refusals) -> BearerAuth {
+        BearerAuth { refusals, ..self }
+    }
+
+    /// The refusals counted so far.
+    pub fn refusals(&self) -> &Refusals {
+        &self.refusals
     }
 }
 
@@ -32,14 +180,16 @@ impl Interceptor for BearerAuth {
         let Some(expected) = &self.token else {
             return Ok(request);
         };
-        let given = request
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "));
-        match given {
-            Some(given) if constant_time_eq(given, expected) => Ok(request),
-            _ => Err(Status::unauthenticated("missing or wrong bearer token")),
-        }
+        let refused = match request.metadata().get("authorization") {
+            None => RefusalReason::MissingToken,
+            Some(value) => match value.as_bytes().strip_prefix(b"Bearer ") {
+                None => RefusalReason::Malformed,
+                Some(given) if constant_time_eq(given, expected) => return Ok(request),
+                Some(_) => RefusalReason::WrongToken,
+            },
+        };
+        self.refusals.record(refused, request.remote_addr());
+        Err(Status::unauthenticated("missing or wrong bearer token"))
     }
 }
 
@@ -62,6 +212,7 @@ mod tests {
         assert!(open.call(Request::new(())).is_ok());
         let mut auth = BearerAuth::new(Some("s3cret"));
         assert!(auth.call(Request::new(())).is_err());
+        assert_eq!(auth.refusals().count(RefusalReason::MissingToken), 1);
         let mut req = Request::new(());
         req.metadata_mut()
             .insert("authorization", "Bearer s3cret".parse().unwrap());
@@ -70,5 +221,19 @@ mod tests {
         req.metadata_mut()
             .insert("authorization", "Bearer s3creT".parse().unwrap());
         assert!(auth.call(req).is_err());
+        let mut req = Request::new(());
+        req.metadata_mut()
+            .insert("authorization", "Basic s3cret".parse().unwrap());
+        assert!(auth.call(req).is_err());
+        // Clones share the counts.
+        let refusals = auth.clone().refusals().clone();
+        assert_eq!(refusals.count(RefusalReason::WrongToken), 1);
+        assert_eq!(refusals.count(RefusalReason::Malformed), 1);
+        assert_eq!(refusals.total(), 3);
+        assert_eq!(
+            format!("{refusals:?}"),
+            "{\"missing_token\": 1, \"malformed\": 1, \"wrong_token\": 1, \
+             \"no_client_certificate\": 0, \"bad_client_certificate\": 0, \"tls_handshake\": 0}"
+        );
     }
 }

@@ -1,15 +1,14 @@
 //! The service's configuration: typed, checked before anything is bound or connected.
 
-use crate::TlsConfig;
+use crate::{Refusals, TlsConfig};
+use arbiter_bus::NatsOptions;
 use std::time::Duration;
 
 /// What the service needs to run. `main` fills it from flags and the environment.
 #[derive(Clone)]
 pub struct Config {
-    /// The NATS server URL (`nats://host:4222`).
-    pub nats_url: String,
-    /// An optional token to authenticate to NATS.
-    pub nats_token: Option<String>,
+    /// How to reach NATS: the server URL(s) (`nats://host:4222`), credentials, TLS.
+    pub nats: NatsOptions,
     /// The JetStream stream of game events (created when missing).
     pub stream: String,
     /// When set, every MoveValidator call must carry `authorization: Bearer <token>`. Health and
@@ -27,14 +26,15 @@ pub struct Config {
     /// When set, the gRPC server speaks TLS (and mutual TLS with a client CA); plaintext
     /// otherwise.
     pub tls: Option<TlsConfig>,
+    /// Where calls refused for want of the bearer token are counted: keep a clone to read them.
+    pub refusals: Refusals,
 }
 
 impl std::fmt::Debug for Config {
     // The secrets stay out of logs.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
-            .field("nats_url", &self.nats_url)
-            .field("nats_token", &self.nats_token.as_ref().map(|_| "<set>"))
+            .field("nats", &self.nats)
             .field("stream", &self.stream)
             .field("auth_token", &self.auth_token.as_ref().map(|_| "<set>"))
             .field("grace_period", &self.grace_period)
@@ -42,6 +42,7 @@ impl std::fmt::Debug for Config {
             .field("request_timeout", &self.request_timeout)
             .field("max_cached_games", &self.max_cached_games)
             .field("tls", &self.tls)
+            .field("refusals", &self.refusals)
             .finish()
     }
 }
@@ -50,8 +51,7 @@ impl Config {
     /// A configuration with the defaults for everything but the NATS URL.
     pub fn new(nats_url: impl Into<String>) -> Config {
         Config {
-            nats_url: nats_url.into(),
-            nats_token: None,
+            nats: NatsOptions::new(nats_url),
             stream: shogi_proto::STREAM.to_owned(),
             auth_token: None,
             grace_period: Duration::from_secs(10),
@@ -59,23 +59,18 @@ impl Config {
             request_timeout: Duration::from_secs(30),
             max_cached_games: 100_000,
             tls: None,
+            refusals: Refusals::default(),
         }
     }
 
     /// Checks every field; the first problem found, as a message naming the setting. The TLS
-    /// files, when configured, are read and parsed here.
+    /// files (gRPC's and NATS's) and the NATS credential files, when configured, are read and
+    /// parsed here.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let url = self.nats_url.trim();
-        let scheme_ok = ["nats://", "tls://", "ws://", "wss://"]
-            .iter()
-            .any(|s| url.starts_with(s))
-            || !url.contains("://");
-        if url.is_empty() || !scheme_ok || url.contains(char::is_whitespace) {
-            return Err(ConfigError(format!(
-                "nats url {:?} is not a nats:// URL or host:port",
-                self.nats_url
-            )));
-        }
+        // The URLs, the credentials and the files they name.
+        self.nats
+            .validate()
+            .map_err(|e| ConfigError(e.to_string()))?;
         if self.stream.is_empty()
             || !self
                 .stream
@@ -110,6 +105,7 @@ impl Config {
         }
         if let Some(tls) = &self.tls {
             tls.server_config()?;
+            tls.acceptor()?;
         }
         Ok(())
     }

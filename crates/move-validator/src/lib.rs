@@ -26,11 +26,12 @@ mod config;
 mod convert;
 mod error;
 mod games;
+mod incoming;
 mod service;
 mod store;
 mod tls;
 
-pub use auth::BearerAuth;
+pub use auth::{BearerAuth, RefusalReason, Refusals};
 pub use config::{Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, to_status};
 pub use service::{
@@ -59,12 +60,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
     config.validate()?;
-    let bus = store::Bus::connect(
-        &config.nats_url,
-        &config.stream,
-        config.nats_token.as_deref(),
-    )
-    .await?;
+    let bus = store::Bus::connect(&config.nats, &config.stream).await?;
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let validator = Validator::new(bus, stop_rx, config.max_cached_games);
@@ -78,26 +74,33 @@ pub async fn run(
         MoveValidatorServer::new(validator)
             .max_decoding_message_size(config.max_message_bytes)
             .max_encoding_message_size(config.max_message_bytes),
-        BearerAuth::new(config.auth_token.as_deref()),
+        BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
     );
 
     let local = listener.local_addr().ok();
     tracing::info!(addr = ?local, stream = %config.stream, "move-validator serving");
     let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut builder = Server::builder().timeout(config.request_timeout);
-    if let Some(tls) = &config.tls {
-        builder = builder.tls_config(tls.server_config()?)?;
-    }
-    let server = builder
+    let router = Server::builder()
+        .timeout(config.request_timeout)
         .add_service(health_service)
         .add_service(reflection)
-        .add_service(validator_service)
-        .serve_with_incoming_shutdown(
+        .add_service(validator_service);
+    let drained = async {
+        let _ = drain_rx.await;
+    };
+    // TLS handshakes are run by the service, so that refused ones are counted (`incoming.rs`).
+    let server: std::pin::Pin<
+        Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send>,
+    > = match &config.tls {
+        Some(tls) => Box::pin(router.serve_with_incoming_shutdown(
+            incoming::tls_incoming(listener, tls.acceptor()?, config.refusals.clone()),
+            drained,
+        )),
+        None => Box::pin(router.serve_with_incoming_shutdown(
             tokio_stream::wrappers::TcpListenerStream::new(listener),
-            async {
-                let _ = drain_rx.await;
-            },
-        );
+            drained,
+        )),
+    };
     tokio::pin!(server);
     tokio::select! {
         result = &mut server => return result.map_err(Error::from),

@@ -15,12 +15,12 @@ struct Args {
     /// Address to serve gRPC on.
     #[arg(long, env = "MOVE_VALIDATOR_LISTEN", default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
-    /// NATS server URL.
+    /// NATS server URL, or several separated by commas.
     #[arg(long, env = "NATS_URL", default_value = "nats://127.0.0.1:4222")]
     nats_url: String,
-    /// Token to authenticate to NATS.
-    #[arg(long, env = "NATS_TOKEN", hide_env_values = true)]
-    nats_token: Option<String>,
+    /// NATS credentials and TLS (NATS_TOKEN, NATS_USER, NATS_CREDS, NATS_TLS_CA ...).
+    #[command(flatten)]
+    nats: arbiter_bus::NatsArgs,
     /// JetStream stream of game events (created when missing).
     #[arg(long, env = "MOVE_VALIDATOR_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
@@ -68,8 +68,7 @@ async fn main() -> anyhow::Result<()> {
         .init();
     let args = Args::parse();
     let config = Config {
-        nats_url: args.nats_url,
-        nats_token: args.nats_token,
+        nats: args.nats.options(args.nats_url),
         stream: args.stream,
         auth_token: args.auth_token,
         grace_period: Duration::from_secs(args.grace_secs),
@@ -84,6 +83,7 @@ async fn main() -> anyhow::Result<()> {
                 key,
                 client_ca: args.tls_client_ca,
             }),
+        refusals: Default::default(),
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;

@@ -52,12 +52,9 @@ pub struct Bus {
 impl Bus {
     /// Connects to NATS and creates the stream if it does not exist (file storage, subjects
     /// `shogi.game.>`, a 2-minute duplicate window for `Nats-Msg-Id`).
-    pub async fn connect(url: &str, stream_name: &str, token: Option<&str>) -> Result<Bus, Error> {
+    pub async fn connect(nats: &arbiter_bus::NatsOptions, stream_name: &str) -> Result<Bus, Error> {
         let bus = arbiter_bus::JetStreamBus::connect(
-            &arbiter_bus::NatsOptions {
-                url: url.to_owned(),
-                token: token.map(str::to_owned),
-            },
+            nats,
             "move-validator",
             &arbiter_bus::StreamSettings::new(stream_name, shogi_proto::STREAM_SUBJECTS),
         )

@@ -8,6 +8,10 @@
 //! With a client CA, the server asks every client for a certificate and refuses a connection
 //! whose certificate that CA did not sign (mutual TLS). The bearer token, when configured, is
 //! checked on top, per call.
+//!
+//! The handshakes are the service's own ([`TlsConfig::acceptor`], `incoming.rs`), not tonic's:
+//! tonic drops a failed handshake with a debug line, and a refused client must be logged and
+//! counted.
 
 use crate::ConfigError;
 use rustls_pki_types::pem::PemObject as _;
@@ -79,6 +83,53 @@ impl TlsConfig {
             ))
         })?;
         Ok(config)
+    }
+
+    /// The TLS acceptor the server runs its handshakes with: the same material and rules as
+    /// [`TlsConfig::server_config`] (HTTP/2 by ALPN, client certificates from the client CA when
+    /// set), built here rather than by tonic so that a refused handshake is seen, logged and
+    /// counted ([`crate::Refusals`]).
+    pub(crate) fn acceptor(&self) -> Result<tokio_rustls::TlsAcceptor, ConfigError> {
+        use tokio_rustls::rustls::{self, RootCertStore, server::WebPkiClientVerifier};
+        let fail = |e: &dyn std::fmt::Display| {
+            ConfigError(format!(
+                "tls cert {} and key {}: {e}",
+                self.cert.display(),
+                self.key.display()
+            ))
+        };
+        let cert = read(&self.cert, "tls cert")?;
+        let chain = CertificateDer::pem_slice_iter(&cert)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| fail(&e))?;
+        let key =
+            PrivateKeyDer::from_pem_slice(&read(&self.key, "tls key")?).map_err(|e| fail(&e))?;
+        // Explicitly ring, as tonic's `tls-ring`: the process may link another provider too.
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| fail(&e))?;
+        let builder = match &self.client_ca {
+            None => builder.with_no_client_auth(),
+            Some(path) => {
+                let mut roots = RootCertStore::empty();
+                for ca in CertificateDer::pem_slice_iter(&read(path, "tls client ca")?) {
+                    let ca = ca.map_err(|e| {
+                        ConfigError(format!("tls client ca {}: bad PEM ({e})", path.display()))
+                    })?;
+                    roots.add(ca).map_err(|e| {
+                        ConfigError(format!("tls client ca {}: {e}", path.display()))
+                    })?;
+                }
+                let verifier = WebPkiClientVerifier::builder_with_provider(roots.into(), provider)
+                    .build()
+                    .map_err(|e| ConfigError(format!("tls client ca {}: {e}", path.display())))?;
+                builder.with_client_cert_verifier(verifier)
+            }
+        };
+        let mut config = builder.with_single_cert(chain, key).map_err(|e| fail(&e))?;
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        Ok(tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)))
     }
 }
 

@@ -1,8 +1,9 @@
 //! TLS and mutual TLS by configuration: the real server on 127.0.0.1:0 against a real
 //! nats-server, with certificates made in the test by rcgen (a server CA, a client CA, and a
-//! rogue CA that the server does not trust). The bearer token applies on top of TLS.
+//! rogue CA that the server does not trust). The bearer token applies on top of TLS. Every
+//! refused handshake is counted by the service with its reason.
 
-use move_validator::{Config, TlsConfig};
+use move_validator::{Config, RefusalReason, TlsConfig};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use std::net::SocketAddr;
@@ -93,6 +94,7 @@ impl Pki {
 /// A validator instance running on a loopback port.
 struct Validator {
     addr: SocketAddr,
+    refusals: move_validator::Refusals,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<Result<(), move_validator::Error>>,
 }
@@ -102,6 +104,7 @@ impl Validator {
         let mut config = Config::new(nats.url());
         config.tls = Some(tls);
         config.auth_token = Some(TOKEN.into());
+        let refusals = config.refusals.clone();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -110,6 +113,7 @@ impl Validator {
         }));
         Validator {
             addr,
+            refusals,
             stop: Some(stop),
             task,
         }
@@ -206,14 +210,17 @@ async fn tls_client_with_the_ca_trusts_the_server_and_the_token_still_applies() 
     let status = validate(channel, false).await.unwrap_err();
     assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
 
-    // A client that does not trust the server's CA does not get through.
+    // A client that does not trust the server's CA does not get through; its handshake is
+    // counted as refused.
     refused(v.tls_channel(Some(&pki.rogue_ca.pem), None).await).await;
+    v.refusals.wait_for(RefusalReason::TlsHandshake, 1).await;
     // Nor does plaintext.
     let plain = Endpoint::from_shared(format!("http://{}", v.addr))
         .unwrap()
         .connect_lazy();
     let status = validate(plain, true).await.unwrap_err();
     assert_ne!(status.code(), Code::Ok);
+    v.refusals.wait_for(RefusalReason::TlsHandshake, 2).await;
     v.shutdown().await;
 }
 
@@ -226,9 +233,16 @@ async fn mutual_tls_refuses_clients_without_a_certificate_from_the_client_ca() {
 
     // No client certificate.
     refused(v.tls_channel(ca, None).await).await;
+    // The server counts the refused handshake in its own task, once the client has seen it.
+    v.refusals
+        .wait_for(RefusalReason::NoClientCertificate, 1)
+        .await;
     // A certificate signed by a CA the server does not trust.
     let rogue = pki.rogue_ca.leaf(&["client"]);
     refused(v.tls_channel(ca, Some(&rogue)).await).await;
+    v.refusals
+        .wait_for(RefusalReason::BadClientCertificate, 1)
+        .await;
 
     // A certificate signed by the client CA: calls succeed, with the token.
     let good = pki.client_ca.leaf(&["client"]);
@@ -243,6 +257,11 @@ async fn mutual_tls_refuses_clients_without_a_certificate_from_the_client_ca() {
     );
     let status = validate(channel, false).await.unwrap_err();
     assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+    assert_eq!(
+        v.refusals
+            .count(move_validator::RefusalReason::MissingToken),
+        1
+    );
     v.shutdown().await;
 }
 

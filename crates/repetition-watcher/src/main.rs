@@ -12,12 +12,12 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {
-    /// NATS server URL.
+    /// NATS server URL, or several separated by commas.
     #[arg(long, env = "NATS_URL", default_value = "nats://127.0.0.1:4222")]
     nats_url: String,
-    /// Token to authenticate to NATS.
-    #[arg(long, env = "NATS_TOKEN", hide_env_values = true)]
-    nats_token: Option<String>,
+    /// NATS credentials and TLS (NATS_TOKEN, NATS_USER, NATS_CREDS, NATS_TLS_CA ...).
+    #[command(flatten)]
+    nats: arbiter_bus::NatsArgs,
     /// JetStream stream of game events (created when missing).
     #[arg(long, env = "REPETITION_WATCHER_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
@@ -73,6 +73,8 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or_else(repetition_watcher::default_holder);
     let lease_ttl = Duration::from_millis(args.lease_ttl_ms);
     repetition_watcher::lease::check(&holder, lease_ttl).context("invalid configuration")?;
+    let nats = args.nats.options(&args.nats_url);
+    nats.validate().context("invalid configuration")?;
     let mut config = ServiceConfig {
         worker,
         leases: None,
@@ -81,10 +83,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let shutdown = shutdown_signal()?;
     let bus = arbiter_bus::JetStreamBus::connect(
-        &arbiter_bus::NatsOptions {
-            url: args.nats_url.clone(),
-            token: args.nats_token.clone(),
-        },
+        &nats,
         Role::Watcher.name(),
         &arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS),
     )

@@ -20,12 +20,13 @@ pub struct ServeArgs {
     /// Address to serve gRPC (shogi.v1.MoveValidator, health, reflection) on.
     #[arg(long, env = "SHOGI_ARBITER_LISTEN", default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
-    /// NATS server URL; without it an embedded in-process bus is used.
+    /// NATS server URL (or several, comma-separated); without it an embedded in-process bus is
+    /// used.
     #[arg(long, env = "NATS_URL")]
     nats_url: Option<String>,
-    /// Token to authenticate to NATS.
-    #[arg(long, env = "NATS_TOKEN", hide_env_values = true)]
-    nats_token: Option<String>,
+    /// NATS credentials and TLS (NATS_TOKEN, NATS_USER, NATS_CREDS, NATS_TLS_CA ...).
+    #[command(flatten)]
+    nats: arbiter_bus::NatsArgs,
     /// JetStream stream of game events (created when missing).
     #[arg(long, env = "SHOGI_ARBITER_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
@@ -45,6 +46,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if args.grace_secs == 0 {
         anyhow::bail!("--grace-secs must be positive");
     }
+    if let Some(url) = &args.nats_url {
+        args.nats
+            .options(url)
+            .validate()
+            .context("invalid configuration")?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -61,10 +68,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         None => Arc::new(MemoryBus::default()),
         Some(url) => Arc::new(
             JetStreamBus::connect(
-                &arbiter_bus::NatsOptions {
-                    url: url.to_owned(),
-                    token: args.nats_token.clone(),
-                },
+                &args.nats.options(url),
                 "shogi-arbiter",
                 &arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS),
             )

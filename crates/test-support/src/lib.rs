@@ -14,6 +14,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+mod secure;
+
+pub use secure::{TestCa, TestPki};
+
 /// How long a server may take to report ready before the test fails. A deadline, not a sleep:
 /// the wait ends as soon as the server's log says it is ready.
 const READY_DEADLINE: Duration = Duration::from_secs(30);
