@@ -14,6 +14,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 pub mod games;
+pub mod play;
 
 /// The path of the workspace binary `name`, built by cargo next to this test.
 ///
