@@ -237,6 +237,10 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
             .filter(|c| c.config.durable_name.is_some())
             .collect();
         durables = durables.max(durable.len());
+        for c in &durable {
+            // The workers never give an event up (deploy/STREAMS.md, max deliver).
+            assert_eq!(c.config.max_deliver, -1, "{}", c.name);
+        }
         let busy: Vec<_> = durable
             .iter()
             .filter(|c| c.num_pending != 0 || c.num_ack_pending != 0)
