@@ -143,6 +143,8 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
             url.clone(),
             "--grace-secs".into(),
             "1".into(),
+            "--stream-replicas".into(),
+            "3".into(),
         ];
         procs.push(Proc::start(
             &format!("validator-{i}"),
@@ -164,6 +166,8 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
                 format!("127.0.0.1:{}", free_port()),
                 "--ack-wait-ms".into(),
                 "1000".into(),
+                "--stream-replicas".into(),
+                "3".into(),
             ];
             procs.push(Proc::start(
                 &format!("{name}-{i}"),

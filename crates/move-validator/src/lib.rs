@@ -62,6 +62,7 @@ pub async fn run(
     let bus = store::Bus::connect(
         &config.nats_url,
         &config.stream,
+        config.stream_replicas,
         config.nats_token.as_deref(),
     )
     .await?;

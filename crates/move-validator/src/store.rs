@@ -50,16 +50,24 @@ pub struct Bus {
 }
 
 impl Bus {
-    /// Connects to NATS and creates the stream if it does not exist (file storage, subjects
-    /// `shogi.game.>`, a 2-minute duplicate window for `Nats-Msg-Id`).
-    pub async fn connect(url: &str, stream_name: &str, token: Option<&str>) -> Result<Bus, Error> {
+    /// Connects to NATS and creates the stream if it does not exist (file storage, `replicas`
+    /// copies, subjects `shogi.game.>`, a 2-minute duplicate window for `Nats-Msg-Id`).
+    pub async fn connect(
+        url: &str,
+        stream_name: &str,
+        replicas: usize,
+        token: Option<&str>,
+    ) -> Result<Bus, Error> {
         let bus = arbiter_bus::JetStreamBus::connect(
             &arbiter_bus::NatsOptions {
                 url: url.to_owned(),
                 token: token.map(str::to_owned),
             },
             "move-validator",
-            &arbiter_bus::StreamSettings::new(stream_name, shogi_proto::STREAM_SUBJECTS),
+            &arbiter_bus::StreamSettings {
+                replicas,
+                ..arbiter_bus::StreamSettings::new(stream_name, shogi_proto::STREAM_SUBJECTS)
+            },
         )
         .await
         .map_err(Error::bus)?;

@@ -21,6 +21,15 @@ struct Args {
     /// JetStream stream of game events (created when missing).
     #[arg(long, env = "REPETITION_WATCHER_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
+    /// Servers that keep a copy of the stream, when this service creates it: 1 on a single
+    /// server, 3 on a NATS cluster (at most 5).
+    #[arg(
+        long,
+        env = "NATS_STREAM_REPLICAS",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u8).range(1..=5)
+    )]
+    stream_replicas: u8,
     /// This instance's index among `--instances`.
     #[arg(long, env = "REPETITION_WATCHER_INSTANCE", default_value_t = 0)]
     instance: u32,
@@ -68,7 +77,10 @@ async fn main() -> anyhow::Result<()> {
             token: args.nats_token.clone(),
         },
         Role::Watcher.name(),
-        &arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS),
+        &arbiter_bus::StreamSettings {
+            replicas: args.stream_replicas.into(),
+            ..arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS)
+        },
     )
     .await
     .context("connect to NATS")?;
