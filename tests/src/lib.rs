@@ -100,6 +100,13 @@ impl Proc {
         }
     }
 
+    /// Whether it was started and has not exited.
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
     /// The process id, while it runs.
     pub fn id(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)

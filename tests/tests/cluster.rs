@@ -256,6 +256,12 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
         assert!(Instant::now() < deadline, "consumers not drained: {busy:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    for p in &mut procs {
+        if !p.is_running() {
+            let log = std::fs::read_to_string(dir.path().join(format!("{}.log", p.name())));
+            panic!("{} exited; its log:\n{}", p.name(), log.unwrap_or_default());
+        }
+    }
     assert!(
         durables >= 4,
         "{durables} durable consumers: the workers did not run"
