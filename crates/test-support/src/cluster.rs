@@ -5,10 +5,12 @@
 //! Each node has its own configuration file and store directory in one temporary directory,
 //! and fixed ports (picked free by binding `127.0.0.1:0` and releasing), so that a restarted
 //! node comes back at the same URL with the same store, as a crashed server in a StatefulSet
-//! does. Readiness is read from the logs, never waited for with a sleep: a node is up when it
-//! says "Server is ready", and the cluster is usable once every running node names the same
-//! running node as its JetStream metadata leader (JetStream refuses to create streams before
-//! that).
+//! does. Readiness is never waited for with a sleep: a node is up when its log says "Server is
+//! ready", and the cluster is usable once every running node's monitoring endpoint answers
+//! `/healthz` with 200 (JetStream is current with the metadata leader) and `/jsz` names the same
+//! running node as that leader (JetStream refuses to create streams before that). Those two are
+//! polled with a deadline. The logs' "new metadata leader" lines are not enough: a restarted
+//! node on a loaded machine was seen to catch up without writing one within 30 seconds.
 
 use crate::{INSTALL_HINT, READY, nats_server_binary};
 use std::io::{BufRead, BufReader};
@@ -29,11 +31,8 @@ const DEADLINE: Duration = Duration::from_secs(30);
 /// The cluster's name (every node's `cluster { name }`).
 const CLUSTER_NAME: &str = "arbiter-test";
 
-/// The log line of the node that won the JetStream metadata election.
-const SELF_LEADER: &str = "Self is new JetStream cluster metadata leader";
-
-/// The log line of a node that learned who won it: `...: <server_name>/<cluster>`.
-const OTHER_LEADER: &str = "JetStream cluster new metadata leader: ";
+/// How often the monitoring endpoints are asked while the cluster settles.
+const POLL: Duration = Duration::from_millis(25);
 
 /// Three `nats-server -js` nodes in one cluster on loopback; every node is killed on drop and
 /// the stores removed.
@@ -48,20 +47,52 @@ pub struct NatsCluster {
 struct Node {
     name: String,
     client_port: u16,
+    monitor_port: u16,
     config: PathBuf,
     child: Option<Child>,
     log: Arc<Log>,
-    /// Where the current run's lines start in `log`: what the node said before a restart is
-    /// no longer its view of the cluster.
-    since: usize,
 }
 
 /// A node's log lines, filled by a thread that drains its stderr.
 impl Node {
-    /// The metadata leader this node reported in its current run.
+    /// The metadata leader this node names, if it is running, JetStream is current with the
+    /// leader (`/healthz` is 200), and it knows one (`/jsz`).
     fn leader(&self) -> Option<String> {
-        self.log.leader(&self.name, self.since)
+        self.child.as_ref()?;
+        let (status, _) = http_get(self.monitor_port, "/healthz")?;
+        if status != 200 {
+            return None;
+        }
+        let (_, jsz) = http_get(self.monitor_port, "/jsz")?;
+        // `"meta_cluster": { "name": ..., "leader": "n1", ... }`: the only "leader" key of
+        // the plain /jsz answer. Read without a JSON parser, to keep this crate's dependencies
+        // to tempfile.
+        let meta = &jsz[jsz.find("\"meta_cluster\"")?..];
+        let after = &meta[meta.find("\"leader\"")? + "\"leader\"".len()..];
+        let value = after
+            .trim_start()
+            .strip_prefix(':')?
+            .trim_start()
+            .strip_prefix('"')?;
+        Some(value[..value.find('"')?].to_owned())
     }
+}
+
+/// `GET path` on the loopback monitoring port: the status code and the body, or `None` when
+/// the server does not answer (not listening yet, or stopped).
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    conn.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(conn, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).ok()?;
+    let status = answer.split_whitespace().nth(1)?.parse().ok()?;
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    Some((status, body))
 }
 
 #[derive(Debug, Default)]
@@ -98,21 +129,6 @@ impl Log {
     fn text(&self) -> String {
         self.lines.lock().expect("log lock").join("\n")
     }
-
-    /// The metadata leader this node last reported since line `since`, if any.
-    fn leader(&self, own_name: &str, since: usize) -> Option<String> {
-        let lines = self.lines.lock().expect("log lock");
-        lines[since.min(lines.len())..].iter().rev().find_map(|l| {
-            if l.contains(SELF_LEADER) {
-                Some(own_name.to_owned())
-            } else {
-                l.split(OTHER_LEADER)
-                    .nth(1)
-                    .and_then(|rest| rest.split('/').next())
-                    .map(|name| name.trim().to_owned())
-            }
-        })
-    }
 }
 
 impl NatsCluster {
@@ -131,8 +147,10 @@ impl NatsCluster {
             .prefix("nats-cluster-test-")
             .tempdir()
             .expect("create a temporary directory for the cluster");
-        let client_ports: Vec<u16> = free_ports(NODES);
-        let route_ports: Vec<u16> = free_ports(NODES);
+        // All at once, so that no two are the same.
+        let ports = free_ports(3 * NODES);
+        let (client_ports, rest) = ports.split_at(NODES);
+        let (route_ports, monitor_ports) = rest.split_at(NODES);
         let routes = route_ports
             .iter()
             .map(|p| format!("nats-route://127.0.0.1:{p}"))
@@ -148,6 +166,7 @@ impl NatsCluster {
                 let text = format!(
                     "server_name: {name}\n\
                      listen: 127.0.0.1:{client}\n\
+                     http: 127.0.0.1:{monitor}\n\
                      jetstream {{ store_dir: {store:?} }}\n\
                      cluster {{\n  \
                        name: {CLUSTER_NAME}\n  \
@@ -155,6 +174,7 @@ impl NatsCluster {
                        routes: [{routes}]\n\
                      }}\n",
                     client = client_ports[i],
+                    monitor = monitor_ports[i],
                     route = route_ports[i],
                     store = store.display().to_string(),
                 );
@@ -162,10 +182,10 @@ impl NatsCluster {
                 Node {
                     name,
                     client_port: client_ports[i],
+                    monitor_port: monitor_ports[i],
                     config,
                     child: None,
                     log: Arc::default(),
-                    since: 0,
                 }
             })
             .collect();
@@ -192,7 +212,8 @@ impl NatsCluster {
         &self.nodes[i].name
     }
 
-    /// The node the running nodes agree is the JetStream metadata leader, if they agree.
+    /// The node every running node names as the JetStream metadata leader while current with
+    /// it (`/healthz`), if they agree and it runs.
     pub fn meta_leader(&self) -> Option<usize> {
         let running: Vec<&Node> = self.nodes.iter().filter(|n| n.child.is_some()).collect();
         let first = running.first()?.leader()?;
@@ -249,7 +270,6 @@ impl NatsCluster {
         let stderr = child.stderr.take().expect("stderr is piped");
         let log = node.log.clone();
         let from = log.len();
-        node.since = from;
         // Drains the pipe for the node's whole life, so that it never blocks on a full pipe.
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -279,27 +299,15 @@ impl NatsCluster {
     /// Waits until the running nodes agree on a running metadata leader.
     fn wait_leader(&self) {
         let deadline = Instant::now() + DEADLINE;
-        // Every node's log is watched in turn; a line on any of them can settle the election.
         while self.meta_leader().is_none() {
             assert!(
                 Instant::now() < deadline,
-                "the NATS cluster elected no JetStream metadata leader within {DEADLINE:?}; \
-                 logs:\n{}",
+                "the NATS cluster has no JetStream metadata leader that every running node is \
+                 current with, within {DEADLINE:?}; logs:\n{}",
                 self.logs()
             );
-            let node = self
-                .nodes
-                .iter()
-                .find(|n| n.child.is_some())
-                .expect("a running node");
-            let seen = node.log.len();
-            // Wakes on the next line of this node's log, or after a short slice, to look at
-            // the other nodes' logs again.
-            let _ = node
-                .log
-                .wait(seen, Instant::now() + Duration::from_millis(50), |lines| {
-                    (!lines.is_empty()).then_some(())
-                });
+            // Polled with a deadline: the monitoring endpoints do not push.
+            std::thread::sleep(POLL);
         }
     }
 
