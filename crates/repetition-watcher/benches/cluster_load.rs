@@ -111,6 +111,8 @@ struct Run {
     /// The same, over the games that ended while `inflight` games were still being played:
     /// without the last `inflight` games, whose verdicts come while the load drains.
     loaded_verdict_p99: Duration,
+    /// Where the Raft leaders were (cluster only).
+    leaders: String,
 }
 
 fn pct(sorted: &[Duration], p: f64) -> Duration {
@@ -273,6 +275,11 @@ async fn run(nats: &Nats, instances: usize, games: &[Vec<String>], inflight: usi
     loaded.sort();
     to_verdict.sort();
     submits.sort();
+    let leaders = if nats.replicas() > 1 {
+        raft_leaders(&sub_client).await
+    } else {
+        String::new()
+    };
     let _ = stop.send(true);
     Run {
         moves_per_sec: submits.len() as f64 / elapsed.as_secs_f64(),
@@ -281,7 +288,35 @@ async fn run(nats: &Nats, instances: usize, games: &[Vec<String>], inflight: usi
         verdict_p50: pct(&to_verdict, 0.5),
         verdict_p99: pct(&to_verdict, 0.99),
         loaded_verdict_p99: pct(&loaded, 0.99),
+        leaders,
     }
+}
+
+/// Where the Raft leaders of the stream and of the durable consumers were in a run, as
+/// `stream n1, impasse-judge-0-of-1 n2, ...`: a slow verdict may depend on them.
+async fn raft_leaders(client: &async_nats::Client) -> String {
+    let js = async_nats::jetstream::new(client.clone());
+    let Ok(mut stream) = js.get_stream(shogi_proto::STREAM).await else {
+        return "stream info unavailable".into();
+    };
+    let leader = |c: Option<async_nats::jetstream::stream::ClusterInfo>| {
+        c.and_then(|c| c.leader).unwrap_or_else(|| "?".into())
+    };
+    let mut out = match stream.info().await {
+        Ok(info) => format!("stream {}", leader(info.cluster.clone())),
+        Err(e) => format!("stream ? ({e})"),
+    };
+    let mut consumers = stream.consumers();
+    let mut found = Vec::new();
+    while let Some(Ok(c)) = consumers.next().await {
+        found.push(format!("{} {}", c.name, leader(c.cluster.clone())));
+    }
+    found.sort();
+    for f in found {
+        out.push_str(", ");
+        out.push_str(&f);
+    }
+    out
 }
 
 /// Game ids unique to a run, so that runs never meet on a stream.
@@ -355,6 +390,9 @@ async fn main() {
                 r.verdict_p99,
                 r.loaded_verdict_p99
             );
+            if !r.leaders.is_empty() {
+                println!("  leaders: {}", r.leaders);
+            }
             results[c].push(r);
             drop(nats);
         }
