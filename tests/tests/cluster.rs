@@ -33,30 +33,42 @@ fn replicated() -> StreamSettings {
     }
 }
 
-/// The node that leads the stream, by its index in `cluster`.
+/// The node that leads the stream, by its index in `cluster`: polled until a running node
+/// leads it (just after a create or a leader's death, the stream may have none for a while).
 async fn stream_leader(js: &async_nats::jetstream::Context, cluster: &Mutex<NatsCluster>) -> usize {
-    let names: Vec<String> = {
+    let running: Vec<(usize, String)> = {
         let c = cluster.lock().unwrap();
-        (0..3).map(|i| c.name(i).to_owned()).collect()
+        (0..3)
+            .filter(|&i| c.is_running(i))
+            .map(|i| (i, c.name(i).to_owned()))
+            .collect()
     };
-    let mut stream = js
-        .get_stream(shogi_proto::STREAM)
-        .await
-        .expect("the stream");
-    let info = stream.info().await.expect("stream info");
-    assert_eq!(info.config.num_replicas, 3, "the stream is R3");
-    let leader = info
-        .cluster
-        .as_ref()
-        .and_then(|c| c.leader.clone())
-        .expect("a replicated stream has a leader");
-    (0..3)
-        .find(|&i| names[i] == leader)
-        .unwrap_or_else(|| panic!("leader {leader} is not a node of the cluster"))
+    let deadline = Instant::now() + VERDICT_DEADLINE;
+    loop {
+        let info = match js.get_stream(shogi_proto::STREAM).await {
+            Ok(mut stream) => stream.info().await.cloned().map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        let leader = match &info {
+            Ok(info) => {
+                assert_eq!(info.config.num_replicas, 3, "the stream is R3");
+                info.cluster.as_ref().and_then(|c| c.leader.clone())
+            }
+            Err(_) => None,
+        };
+        if let Some(&(i, _)) = running.iter().find(|(_, n)| Some(n) == leader.as_ref()) {
+            return i;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no running node leads the stream: {info:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
-/// Kills node `i` on a blocking thread (the kill waits for the others to elect a metadata
-/// leader, reading their logs).
+/// Kills node `i` on a blocking thread (the kill waits until the others agree on a metadata
+/// leader, asking their monitoring endpoints).
 async fn stop(cluster: &Arc<Mutex<NatsCluster>>, i: usize) {
     let cluster = cluster.clone();
     tokio::task::spawn_blocking(move || cluster.lock().unwrap().stop(i))

@@ -693,10 +693,10 @@ mod tests {
         let want = replicas_for(nodes);
         let mut settings = Vec::new();
         for (file, o) in objects {
-            if o["kind"] == "ConfigMap" {
-                if let Some(v) = str_at(o, &format!("/data/{REPLICAS_VAR}")) {
-                    settings.push((file.clone(), v.to_owned()));
-                }
+            if o["kind"] == "ConfigMap"
+                && let Some(v) = str_at(o, &format!("/data/{REPLICAS_VAR}"))
+            {
+                settings.push((file.clone(), v.to_owned()));
             }
             for c in array_at(o, "/spec/template/spec/containers") {
                 for e in array_at(c, "/env") {
