@@ -231,11 +231,13 @@ impl NatsCluster {
 
     /// Kills node `i` (SIGKILL, as a crash or a lost machine: no lame-duck mode, no goodbye to
     /// the routes), then waits until the other two agree on a metadata leader, electing a new
-    /// one if node `i` was it.
+    /// one if node `i` was it, and answer `/healthz` with 200. nats-server's health check
+    /// covers the streams and consumers a node replicates, so this also waits for those that
+    /// node `i` led to elect new leaders: a few seconds.
     ///
     /// # Panics
     ///
-    /// When the others elect no leader within 30 seconds.
+    /// When the others are not healthy with a leader within 30 seconds.
     pub fn stop(&mut self, i: usize) {
         if let Some(mut child) = self.nodes[i].child.take() {
             let _ = child.kill();
