@@ -14,6 +14,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 pub mod games;
+pub mod play;
 
 /// The path of the workspace binary `name`, built by cargo next to this test.
 ///
@@ -97,6 +98,13 @@ impl Proc {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+
+    /// Whether it was started and has not exited.
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
     }
 
     /// The process id, while it runs.

@@ -1,8 +1,8 @@
 //! [`EventBus`] over a NATS JetStream stream.
 
 use crate::{
-    Acker, BusError, Delivery, DurableConfig, EventBus, MESSAGE_TYPE_HEADER, Message, NatsOptions,
-    Outgoing, Published, StreamSettings,
+    Acker, BusError, Delivery, DurableConfig, EventBus, MAX_REPLICAS, MESSAGE_TYPE_HEADER, Message,
+    NatsOptions, Outgoing, Published, StreamSettings,
 };
 use async_nats::jetstream::{
     self, AckKind, consumer,
@@ -22,14 +22,21 @@ pub struct JetStreamBus {
 }
 
 impl JetStreamBus {
-    /// Connects to NATS as `client_name` with `nats` ([`NatsOptions::connect`]), and creates
-    /// the stream `stream` if it does not exist (file storage, a 2-minute duplicate window for
-    /// message ids).
+    /// Connects to NATS as `client_name` with `nats`, and creates the stream `stream` if it
+    /// does not exist (file storage, `stream.replicas` copies, a 2-minute duplicate window for
+    /// message ids). An existing stream is left as it is; if its replica count differs from
+    /// `stream.replicas`, a warning says how to change it.
     pub async fn connect(
         nats: &NatsOptions,
         client_name: &str,
         stream: &StreamSettings,
     ) -> Result<JetStreamBus, BusError> {
+        if !(1..=MAX_REPLICAS).contains(&stream.replicas) {
+            return Err(BusError::Connect(format!(
+                "stream {}: {} replicas is not in 1..={MAX_REPLICAS}",
+                stream.name, stream.replicas
+            )));
+        }
         // Checked, and a refusal by the server an error at once (see `connect.rs`).
         let client = nats.connect(client_name).await?;
         let js = jetstream::new(client);
@@ -67,14 +74,28 @@ async fn open_stream(
         max_age: settings.max_age.unwrap_or_default(),
         ..Default::default()
     };
-    match js.get_or_create_stream(config).await {
-        Ok(stream) => Ok(stream),
+    let replicas = settings.replicas;
+    let stream = match js.get_or_create_stream(config).await {
+        Ok(stream) => stream,
         // Two instances starting together can both find no stream and both create it; the
         // server refuses the second, and the stream is there to take.
         Err(create) => js.get_stream(stream_name).await.map_err(|get| {
             BusError::Connect(format!("stream {stream_name}: {create}; then: {get}"))
-        }),
+        })?,
+    };
+    // Not changed here: two services configured differently would change it back and
+    // forth. Changing it is an operator's decision (deploy/STREAMS.md).
+    let found = stream.cached_info().config.num_replicas;
+    if found != replicas {
+        tracing::warn!(
+            stream = stream_name,
+            replicas = found,
+            configured = replicas,
+            "the stream exists with another replica count and is left so; to change it: \
+             nats stream edit {stream_name} --replicas {replicas}"
+        );
     }
+    Ok(stream)
 }
 
 fn message_type(headers: Option<&async_nats::HeaderMap>) -> Option<String> {
@@ -223,6 +244,10 @@ impl EventBus for JetStreamBus {
                     ack_policy: consumer::AckPolicy::Explicit,
                     ack_wait: config.ack_wait,
                     max_ack_pending: i64::try_from(config.max_ack_pending).unwrap_or(i64::MAX),
+                    // -1: no limit (the server's default, set explicitly).
+                    max_deliver: config
+                        .max_deliver
+                        .map_or(-1, |n| i64::try_from(n.max(1)).unwrap_or(i64::MAX)),
                     deliver_policy: consumer::DeliverPolicy::All,
                     ..Default::default()
                 },

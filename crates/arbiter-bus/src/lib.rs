@@ -208,6 +208,11 @@ pub struct DurableConfig {
     pub ack_wait: Duration,
     /// At most this many deliveries unacknowledged at once.
     pub max_ack_pending: usize,
+    /// At most this many deliveries of one message (0 is taken as 1); after the last, the
+    /// consumer gives the message up and moves on. `None`: no limit, a message not
+    /// acknowledged comes again until it is. (`deploy/STREAMS.md` says why the workers set
+    /// none.)
+    pub max_deliver: Option<u64>,
 }
 
 /// The JetStream stream the bus lives in.
@@ -217,13 +222,17 @@ pub struct StreamSettings {
     pub name: String,
     /// The subjects it stores.
     pub subjects: Vec<String>,
-    /// How many servers keep a copy (1, or 3 on a cluster).
+    /// How many servers keep a copy (1, or 3 on a cluster), at most [`MAX_REPLICAS`]. Used
+    /// when the stream is created; an existing stream keeps its own count.
     pub replicas: usize,
     /// Messages kept per subject, the oldest dropped first; `None`: all.
     pub max_messages_per_subject: Option<i64>,
     /// Messages older than this are dropped; `None`: none is.
     pub max_age: Option<Duration>,
 }
+
+/// The most replicas JetStream allows a stream.
+pub const MAX_REPLICAS: usize = 5;
 
 impl StreamSettings {
     /// The stream `name` over `subjects`, one replica.

@@ -47,6 +47,8 @@ struct Consumer {
     filter: String,
     ack_wait: Duration,
     max_ack_pending: usize,
+    /// Deliveries of one message at most, if limited.
+    max_deliver: Option<u64>,
     /// The next sequence not yet delivered.
     cursor: u64,
     /// Delivered, not acknowledged: sequence -> (redelivery deadline, deliveries so far).
@@ -211,6 +213,7 @@ impl EventBus for MemoryBus {
                     filter: config.filter.clone(),
                     ack_wait: config.ack_wait,
                     max_ack_pending: config.max_ack_pending.max(1),
+                    max_deliver: config.max_deliver.map(|n| n.max(1)),
                     cursor: 1,
                     pending: BTreeMap::new(),
                     acked: Arc::new(tokio::sync::Notify::new()),
@@ -229,6 +232,12 @@ impl EventBus for MemoryBus {
                         let state = lock(&inner.state);
                         let mut c = lock(&consumer);
                         let ack_wait = c.ack_wait;
+                        // Messages delivered as often as allowed are given up, as JetStream
+                        // gives them up (it then publishes a MAX_DELIVERIES advisory).
+                        if let Some(max) = c.max_deliver {
+                            c.pending
+                                .retain(|_, (deadline, n)| *deadline > now || *n < max);
+                        }
                         let due = c
                             .pending
                             .iter()

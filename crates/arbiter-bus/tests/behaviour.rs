@@ -119,6 +119,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus) {
         filter: "shogi.game.*.move".into(),
         ack_wait: Duration::from_secs(1),
         max_ack_pending: 100,
+        max_deliver: None,
     };
     let mut deliveries = bus.consume(&config).await.unwrap();
     let mut seen = Vec::new();
@@ -160,6 +161,46 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus) {
     d.ack().await.unwrap();
 }
 
+/// A limited consumer delivers a message it never gets an ack for `max_deliver` times, then
+/// gives it up and goes on with the next.
+async fn durable_consumers_give_up_after_max_deliver(bus: Bus) {
+    let config = DurableConfig {
+        name: "limited".into(),
+        filter: "shogi.game.*.move".into(),
+        ack_wait: Duration::from_secs(1),
+        max_ack_pending: 100,
+        max_deliver: Some(2),
+    };
+    bus.publish(out("shogi.game.l1.move", "l1", "m"))
+        .await
+        .unwrap();
+    let mut deliveries = bus.consume(&config).await.unwrap();
+    for n in 1..=2 {
+        let d = tokio::time::timeout(WAIT, deliveries.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (d.message.subject.as_str(), d.delivered),
+            ("shogi.game.l1.move", n)
+        );
+    }
+    bus.publish(out("shogi.game.l2.move", "l2", "m"))
+        .await
+        .unwrap();
+    let d = tokio::time::timeout(WAIT, deliveries.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(d.message.subject, "shogi.game.l2.move");
+    d.ack().await.unwrap();
+    // Two ack waits on, the first has not come a third time.
+    let third = tokio::time::timeout(Duration::from_millis(2500), deliveries.next()).await;
+    assert!(third.is_err(), "delivered after max deliver: {third:?}");
+}
+
 #[tokio::test]
 async fn memory_bus_publish_and_read() {
     publish_dedupes_and_guards_sequences(Arc::new(MemoryBus::default())).await;
@@ -192,4 +233,30 @@ async fn jetstream_bus_publish_and_read() {
 async fn jetstream_bus_durable_consumers() {
     let nats = test_support::NatsServer::start();
     durable_consumers_ack_and_redeliver(jetstream(&nats).await).await;
+}
+
+#[tokio::test]
+async fn memory_bus_max_deliver() {
+    durable_consumers_give_up_after_max_deliver(Arc::new(MemoryBus::default())).await;
+}
+
+#[tokio::test]
+async fn jetstream_bus_max_deliver() {
+    let nats = test_support::NatsServer::start();
+    durable_consumers_give_up_after_max_deliver(jetstream(&nats).await).await;
+}
+
+#[tokio::test]
+async fn jetstream_bus_refuses_a_replica_count_jetstream_does_not_allow() {
+    let nats = test_support::NatsServer::start();
+    for replicas in [0, 6] {
+        let settings = arbiter_bus::StreamSettings {
+            replicas,
+            ..arbiter_bus::StreamSettings::new("REPLICAS", "shogi.game.>")
+        };
+        let err = JetStreamBus::connect(&arbiter_bus::NatsOptions::new(nats.url()), "t", &settings)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("not in 1..=5"), "{err}");
+    }
 }

@@ -32,6 +32,15 @@ struct Args {
     /// partitions wait before they are taken over.
     #[arg(long, env = "IMPASSE_JUDGE_LEASE_TTL_MS", default_value_t = 3000)]
     lease_ttl_ms: u64,
+    /// Servers that keep a copy of the stream, when this service creates it: 1 on a single
+    /// server, 3 on a NATS cluster (at most 5).
+    #[arg(
+        long,
+        env = "NATS_STREAM_REPLICAS",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u8).range(1..=5)
+    )]
+    stream_replicas: u8,
     /// This instance's index among `--instances`.
     #[arg(long, env = "IMPASSE_JUDGE_INSTANCE", default_value_t = 0)]
     instance: u32,
@@ -85,11 +94,14 @@ async fn main() -> anyhow::Result<()> {
     let bus = arbiter_bus::JetStreamBus::connect(
         &nats,
         Role::Judge.name(),
-        &arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS),
+        &arbiter_bus::StreamSettings {
+            replicas: args.stream_replicas.into(),
+            ..arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS)
+        },
     )
     .await
     .context("connect to NATS")?;
-    let lease_bus = repetition_watcher::lease::side_streams(&bus, 1)
+    let lease_bus = repetition_watcher::lease::side_streams(&bus, args.stream_replicas.into())
         .await
         .context("create the side streams")?;
     if args.leases {

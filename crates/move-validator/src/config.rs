@@ -11,6 +11,9 @@ pub struct Config {
     pub nats: NatsOptions,
     /// The JetStream stream of game events (created when missing).
     pub stream: String,
+    /// How many servers keep a copy of the stream when it is created: 1, or 3 on a NATS
+    /// cluster; at most [`arbiter_bus::MAX_REPLICAS`].
+    pub stream_replicas: usize,
     /// When set, every MoveValidator call must carry `authorization: Bearer <token>`. Health and
     /// reflection stay open so that probes and grpcurl's listing work without a secret.
     pub auth_token: Option<String>,
@@ -36,6 +39,7 @@ impl std::fmt::Debug for Config {
         f.debug_struct("Config")
             .field("nats", &self.nats)
             .field("stream", &self.stream)
+            .field("stream_replicas", &self.stream_replicas)
             .field("auth_token", &self.auth_token.as_ref().map(|_| "<set>"))
             .field("grace_period", &self.grace_period)
             .field("max_message_bytes", &self.max_message_bytes)
@@ -53,6 +57,7 @@ impl Config {
         Config {
             nats: NatsOptions::new(nats_url),
             stream: shogi_proto::STREAM.to_owned(),
+            stream_replicas: 1,
             auth_token: None,
             grace_period: Duration::from_secs(10),
             max_message_bytes: 64 * 1024,
@@ -80,6 +85,13 @@ impl Config {
             return Err(ConfigError(format!(
                 "stream name {:?} must be letters, digits, '-' or '_'",
                 self.stream
+            )));
+        }
+        if !(1..=arbiter_bus::MAX_REPLICAS).contains(&self.stream_replicas) {
+            return Err(ConfigError(format!(
+                "stream replicas {} is not in 1..={}",
+                self.stream_replicas,
+                arbiter_bus::MAX_REPLICAS
             )));
         }
         if let Some(token) = &self.auth_token
@@ -132,5 +144,10 @@ mod tests {
         let mut c = Config::new("nats://x:1");
         c.auth_token = Some(String::new());
         assert!(c.validate().is_err());
+        for (replicas, ok) in [(0, false), (1, true), (3, true), (5, true), (6, false)] {
+            let mut c = Config::new("nats://x:1");
+            c.stream_replicas = replicas;
+            assert_eq!(c.validate().is_ok(), ok, "{replicas} replicas");
+        }
     }
 }

@@ -60,7 +60,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
     config.validate()?;
-    let bus = store::Bus::connect(&config.nats, &config.stream).await?;
+    let bus = store::Bus::connect(&config.nats, &config.stream, config.stream_replicas).await?;
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let validator = Validator::new(bus, stop_rx, config.max_cached_games);

@@ -24,6 +24,10 @@ struct Args {
     /// JetStream stream of game events (created when missing).
     #[arg(long, env = "MOVE_VALIDATOR_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
+    /// Servers that keep a copy of the stream, when this service creates it: 1 on a single
+    /// server, 3 on a NATS cluster (at most 5).
+    #[arg(long, env = "NATS_STREAM_REPLICAS", default_value_t = 1)]
+    stream_replicas: usize,
     /// Bearer token every MoveValidator call must carry; unset means no authentication.
     #[arg(long, env = "MOVE_VALIDATOR_AUTH_TOKEN", hide_env_values = true)]
     auth_token: Option<String>,
@@ -70,6 +74,7 @@ async fn main() -> anyhow::Result<()> {
     let config = Config {
         nats: args.nats.options(args.nats_url),
         stream: args.stream,
+        stream_replicas: args.stream_replicas,
         auth_token: args.auth_token,
         grace_period: Duration::from_secs(args.grace_secs),
         max_message_bytes: args.max_message_bytes,

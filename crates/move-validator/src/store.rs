@@ -50,13 +50,20 @@ pub struct Bus {
 }
 
 impl Bus {
-    /// Connects to NATS and creates the stream if it does not exist (file storage, subjects
-    /// `shogi.game.>`, a 2-minute duplicate window for `Nats-Msg-Id`).
-    pub async fn connect(nats: &arbiter_bus::NatsOptions, stream_name: &str) -> Result<Bus, Error> {
+    /// Connects to NATS and creates the stream if it does not exist (file storage, `replicas`
+    /// copies, subjects `shogi.game.>`, a 2-minute duplicate window for `Nats-Msg-Id`).
+    pub async fn connect(
+        nats: &arbiter_bus::NatsOptions,
+        stream_name: &str,
+        replicas: usize,
+    ) -> Result<Bus, Error> {
         let bus = arbiter_bus::JetStreamBus::connect(
             nats,
             "move-validator",
-            &arbiter_bus::StreamSettings::new(stream_name, shogi_proto::STREAM_SUBJECTS),
+            &arbiter_bus::StreamSettings {
+                replicas,
+                ..arbiter_bus::StreamSettings::new(stream_name, shogi_proto::STREAM_SUBJECTS)
+            },
         )
         .await
         .map_err(Error::bus)?;

@@ -149,6 +149,9 @@ impl WorkerConfig {
             filter: subject::partition_moves(partition),
             ack_wait: self.ack_wait,
             max_ack_pending: self.max_ack_pending,
+            // No limit: garbage is acknowledged here, so only a failed bus call brings an
+            // event back, and giving it up could lose a verdict (deploy/STREAMS.md).
+            max_deliver: None,
         }
     }
 }

@@ -30,6 +30,15 @@ pub struct ServeArgs {
     /// JetStream stream of game events (created when missing).
     #[arg(long, env = "SHOGI_ARBITER_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
+    /// Servers that keep a copy of the stream, when this service creates it: 1 on a single
+    /// server, 3 on a NATS cluster (at most 5).
+    #[arg(
+        long,
+        env = "NATS_STREAM_REPLICAS",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u8).range(1..=5)
+    )]
+    stream_replicas: u8,
     /// Seconds in-flight calls get to finish after SIGTERM or SIGINT.
     #[arg(long, env = "SHOGI_ARBITER_GRACE_SECS", default_value_t = 10)]
     grace_secs: u64,
@@ -70,7 +79,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             JetStreamBus::connect(
                 &args.nats.options(url),
                 "shogi-arbiter",
-                &arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS),
+                &arbiter_bus::StreamSettings {
+                    replicas: args.stream_replicas.into(),
+                    ..arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS)
+                },
             )
             .await
             .context("connect to NATS")?,

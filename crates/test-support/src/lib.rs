@@ -5,8 +5,15 @@
 //! dropped. Readiness is read from the server's log (its "Server is ready" line), never waited
 //! for with a sleep.
 //!
+//! [`NatsCluster`] runs three of them joined by cluster routes, for replicated (R3) streams and
+//! tests that stop one node under load.
+//!
 //! A test that needs nats-server and cannot find it fails with how to install it; it does not
 //! skip, because a skipped service test is a test that passes silently.
+
+mod cluster;
+
+pub use cluster::NatsCluster;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,451 @@
+//! The arbiter under load on a 3-node NATS cluster ("Run it at scale"): SubmitMove throughput
+//! and latency, and the time from a game's last SubmitMove to its verdict on the bus, with one
+//! and with two instances of each service (validator, watcher, judge), the stream R3.
+//!
+//! Each run starts a fresh cluster (test-support's `NatsCluster`: three nats-server processes
+//! on loopback) and the services in this process, each instance with its own NATS connection
+//! (instance `i` connects to node `i mod 3`) and, for validators, its own gRPC listener. A
+//! single server with an R1 stream and one instance of each is measured too, as the reference
+//! for what replication costs.
+//!
+//! The load is closed-loop: `--inflight` games at once (default 32), each played move by move
+//! (a SubmitMove waits for the answer before the next), games spread round robin over the
+//! validators. The games are random legal games of 100 plies under the `online` rules with a
+//! move cap of 100 plies, so that each ends at its last move with a verdict the impasse-judge
+//! announces (a cap is the judge's ending). Configurations take turns for `--rounds` rounds
+//! (default 3), so that a burst of load from other processes falls on all of them alike; the
+//! table gives the medians of the rounds, and the ratio of two instances to one per round.
+//! "Under load" leaves out the last `--inflight` games of a run, whose verdicts come while the
+//! load drains, to tell a tail that the end of a burst causes from one under steady load.
+//!
+//! `cargo bench -p repetition-watcher --bench cluster_load [-- --games N --inflight K
+//! --rounds R]` (default 200 games, 20,000 moves, per run).
+
+use arbiter_bus::{Bus, JetStreamBus, NatsOptions, StreamSettings};
+use futures::StreamExt;
+use repetition_watcher::{Role, Worker, WorkerConfig};
+use shogi_adjudication::{Game, Ruleset};
+use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
+use shogi_rules::Move;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use test_support::{NatsCluster, NatsServer};
+use tonic::transport::Channel;
+
+const PLIES: usize = 100;
+
+/// How long a verdict may take before the run fails.
+const VERDICT_DEADLINE: Duration = Duration::from_secs(60);
+
+/// SplitMix64: a deterministic source for the random games.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// A random legal game of `PLIES` plies that does not end before its last ply under the
+/// online rules (the cap then ends it there).
+fn random_game(rng: &mut Rng) -> Vec<String> {
+    'again: loop {
+        let mut game = Game::startpos(Ruleset::online());
+        let mut moves: Vec<Move> = Vec::with_capacity(PLIES);
+        while moves.len() < PLIES {
+            let legal = game.position().legal_moves();
+            if legal.is_empty() {
+                continue 'again;
+            }
+            let mv = legal
+                .iter()
+                .copied()
+                .nth(rng.next() as usize % legal.len())
+                .expect("a legal move");
+            if game.play(mv).expect("legal").verdict.is_some() {
+                continue 'again;
+            }
+            moves.push(mv);
+        }
+        return moves.iter().map(Move::to_string).collect();
+    }
+}
+
+/// Where the services' NATS is.
+enum Nats {
+    /// One server, the stream R1.
+    Single(NatsServer),
+    /// Three nodes, the stream R3.
+    Cluster(NatsCluster),
+}
+
+impl Nats {
+    fn url(&self, i: usize) -> String {
+        match self {
+            Nats::Single(s) => s.url().to_owned(),
+            Nats::Cluster(c) => c.url(i % 3),
+        }
+    }
+
+    fn replicas(&self) -> usize {
+        match self {
+            Nats::Single(_) => 1,
+            Nats::Cluster(_) => 3,
+        }
+    }
+}
+
+/// One configuration's result in one round.
+#[derive(Debug, Clone)]
+struct Run {
+    moves_per_sec: f64,
+    submit_p50: Duration,
+    submit_p99: Duration,
+    verdict_p50: Duration,
+    verdict_p99: Duration,
+    /// The same, over the games that ended while `inflight` games were still being played:
+    /// without the last `inflight` games, whose verdicts come while the load drains.
+    loaded_verdict_p99: Duration,
+    /// Where the Raft leaders were (cluster only).
+    leaders: String,
+}
+
+fn pct(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+async fn connect(nats: &Nats, i: usize, name: &str) -> Bus {
+    let settings = StreamSettings {
+        replicas: nats.replicas(),
+        ..StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS)
+    };
+    Arc::new(
+        JetStreamBus::connect(&NatsOptions::new(nats.url(i)), name, &settings)
+            .await
+            .expect("connect to NATS"),
+    )
+}
+
+/// Starts `instances` of each service on `nats`, plays `games`, and measures.
+async fn run(nats: &Nats, instances: usize, games: &[Vec<String>], inflight: usize) -> Run {
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let stopped = || {
+        let mut rx = stop_rx.clone();
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+    };
+    let mut channels = Vec::new();
+    for i in 0..instances {
+        let bus = connect(nats, i, "bench-validator").await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(move_validator::serve(
+            listener,
+            bus,
+            move_validator::ServeOptions::default(),
+            stopped(),
+        ));
+        channels.push(
+            Channel::from_shared(format!("http://{addr}"))
+                .unwrap()
+                .connect_lazy(),
+        );
+    }
+    for role in [Role::Watcher, Role::Judge] {
+        for i in 0..instances {
+            let bus = connect(nats, i + 1, role.name()).await;
+            let mut config = WorkerConfig::new(role);
+            config.instance = i as u32;
+            config.instances = instances as u32;
+            tokio::spawn(Worker::new(bus, config).run(stopped()));
+        }
+    }
+
+    // Verdicts as they reach the bus, by game id.
+    let verdicts: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let (verdict_count_tx, mut verdict_count) = tokio::sync::watch::channel(0usize);
+    let sub_client = async_nats::connect(nats.url(2)).await.unwrap();
+    let mut sub = sub_client.subscribe("shogi.game.*.verdict").await.unwrap();
+    // The subscription is registered once a round trip to the server is done.
+    sub_client.flush().await.unwrap();
+    {
+        let verdicts = verdicts.clone();
+        tokio::spawn(async move {
+            while let Some(m) = sub.next().await {
+                let at = Instant::now();
+                let id = m.subject.split('.').nth(2).unwrap_or_default().to_owned();
+                let n = {
+                    let mut v = verdicts.lock().unwrap();
+                    v.entry(id).or_insert(at);
+                    v.len()
+                };
+                verdict_count_tx.send_replace(n);
+            }
+        });
+    }
+
+    let ruleset = pb::Ruleset {
+        preset: "online".into(),
+        overrides: Some(pb::RulesetOverrides {
+            move_cap: Some(PLIES as u32),
+            cap_mode: pb::CapMode::Plain as i32,
+            ..Default::default()
+        }),
+    };
+    let next_game = Arc::new(AtomicUsize::new(0));
+    let games: Arc<Vec<Vec<String>>> = Arc::new(games.to_vec());
+    let run_id = format!("{:x}", rand_id());
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..inflight)
+        .map(|_| {
+            let (next_game, games, channels) = (next_game.clone(), games.clone(), channels.clone());
+            let (ruleset, run_id) = (ruleset.clone(), run_id.clone());
+            tokio::spawn(async move {
+                let mut submits = Vec::new();
+                let mut last_sent = Vec::new();
+                loop {
+                    let g = next_game.fetch_add(1, Ordering::Relaxed);
+                    if g >= games.len() {
+                        break;
+                    }
+                    let mut client = MoveValidatorClient::new(channels[g % channels.len()].clone());
+                    let id = format!("load-{run_id}-{g}");
+                    client
+                        .create_game(pb::CreateGameRequest {
+                            ruleset: Some(ruleset.clone()),
+                            start: None,
+                            game_id: id.clone(),
+                            strict: false,
+                        })
+                        .await
+                        .expect("create");
+                    for (i, usi) in games[g].iter().enumerate() {
+                        let sent = Instant::now();
+                        let answer = client
+                            .submit_move(pb::SubmitMoveRequest {
+                                game_id: id.clone(),
+                                ply: i as u32 + 1,
+                                usi: usi.clone(),
+                                strict: false,
+                            })
+                            .await
+                            .expect("submit")
+                            .into_inner();
+                        submits.push(sent.elapsed());
+                        assert_eq!(answer.outcome, pb::MoveOutcome::Accepted as i32, "{id}");
+                        if i + 1 == games[g].len() {
+                            last_sent.push((id.clone(), sent));
+                        }
+                    }
+                }
+                (submits, last_sent)
+            })
+        })
+        .collect();
+    let mut submits = Vec::new();
+    let mut last_sent = Vec::new();
+    for t in tasks {
+        let (s, l) = t.await.expect("a client task");
+        submits.extend(s);
+        last_sent.extend(l);
+    }
+    let elapsed = started.elapsed();
+    let _ = tokio::time::timeout(
+        VERDICT_DEADLINE,
+        verdict_count.wait_for(|&n| n >= games.len()),
+    )
+    .await;
+    let verdicts = verdicts.lock().unwrap().clone();
+    assert_eq!(
+        verdicts.len(),
+        games.len(),
+        "every game gets its verdict within {VERDICT_DEADLINE:?}"
+    );
+    last_sent.sort_by_key(|(_, sent)| *sent);
+    let mut to_verdict: Vec<Duration> = last_sent
+        .iter()
+        .map(|(id, sent)| verdicts[id].saturating_duration_since(*sent))
+        .collect();
+    let mut loaded: Vec<Duration> =
+        to_verdict[..to_verdict.len().saturating_sub(inflight).max(1)].to_vec();
+    loaded.sort();
+    to_verdict.sort();
+    submits.sort();
+    let leaders = if nats.replicas() > 1 {
+        raft_leaders(&sub_client).await
+    } else {
+        String::new()
+    };
+    let _ = stop.send(true);
+    Run {
+        moves_per_sec: submits.len() as f64 / elapsed.as_secs_f64(),
+        submit_p50: pct(&submits, 0.5),
+        submit_p99: pct(&submits, 0.99),
+        verdict_p50: pct(&to_verdict, 0.5),
+        verdict_p99: pct(&to_verdict, 0.99),
+        loaded_verdict_p99: pct(&loaded, 0.99),
+        leaders,
+    }
+}
+
+/// Where the Raft leaders of the stream and of the durable consumers were in a run, as
+/// `stream n1, impasse-judge-0-of-1 n2, ...`: a slow verdict may depend on them.
+async fn raft_leaders(client: &async_nats::Client) -> String {
+    let js = async_nats::jetstream::new(client.clone());
+    let Ok(mut stream) = js.get_stream(shogi_proto::STREAM).await else {
+        return "stream info unavailable".into();
+    };
+    let leader = |c: Option<async_nats::jetstream::stream::ClusterInfo>| {
+        c.and_then(|c| c.leader).unwrap_or_else(|| "?".into())
+    };
+    let mut out = match stream.info().await {
+        Ok(info) => format!("stream {}", leader(info.cluster.clone())),
+        Err(e) => format!("stream ? ({e})"),
+    };
+    let mut consumers = stream.consumers();
+    let mut found = Vec::new();
+    while let Some(Ok(c)) = consumers.next().await {
+        found.push(format!("{} {}", c.name, leader(c.cluster.clone())));
+    }
+    found.sort();
+    for f in found {
+        out.push_str(", ");
+        out.push_str(&f);
+    }
+    out
+}
+
+/// Game ids unique to a run, so that runs never meet on a stream.
+fn rand_id() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
+}
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name} {v}: not a number"))
+        })
+        .unwrap_or(default)
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn median_d(xs: impl Iterator<Item = Duration>) -> Duration {
+    let mut xs: Vec<Duration> = xs.collect();
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+#[tokio::main]
+async fn main() {
+    let n_games = arg("--games", 200);
+    let inflight = arg("--inflight", 32);
+    let rounds = arg("--rounds", 3);
+    let mut rng = Rng(0x5EED);
+    let games: Vec<Vec<String>> = (0..n_games).map(|_| random_game(&mut rng)).collect();
+    println!(
+        "{n_games} games of {PLIES} plies per run ({} moves), {inflight} in flight, {rounds} rounds",
+        n_games * PLIES
+    );
+    let configs: [(&str, bool, usize); 3] = [
+        ("1 server, R1, 1 instance each", false, 1),
+        ("3-node cluster, R3, 1 instance each", true, 1),
+        ("3-node cluster, R3, 2 instances each", true, 2),
+    ];
+    let mut results: Vec<Vec<Run>> = vec![Vec::new(); configs.len()];
+    for round in 0..rounds {
+        for (c, &(name, cluster, instances)) in configs.iter().enumerate() {
+            // Fresh servers for every run: no run reads another's events.
+            let nats = if cluster {
+                Nats::Cluster(
+                    tokio::task::spawn_blocking(NatsCluster::start)
+                        .await
+                        .unwrap(),
+                )
+            } else {
+                Nats::Single(NatsServer::start())
+            };
+            let r = run(&nats, instances, &games, inflight).await;
+            println!(
+                "round {} {name}: {:.0} moves/s, SubmitMove p50 {:?} p99 {:?}, last move -> verdict p50 {:?} p99 {:?} (under load p99 {:?})",
+                round + 1,
+                r.moves_per_sec,
+                r.submit_p50,
+                r.submit_p99,
+                r.verdict_p50,
+                r.verdict_p99,
+                r.loaded_verdict_p99
+            );
+            if !r.leaders.is_empty() {
+                println!("  leaders: {}", r.leaders);
+            }
+            results[c].push(r);
+            drop(nats);
+        }
+    }
+    println!(
+        "\n{:<40} {:>9} {:>11} {:>11} {:>12} {:>12} {:>12}",
+        "configuration (median of rounds)",
+        "moves/s",
+        "submit p50",
+        "submit p99",
+        "verdict p50",
+        "verdict p99",
+        "loaded p99"
+    );
+    for (c, (name, _, _)) in configs.iter().enumerate() {
+        let rs = &results[c];
+        println!(
+            "{:<40} {:>9.0} {:>11.1?} {:>11.1?} {:>12.1?} {:>12.1?} {:>12.1?}",
+            name,
+            median(rs.iter().map(|r| r.moves_per_sec).collect()),
+            median_d(rs.iter().map(|r| r.submit_p50)),
+            median_d(rs.iter().map(|r| r.submit_p99)),
+            median_d(rs.iter().map(|r| r.verdict_p50)),
+            median_d(rs.iter().map(|r| r.verdict_p99)),
+            median_d(rs.iter().map(|r| r.loaded_verdict_p99)),
+        );
+    }
+    // The ratios per round (the two configurations ran back to back), then their median.
+    let ratio = |f: &dyn Fn(&Run) -> f64, a: usize, b: usize| {
+        median(
+            results[a]
+                .iter()
+                .zip(&results[b])
+                .map(|(x, y)| f(x) / f(y))
+                .collect(),
+        )
+    };
+    let secs = |d: Duration| d.as_secs_f64();
+    println!(
+        "\ncluster, 2 instances / 1 instance (median of per-round ratios): moves/s {:.2}x, \
+         submit p99 {:.2}x, verdict p99 {:.2}x (under load {:.2}x)",
+        ratio(&|r| r.moves_per_sec, 2, 1),
+        ratio(&|r| secs(r.submit_p99), 2, 1),
+        ratio(&|r| secs(r.verdict_p99), 2, 1),
+        ratio(&|r| secs(r.loaded_verdict_p99), 2, 1),
+    );
+    println!(
+        "cluster R3 / single server R1, 1 instance each: moves/s {:.2}x, submit p99 {:.2}x, \
+         verdict p99 {:.2}x",
+        ratio(&|r| r.moves_per_sec, 1, 0),
+        ratio(&|r| secs(r.submit_p99), 1, 0),
+        ratio(&|r| secs(r.verdict_p99), 1, 0),
+    );
+}

@@ -1,0 +1,391 @@
+//! [`NatsCluster`]: three `nats-server` processes on loopback joined by cluster routes, with
+//! JetStream clustering, so that streams can be replicated (R3) and a node can be stopped and
+//! started again under a running system.
+//!
+//! Each node has its own configuration file and store directory in one temporary directory,
+//! and fixed ports (picked free by binding `127.0.0.1:0` and releasing), so that a restarted
+//! node comes back at the same URL with the same store, as a crashed server in a StatefulSet
+//! does. Readiness is never waited for with a sleep: a node is up when its log says "Server is
+//! ready", and the cluster is usable once every running node's monitoring endpoint answers
+//! `/healthz` with 200 (JetStream is current with the metadata leader) and `/jsz` names the same
+//! running node as that leader (JetStream refuses to create streams before that). Those two are
+//! polled with a deadline. The logs' "new metadata leader" lines are not enough: a restarted
+//! node on a loaded machine was seen to catch up without writing one within 30 seconds.
+
+use crate::{INSTALL_HINT, READY, nats_server_binary};
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How many nodes: the smallest cluster that keeps a quorum (2) with one node down.
+pub const NODES: usize = 3;
+
+/// How long a node, or the cluster's leader election, may take before the test fails. A
+/// deadline, not a sleep: waits end as soon as the logs say so. An election after a node is
+/// killed takes a few seconds (Raft timeouts); on a loaded 2-core machine, more.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// The cluster's name (every node's `cluster { name }`).
+const CLUSTER_NAME: &str = "arbiter-test";
+
+/// How often the monitoring endpoints are asked while the cluster settles.
+const POLL: Duration = Duration::from_millis(25);
+
+/// Three `nats-server -js` nodes in one cluster on loopback; every node is killed on drop and
+/// the stores removed.
+#[derive(Debug)]
+pub struct NatsCluster {
+    bin: PathBuf,
+    nodes: Vec<Node>,
+    dir: tempfile::TempDir,
+}
+
+#[derive(Debug)]
+struct Node {
+    name: String,
+    client_port: u16,
+    monitor_port: u16,
+    config: PathBuf,
+    child: Option<Child>,
+    log: Arc<Log>,
+}
+
+/// A node's log lines, filled by a thread that drains its stderr.
+impl Node {
+    /// The metadata leader this node names, if it is running, JetStream is current with the
+    /// leader (`/healthz` is 200), and it knows one (`/jsz`).
+    fn leader(&self) -> Option<String> {
+        self.child.as_ref()?;
+        let (status, _) = http_get(self.monitor_port, "/healthz")?;
+        if status != 200 {
+            return None;
+        }
+        let (_, jsz) = http_get(self.monitor_port, "/jsz")?;
+        // `"meta_cluster": { "name": ..., "leader": "n1", ... }`: the only "leader" key of
+        // the plain /jsz answer. Read without a JSON parser, to keep this crate's dependencies
+        // to tempfile.
+        let meta = &jsz[jsz.find("\"meta_cluster\"")?..];
+        let after = &meta[meta.find("\"leader\"")? + "\"leader\"".len()..];
+        let value = after
+            .trim_start()
+            .strip_prefix(':')?
+            .trim_start()
+            .strip_prefix('"')?;
+        Some(value[..value.find('"')?].to_owned())
+    }
+}
+
+/// `GET path` on the loopback monitoring port: the status code and the body, or `None` when
+/// the server does not answer (not listening yet, or stopped).
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    conn.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(conn, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).ok()?;
+    let status = answer.split_whitespace().nth(1)?.parse().ok()?;
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    Some((status, body))
+}
+
+#[derive(Debug, Default)]
+struct Log {
+    lines: Mutex<Vec<String>>,
+    grew: Condvar,
+}
+
+impl Log {
+    /// Waits until `f` finds what it wants in the lines from `from` on, or the deadline.
+    fn wait<T>(
+        &self,
+        from: usize,
+        deadline: Instant,
+        f: impl Fn(&[String]) -> Option<T>,
+    ) -> Option<T> {
+        let mut lines = self.lines.lock().expect("log lock");
+        loop {
+            if let Some(found) = f(&lines[from.min(lines.len())..]) {
+                return Some(found);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            lines = self.grew.wait_timeout(lines, left).expect("log lock").0;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.lines.lock().expect("log lock").len()
+    }
+
+    fn text(&self) -> String {
+        self.lines.lock().expect("log lock").join("\n")
+    }
+}
+
+impl NatsCluster {
+    /// Starts three nodes and waits until every one is ready and they agree on a JetStream
+    /// metadata leader, so that a stream with three replicas can be created at once.
+    ///
+    /// The binary is found as [`crate::NatsServer::start`] finds it.
+    ///
+    /// # Panics
+    ///
+    /// When nats-server is not installed (with how to install it), a node does not start, or the
+    /// cluster has no leader within 30 seconds (with the nodes' logs).
+    pub fn start() -> NatsCluster {
+        let bin = nats_server_binary();
+        let dir = tempfile::Builder::new()
+            .prefix("nats-cluster-test-")
+            .tempdir()
+            .expect("create a temporary directory for the cluster");
+        // All at once, so that no two are the same.
+        let ports = free_ports(3 * NODES);
+        let (client_ports, rest) = ports.split_at(NODES);
+        let (route_ports, monitor_ports) = rest.split_at(NODES);
+        let routes = route_ports
+            .iter()
+            .map(|p| format!("nats-route://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let nodes = (0..NODES)
+            .map(|i| {
+                let name = format!("n{i}");
+                let store = dir.path().join(&name);
+                let config = dir.path().join(format!("{name}.conf"));
+                // Every node lists every route, itself included (nats-server skips its own);
+                // one identical list keeps the configuration of the nodes symmetrical.
+                let text = format!(
+                    "server_name: {name}\n\
+                     listen: 127.0.0.1:{client}\n\
+                     http: 127.0.0.1:{monitor}\n\
+                     jetstream {{ store_dir: {store:?} }}\n\
+                     cluster {{\n  \
+                       name: {CLUSTER_NAME}\n  \
+                       listen: 127.0.0.1:{route}\n  \
+                       routes: [{routes}]\n\
+                     }}\n",
+                    client = client_ports[i],
+                    monitor = monitor_ports[i],
+                    route = route_ports[i],
+                    store = store.display().to_string(),
+                );
+                std::fs::write(&config, text).expect("write a node's configuration");
+                Node {
+                    name,
+                    client_port: client_ports[i],
+                    monitor_port: monitor_ports[i],
+                    config,
+                    child: None,
+                    log: Arc::default(),
+                }
+            })
+            .collect();
+        let mut cluster = NatsCluster { bin, nodes, dir };
+        for i in 0..NODES {
+            cluster.spawn(i);
+        }
+        cluster.wait_leader();
+        cluster
+    }
+
+    /// The client URLs of all nodes, running or not, in node order.
+    pub fn urls(&self) -> Vec<String> {
+        (0..NODES).map(|i| self.url(i)).collect()
+    }
+
+    /// The client URL of node `i`, `nats://127.0.0.1:<port>`; the same after a restart.
+    pub fn url(&self, i: usize) -> String {
+        format!("nats://127.0.0.1:{}", self.nodes[i].client_port)
+    }
+
+    /// The `server_name` of node `i` (`n0`, `n1`, `n2`), as JetStream reports peers and leaders.
+    pub fn name(&self, i: usize) -> &str {
+        &self.nodes[i].name
+    }
+
+    /// The node every running node names as the JetStream metadata leader while current with
+    /// it (`/healthz`), if they agree and it runs.
+    pub fn meta_leader(&self) -> Option<usize> {
+        let running: Vec<&Node> = self.nodes.iter().filter(|n| n.child.is_some()).collect();
+        let first = running.first()?.leader()?;
+        let agreed = running
+            .iter()
+            .all(|n| n.leader().as_deref() == Some(first.as_str()));
+        let index = self.nodes.iter().position(|n| n.name == first)?;
+        (agreed && self.nodes[index].child.is_some()).then_some(index)
+    }
+
+    /// Whether node `i` is running.
+    pub fn is_running(&self, i: usize) -> bool {
+        self.nodes[i].child.is_some()
+    }
+
+    /// Kills node `i` (SIGKILL, as a crash or a lost machine: no lame-duck mode, no goodbye to
+    /// the routes), then waits until the other two agree on a metadata leader, electing a new
+    /// one if node `i` was it, and answer `/healthz` with 200. nats-server's health check
+    /// covers the streams and consumers a node replicates, so this also waits for those that
+    /// node `i` led to elect new leaders: a few seconds.
+    ///
+    /// # Panics
+    ///
+    /// When the others are not healthy with a leader within 30 seconds.
+    pub fn stop(&mut self, i: usize) {
+        if let Some(mut child) = self.nodes[i].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.wait_leader();
+    }
+
+    /// Starts node `i` again on the same ports and store, and waits until it is ready and knows
+    /// the cluster's metadata leader.
+    ///
+    /// # Panics
+    ///
+    /// As [`NatsCluster::start`].
+    pub fn restart(&mut self, i: usize) {
+        assert!(self.nodes[i].child.is_none(), "node {i} is running");
+        self.spawn(i);
+        self.wait_leader();
+    }
+
+    /// Spawns node `i` and waits for its "Server is ready".
+    fn spawn(&mut self, i: usize) {
+        let node = &mut self.nodes[i];
+        let mut child = Command::new(&self.bin)
+            .arg("-c")
+            .arg(&node.config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}. {INSTALL_HINT}", self.bin.display()));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let log = node.log.clone();
+        let from = log.len();
+        // Drains the pipe for the node's whole life, so that it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                log.lines.lock().expect("log lock").push(line);
+                log.grew.notify_all();
+            }
+        });
+        let ready = node
+            .log
+            .wait(from, Instant::now() + DEADLINE, |lines| {
+                lines.iter().any(|l| l.contains(READY)).then_some(())
+            })
+            .is_some();
+        if !ready {
+            let _ = child.kill();
+            let status = child.wait();
+            panic!(
+                "nats-server {} did not report ready within {DEADLINE:?} (exit status \
+                 {status:?}); its log:\n{}",
+                node.name,
+                node.log.text()
+            );
+        }
+        node.child = Some(child);
+    }
+
+    /// Waits until the running nodes agree on a running metadata leader.
+    fn wait_leader(&self) {
+        let deadline = Instant::now() + DEADLINE;
+        while self.meta_leader().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the NATS cluster has no JetStream metadata leader that every running node is \
+                 current with, within {DEADLINE:?}; logs:\n{}",
+                self.logs()
+            );
+            // Polled with a deadline: the monitoring endpoints do not push.
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Every node's log so far, for a failure message.
+    pub fn logs(&self) -> String {
+        self.nodes
+            .iter()
+            .map(|n| format!("--- {} ---\n{}", n.name, n.log.text()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The directory holding the nodes' configurations and stores.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for NatsCluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            if let Some(mut child) = node.child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+/// `n` distinct free loopback ports: all bound at once (so that they differ), then released.
+fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a free port"))
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().expect("local address").port())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::net::TcpStream;
+
+    fn greets(port: u16) -> bool {
+        let Ok(mut conn) = TcpStream::connect(("127.0.0.1", port)) else {
+            return false;
+        };
+        let mut greeting = [0u8; 4];
+        conn.read_exact(&mut greeting).is_ok() && &greeting == b"INFO"
+    }
+
+    #[test]
+    fn three_nodes_elect_a_leader_survive_a_stop_and_rejoin() {
+        let mut cluster = NatsCluster::start();
+        assert_eq!(cluster.urls().len(), NODES);
+        let leader = cluster.meta_leader().expect("a leader after start");
+        for i in 0..NODES {
+            assert!(
+                greets(cluster.nodes[i].client_port),
+                "node {i} serves clients"
+            );
+        }
+        // The leader goes: the other two elect one of themselves.
+        cluster.stop(leader);
+        assert!(!greets(cluster.nodes[leader].client_port));
+        let next = cluster.meta_leader().expect("a leader after the stop");
+        assert_ne!(next, leader);
+        // Back on the same port and store, it follows the new leader.
+        cluster.restart(leader);
+        assert!(greets(cluster.nodes[leader].client_port));
+        assert_eq!(cluster.meta_leader(), Some(next));
+        let dir = cluster.dir().to_owned();
+        drop(cluster);
+        assert!(!dir.exists());
+    }
+}

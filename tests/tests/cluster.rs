@@ -1,0 +1,302 @@
+//! The arbiter on a 3-node NATS cluster: the stream replicated on every node (R3), two
+//! instances of each service (the real binaries), and one NATS node killed while the games are
+//! played. JetStream keeps a quorum with two nodes of three, and the clients move to the nodes
+//! left, so every game must still get exactly its one right verdict.
+//!
+//! The services are given one URL, the node that leads the stream: they learn the other two
+//! from the server (the cluster's client URLs, sent in INFO when they connect), and that node
+//! is the one killed, so that the run loses at once the node every client is connected to and
+//! the stream's leader.
+
+use arbiter_bus::{Bus, JetStreamBus, NatsOptions, Outgoing, Published, StreamSettings};
+use arbiter_tests::play::{Clients, play, read};
+use arbiter_tests::{Proc, bin, free_port, games};
+use futures::TryStreamExt;
+use prost::Message as _;
+use shogi_proto::subject;
+use shogi_proto::v1 as pb;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use test_support::NatsCluster;
+use tokio::time::Instant;
+
+const GAMES: usize = 200;
+const IN_FLIGHT: usize = 16;
+const CALL_DEADLINE: Duration = Duration::from_secs(60);
+const VERDICT_DEADLINE: Duration = Duration::from_secs(60);
+
+/// The settings of the arbiter's stream with every node keeping a copy.
+fn replicated() -> StreamSettings {
+    StreamSettings {
+        replicas: 3,
+        ..StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS)
+    }
+}
+
+/// The node that leads the stream, by its index in `cluster`: polled until a running node
+/// leads it (just after a create or a leader's death, the stream may have none for a while).
+async fn stream_leader(js: &async_nats::jetstream::Context, cluster: &Mutex<NatsCluster>) -> usize {
+    let running: Vec<(usize, String)> = {
+        let c = cluster.lock().unwrap();
+        (0..3)
+            .filter(|&i| c.is_running(i))
+            .map(|i| (i, c.name(i).to_owned()))
+            .collect()
+    };
+    let deadline = Instant::now() + VERDICT_DEADLINE;
+    loop {
+        let info = match js.get_stream(shogi_proto::STREAM).await {
+            Ok(mut stream) => stream.info().await.cloned().map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        let leader = match &info {
+            Ok(info) => {
+                assert_eq!(info.config.num_replicas, 3, "the stream is R3");
+                info.cluster.as_ref().and_then(|c| c.leader.clone())
+            }
+            Err(_) => None,
+        };
+        if let Some(&(i, _)) = running.iter().find(|(_, n)| Some(n) == leader.as_ref()) {
+            return i;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no running node leads the stream: {info:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Kills node `i` on a blocking thread (the kill waits until the others agree on a metadata
+/// leader, asking their monitoring endpoints).
+async fn stop(cluster: &Arc<Mutex<NatsCluster>>, i: usize) {
+    let cluster = cluster.clone();
+    tokio::task::spawn_blocking(move || cluster.lock().unwrap().stop(i))
+        .await
+        .expect("stop a node");
+}
+
+/// Appends message `n` to `subject`, expecting the subject's last sequence to be `last`, and
+/// moves `last` to it. Across a leader election a publish can time out without an answer; the
+/// retry with the same message id is stored once, or found to be a duplicate.
+async fn write(bus: &Bus, subject: &str, n: u32, last: &mut u64) {
+    let msg = Outgoing::new(subject, "test", format!("r3:{n}"), "x").expect(*last);
+    match read("publish", VERDICT_DEADLINE, || bus.publish(msg.clone())).await {
+        Published::Stored(seq) | Published::Duplicate(seq) => *last = seq,
+        Published::Conflict => panic!("write {n}: conflict after {last}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replicated_stream_keeps_its_messages_and_takes_writes_with_its_leader_down() {
+    let cluster = Arc::new(Mutex::new(NatsCluster::start()));
+    let seed = cluster.lock().unwrap().url(0);
+    let bus: Bus = Arc::new(
+        JetStreamBus::connect(&NatsOptions::new(&seed), "cluster-test", &replicated())
+            .await
+            .unwrap(),
+    );
+    let js = async_nats::jetstream::new(async_nats::connect(&seed).await.unwrap());
+    let leader = stream_leader(&js, &cluster).await;
+    let subject = subject::moves("r3");
+    let mut last = 0;
+    for n in 0..50 {
+        write(&bus, &subject, n, &mut last).await;
+    }
+    stop(&cluster, leader).await;
+    for n in 50..100 {
+        write(&bus, &subject, n, &mut last).await;
+    }
+    // All hundred, in order, once each, read back from the two nodes left.
+    let mut seq = 0;
+    for n in 0..100 {
+        let m = read("read", VERDICT_DEADLINE, || bus.next(&subject, seq + 1))
+            .await
+            .unwrap_or_else(|| panic!("message {n} is missing"));
+        seq = m.sequence;
+    }
+    assert_eq!(seq, last);
+    assert!(bus.next(&subject, seq + 1).await.unwrap().is_none());
+    let new_leader = stream_leader(&js, &cluster).await;
+    assert_ne!(
+        new_leader, leader,
+        "the stream elected a leader among the nodes left"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
+    let games = games::at_least(GAMES);
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = Arc::new(Mutex::new(NatsCluster::start()));
+    let any = cluster.lock().unwrap().url(0);
+    // The stream, made R3 before the services start (they find it and leave it as it is).
+    JetStreamBus::connect(&NatsOptions::new(&any), "cluster-test", &replicated())
+        .await
+        .unwrap();
+    let js = async_nats::jetstream::new(async_nats::connect(&any).await.unwrap());
+    let doomed = stream_leader(&js, &cluster).await;
+    let url = cluster.lock().unwrap().url(doomed);
+    let bus: Bus = Arc::new(
+        JetStreamBus::connect(&NatsOptions::new(&url), "cluster-test", &replicated())
+            .await
+            .unwrap(),
+    );
+
+    let mut procs = Vec::new();
+    let mut validator_ports = Vec::new();
+    for i in 0..2 {
+        let port = free_port();
+        validator_ports.push(port);
+        let args = vec![
+            "--listen".into(),
+            format!("127.0.0.1:{port}"),
+            "--nats-url".into(),
+            url.clone(),
+            "--grace-secs".into(),
+            "1".into(),
+            "--stream-replicas".into(),
+            "3".into(),
+        ];
+        procs.push(Proc::start(
+            &format!("validator-{i}"),
+            &bin("move-validator"),
+            &args,
+            &dir.path().join(format!("validator-{i}.log")),
+        ));
+    }
+    for name in ["repetition-watcher", "impasse-judge"] {
+        for i in 0..2 {
+            let args = vec![
+                "--nats-url".into(),
+                url.clone(),
+                "--instance".into(),
+                i.to_string(),
+                "--instances".into(),
+                "2".into(),
+                "--health-listen".into(),
+                format!("127.0.0.1:{}", free_port()),
+                "--ack-wait-ms".into(),
+                "1000".into(),
+                "--stream-replicas".into(),
+                "3".into(),
+            ];
+            procs.push(Proc::start(
+                &format!("{name}-{i}"),
+                &bin(name),
+                &args,
+                &dir.path().join(format!("{name}-{i}.log")),
+            ));
+        }
+    }
+    let clients = Clients::new(&validator_ports, CALL_DEADLINE);
+
+    // The node goes once a third of the games are over.
+    let (done_tx, mut done_rx) = tokio::sync::watch::channel(0usize);
+    let stopper = {
+        let cluster = cluster.clone();
+        tokio::spawn(async move {
+            let _ = done_rx.wait_for(|&n| n >= GAMES / 3).await;
+            let at = *done_rx.borrow();
+            let t = Instant::now();
+            stop(&cluster, doomed).await;
+            (at, t.elapsed())
+        })
+    };
+    let started = Instant::now();
+    futures::StreamExt::for_each_concurrent(
+        futures::stream::iter(games.iter().enumerate()),
+        IN_FLIGHT,
+        |(i, g)| {
+            let clients = clients.clone();
+            let done = done_tx.clone();
+            async move {
+                play(&clients, format!("cluster-{i}"), g).await;
+                done.send_modify(|n| *n += 1);
+            }
+        },
+    )
+    .await;
+    let played = started.elapsed();
+    let (stopped_at, election) = stopper.await.unwrap();
+    assert!(
+        stopped_at < games.len(),
+        "the node was killed after the games, not during them"
+    );
+    assert!(!cluster.lock().unwrap().is_running(doomed));
+
+    // Every game gets its verdict...
+    for (i, g) in games.iter().enumerate() {
+        let id = format!("cluster-{i}");
+        let deadline = Instant::now() + VERDICT_DEADLINE;
+        let verdict_subject = subject::verdict(&id);
+        while read(&id, VERDICT_DEADLINE, || bus.last(&verdict_subject))
+            .await
+            .is_none()
+        {
+            assert!(Instant::now() < deadline, "{id} ({}): no verdict", g.source);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    // ...and once every durable consumer has judged everything, exactly one, the right one.
+    // The consumers are listed, not named, so that this does not depend on how the workers
+    // name theirs.
+    let survivor = cluster.lock().unwrap().url((doomed + 1) % 3);
+    let js = async_nats::jetstream::new(async_nats::connect(&survivor).await.unwrap());
+    let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
+    let deadline = Instant::now() + VERDICT_DEADLINE;
+    let mut durables = 0;
+    loop {
+        let infos: Vec<_> = stream.consumers().try_collect().await.unwrap();
+        let durable: Vec<_> = infos
+            .iter()
+            .filter(|c| c.config.durable_name.is_some())
+            .collect();
+        durables = durables.max(durable.len());
+        for c in &durable {
+            // The workers never give an event up (deploy/STREAMS.md, max deliver).
+            assert_eq!(c.config.max_deliver, -1, "{}", c.name);
+        }
+        let busy: Vec<_> = durable
+            .iter()
+            .filter(|c| c.num_pending != 0 || c.num_ack_pending != 0)
+            .map(|c| (&c.name, c.num_pending, c.num_ack_pending))
+            .collect();
+        if busy.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "consumers not drained: {busy:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for p in &mut procs {
+        if !p.is_running() {
+            let log = std::fs::read_to_string(dir.path().join(format!("{}.log", p.name())));
+            panic!("{} exited; its log:\n{}", p.name(), log.unwrap_or_default());
+        }
+    }
+    assert!(
+        durables >= 4,
+        "{durables} durable consumers: the workers did not run"
+    );
+    for (i, g) in games.iter().enumerate() {
+        let id = format!("cluster-{i}");
+        let first = bus.next(&subject::verdict(&id), 1).await.unwrap().unwrap();
+        let again = bus
+            .next(&subject::verdict(&id), first.sequence + 1)
+            .await
+            .unwrap();
+        assert!(again.is_none(), "{id} ({}): two verdicts", g.source);
+        let v = pb::Verdict::decode(first.payload).unwrap();
+        assert_eq!(
+            (v.code, v.winner, v.ply),
+            (g.expected.code, g.expected.winner, g.expected.ply),
+            "{id} ({})",
+            g.source
+        );
+    }
+    eprintln!(
+        "{} games played in {played:?} on 3 NATS nodes, node {doomed} (the stream's leader) \
+         killed after {stopped_at} games; the two nodes left were healthy again {election:?} later",
+        games.len()
+    );
+}
