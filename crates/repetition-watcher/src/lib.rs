@@ -9,5 +9,6 @@
 //! endings it owns.
 
 pub mod pipeline;
+mod telemetry;
 
 pub use pipeline::{Error, Role, ServiceConfig, Stats, Worker, WorkerConfig, run_service};

@@ -21,6 +21,7 @@
 //!   instance with its own durable consumer, so one instance at a time judges a game, with no
 //!   coordination but the bus.
 
+use crate::telemetry;
 use arbiter_bus::{Bus, BusError, Delivery, DurableConfig, Message, Outgoing, Published};
 use futures::StreamExt;
 use move_validator::{result_code_from_pb, ruleset_from_pb, verdict_pb, warning_pb};
@@ -33,7 +34,8 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+use tracing::Instrument as _;
 
 /// What a pipeline service does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,6 +233,8 @@ struct Announcement {
     game_id: String,
     verdict: pb::Verdict,
     after_move: Option<u64>,
+    /// When the bus stored the move that decided it, if one did.
+    decided_at: Option<SystemTime>,
 }
 
 const MAX_FINISHED: usize = 200_000;
@@ -247,13 +251,15 @@ impl Worker {
     /// A worker over `bus`.
     pub fn new(bus: Bus, config: WorkerConfig) -> Worker {
         let (failed_tx, failed_rx) = tokio::sync::mpsc::unbounded_channel();
+        let stats = Arc::new(Stats::default());
+        telemetry::observe(config.role, stats.clone());
         Worker {
             bus,
             config,
             games: HashMap::new(),
             finished: HashSet::new(),
             set_aside: Vec::new(),
-            stats: Arc::new(Stats::default()),
+            stats,
             pending: Vec::new(),
             failed_tx,
             failed_rx,
@@ -304,7 +310,9 @@ impl Worker {
                 };
                 match next {
                     Some(Ok(d)) => {
-                        if let Err(e) = self.handle_in_background(d).await {
+                        let handling =
+                            telemetry::Handling::start(&durable.name, self.config.role, &d);
+                        if let Err(e) = handling.run(self.handle_in_background(d)).await {
                             // Not acknowledged: it comes again after the ack wait.
                             tracing::warn!(role, error = %e, "delivery not judged, will come again");
                         }
@@ -345,7 +353,7 @@ impl Worker {
         }
         let (bus, stats, role) = (self.bus.clone(), self.stats.clone(), self.config.role);
         let failed = self.failed_tx.clone();
-        tokio::spawn(async move {
+        let announcing = async move {
             for a in &pending {
                 if let Err(e) = announce(&bus, &stats, role, a).await {
                     tracing::warn!(game_id = %a.game_id, error = %e, "verdict not announced, will come again");
@@ -356,7 +364,11 @@ impl Worker {
             if let Err(e) = d.ack().await {
                 tracing::warn!(error = %e, "ack failed; the delivery will come again");
             }
-        });
+        };
+        // In the delivery's span and trace context: the verdict continues the move's trace.
+        tokio::spawn(opentelemetry::context::FutureExt::with_current_context(
+            announcing.instrument(tracing::Span::current()),
+        ));
         Ok(())
     }
 
@@ -397,6 +409,7 @@ impl Worker {
             tracing::warn!(subject = %msg.subject, seq = msg.sequence, "not a game log subject");
             return Ok(());
         };
+        telemetry::record_game(&game_id, None);
         if !self.config.owns_game(&game_id) {
             Stats::bump(&self.stats.foreign);
             return Ok(());
@@ -528,6 +541,7 @@ impl Worker {
                             game_id: game_id.to_owned(),
                             verdict: v,
                             after_move: None,
+                            decided_at: None,
                         });
                     }
                 }
@@ -556,6 +570,7 @@ impl Worker {
                 return Ok(Step::Next);
             }
         };
+        telemetry::record_game(game_id, Some(event.ply));
         let expected = state.game.plies() + 1;
         if event.ply != expected {
             garbage(
@@ -603,6 +618,7 @@ impl Worker {
                 game_id: game_id.to_owned(),
                 verdict: message,
                 after_move: Some(m.sequence),
+                decided_at: m.time,
             });
         }
         self.finish(game_id);
@@ -645,6 +661,7 @@ async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Res
     match noticed {
         Published::Stored(_) => {
             Stats::bump(&stats.verdicts);
+            telemetry::verdict_announced(role, code, a.decided_at);
             tracing::info!(game_id, ply, code, ?logged, role = role.name(), "verdict");
         }
         Published::Duplicate(_) | Published::Conflict => {

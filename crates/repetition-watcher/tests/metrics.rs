@@ -1,0 +1,179 @@
+//! The metrics, read from an in-memory exporter after real work: moves by outcome and kind,
+//! call and event handling times, the consumers' lag, events set aside.
+
+mod support;
+
+use arbiter_bus::Outgoing;
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, Metric, MetricData, ResourceMetrics};
+use shogi_proto::v1 as pb;
+use support::{create, eventually, start, submit, telemetry};
+
+/// The data points of `metric` whose attributes include `attrs`: their values summed (counters,
+/// gauges) or their counts summed (histograms).
+fn total(metric: &Metric, attrs: &[(&str, &str)]) -> u64 {
+    let matches = |points: &mut dyn Iterator<Item = &opentelemetry::KeyValue>| {
+        let points: Vec<_> = points.collect();
+        attrs.iter().all(|(k, v)| {
+            points
+                .iter()
+                .any(|kv| kv.key.as_str() == *k && kv.value.to_string() == *v)
+        })
+    };
+    match metric.data() {
+        AggregatedMetrics::U64(MetricData::Sum(sum)) => sum
+            .data_points()
+            .filter(|p| matches(&mut p.attributes()))
+            .map(|p| p.value())
+            .sum(),
+        AggregatedMetrics::U64(MetricData::Gauge(gauge)) => gauge
+            .data_points()
+            .filter(|p| matches(&mut p.attributes()))
+            .map(|p| p.value())
+            .sum(),
+        AggregatedMetrics::F64(MetricData::Histogram(h)) => h
+            .data_points()
+            .filter(|p| matches(&mut p.attributes()))
+            .map(|p| p.count())
+            .sum(),
+        other => panic!("{}: unexpected data {other:?}", metric.name()),
+    }
+}
+
+/// The latest export, after a flush.
+fn exported() -> Vec<ResourceMetrics> {
+    let t = telemetry();
+    t.guard.flush();
+    t.metrics.get_finished_metrics().unwrap()
+}
+
+/// The total of `name`'s data points with `attrs` in the latest export; 0 when there are none.
+fn value(batches: &[ResourceMetrics], name: &str, attrs: &[(&str, &str)]) -> u64 {
+    metric(batches, name).map_or(0, |m| total(m, attrs))
+}
+
+fn metric<'a>(batches: &'a [ResourceMetrics], name: &str) -> Option<&'a Metric> {
+    batches
+        .last()
+        .into_iter()
+        .flat_map(|rm| rm.scope_metrics())
+        .flat_map(|s| s.metrics())
+        .find(|m| m.name() == name)
+}
+
+/// Whether `name` has a data point with `attrs` in the latest export.
+fn has_point(batches: &[ResourceMetrics], name: &str, attrs: &[(&str, &str)]) -> bool {
+    let Some(m) = metric(batches, name) else {
+        return false;
+    };
+    let matching = |a: Vec<&opentelemetry::KeyValue>| {
+        attrs.iter().all(|(k, v)| {
+            a.iter()
+                .any(|kv| kv.key.as_str() == *k && kv.value.to_string() == *v)
+        })
+    };
+    match m.data() {
+        AggregatedMetrics::U64(MetricData::Gauge(g)) => {
+            g.data_points().any(|p| matching(p.attributes().collect()))
+        }
+        AggregatedMetrics::U64(MetricData::Sum(s)) => {
+            s.data_points().any(|p| matching(p.attributes().collect()))
+        }
+        _ => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_counters_say_what_the_pipeline_did() {
+    telemetry();
+    let mut arbiter = start().await;
+    let c = &mut arbiter.client;
+    // `online` rejects an illegal move and the game goes on.
+    create(c, "metered", "online").await;
+    for (ply, usi) in [(1, "7g7f"), (2, "3c3d"), (3, "2g2f")] {
+        let a = submit(c, "metered", ply, usi, None).await;
+        assert_eq!(a.outcome, pb::MoveOutcome::Accepted as i32, "{usi}");
+    }
+    let r = submit(c, "metered", 4, "5e5d", None).await;
+    assert_eq!(r.outcome, pb::MoveOutcome::Rejected as i32);
+    assert_eq!(r.illegal_kind, pb::IllegalKind::Impossible as i32);
+    // An event for a game never created: each worker sets it aside.
+    arbiter
+        .bus
+        .publish(Outgoing::new(
+            "shogi.game.ghost.move",
+            shogi_proto::MOVE_ACCEPTED_TYPE,
+            "ghost:1",
+            Vec::new(),
+        ))
+        .await
+        .unwrap();
+
+    let watcher = [("role", "repetition-watcher")];
+    let judge = [("role", "impasse-judge")];
+    let batches = eventually("the workers' handling of 4 deliveries each", || {
+        let batches = exported();
+        let set_aside = |role| {
+            value(
+                &batches,
+                "shogi.events.set_aside",
+                &[("role", role), ("reason", "unknown_game")],
+            )
+        };
+        let done = value(&batches, "shogi.event.duration", &watcher) >= 4
+            && value(&batches, "shogi.event.duration", &judge) >= 4
+            && set_aside("repetition-watcher") >= 1
+            && set_aside("impasse-judge") >= 1;
+        done.then_some(batches)
+    })
+    .await;
+    let submit_move = |outcome| [("rpc", "SubmitMove"), ("outcome", outcome)];
+    assert_eq!(value(&batches, "shogi.moves", &submit_move("accepted")), 3);
+    assert_eq!(value(&batches, "shogi.moves", &submit_move("rejected")), 1);
+    assert_eq!(
+        value(
+            &batches,
+            "shogi.moves",
+            &[("outcome", "rejected"), ("kind", "impossible")]
+        ),
+        1
+    );
+    // One game created, four moves: five calls timed, four of them SubmitMove, all OK.
+    let calls = [("rpc.method", "SubmitMove"), ("rpc.grpc.status_code", "0")];
+    assert_eq!(value(&batches, "rpc.server.call.duration", &calls), 4);
+    assert_eq!(
+        value(
+            &batches,
+            "rpc.server.call.duration",
+            &[("rpc.method", "CreateGame")]
+        ),
+        1
+    );
+    // The event for no game: set aside once by each worker, and nothing else set aside.
+    for role in ["repetition-watcher", "impasse-judge"] {
+        let set_aside = |reason| {
+            value(
+                &batches,
+                "shogi.events.set_aside",
+                &[("role", role), ("reason", reason)],
+            )
+        };
+        assert_eq!(set_aside("unknown_game"), 1, "{role}");
+        assert_eq!(set_aside("garbage"), 0, "{role}");
+    }
+    // Every delivery told the consumer's lag; the last one, nothing left behind it.
+    let lag = [("consumer", "repetition-watcher-0-of-1")];
+    assert!(has_point(&batches, "shogi.consumer.pending", &lag));
+    assert!(has_point(
+        &batches,
+        "shogi.events.set_aside",
+        &[("role", "impasse-judge"), ("reason", "garbage")]
+    ));
+    assert_eq!(
+        value(
+            &batches,
+            "shogi.consumer.pending",
+            &[("consumer", "repetition-watcher-0-of-1")]
+        ),
+        0
+    );
+}
