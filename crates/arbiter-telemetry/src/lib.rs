@@ -158,13 +158,13 @@ impl std::fmt::Debug for Builder {
 }
 
 impl Builder {
-    /// Logs to standard error, exporters from `config`.
+    /// Logs to standard output, exporters from `config`.
     pub fn new(config: Config) -> Builder {
         Builder {
             config,
             tracer_provider: None,
             meter_provider: None,
-            writer: BoxMakeWriter::new(std::io::stderr),
+            writer: BoxMakeWriter::new(std::io::stdout),
         }
     }
 
@@ -199,7 +199,7 @@ impl Builder {
         self
     }
 
-    /// Log lines go to `writer` instead of standard error.
+    /// Log lines go to `writer` instead of standard output.
     pub fn log_writer<W>(mut self, writer: W) -> Builder
     where
         W: for<'w> MakeWriter<'w> + Send + Sync + 'static,

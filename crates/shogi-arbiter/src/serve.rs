@@ -47,7 +47,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .context("start the async runtime")?;
     runtime.block_on(async {
         // Inside the runtime: the OTLP exporter is a tonic client.
-        let _telemetry = arbiter_telemetry::init(args.telemetry.config("shogi-arbiter"))
+        // Logs on standard error: standard output starts with the address.
+        let _telemetry = arbiter_telemetry::Builder::new(args.telemetry.config("shogi-arbiter"))
+            .log_writer(std::io::stderr)
+            .install()
             .context("set up telemetry")?;
         serve(args).await
     })?;
