@@ -1,5 +1,6 @@
 //! The metrics, read from an in-memory exporter after real work: moves by outcome and kind,
-//! call and event handling times, the consumers' lag, events set aside.
+//! verdicts and their latency, call and event handling times, the consumers' lag (down to 0
+//! once everything is handled), events set aside.
 
 mod support;
 
@@ -96,6 +97,19 @@ async fn the_counters_say_what_the_pipeline_did() {
     let r = submit(c, "metered", 4, "5e5d", None).await;
     assert_eq!(r.outcome, pb::MoveOutcome::Rejected as i32);
     assert_eq!(r.illegal_kind, pb::IllegalKind::Impossible as i32);
+    // A game to its verdict: the kings walk out and back until the start position occurs a
+    // fourth time, which the watcher announces.
+    create(c, "metered-end", "jsa").await;
+    let shuffle = ["5i4h", "5a4b", "4h5i", "4b5a"];
+    let mut ended = false;
+    for ply in 1..=16u32 {
+        let a = submit(c, "metered-end", ply, shuffle[(ply as usize - 1) % 4], None).await;
+        if a.verdict.is_some() {
+            ended = true;
+            break;
+        }
+    }
+    assert!(ended, "a repetition within 16 plies");
     // An event for a game never created: each worker sets it aside.
     arbiter
         .bus
@@ -109,6 +123,7 @@ async fn the_counters_say_what_the_pipeline_did() {
         .unwrap();
 
     let watcher = [("role", "repetition-watcher")];
+    let lag = [("consumer", "repetition-watcher-0-of-1")];
     let judge = [("role", "impasse-judge")];
     let batches = eventually("the workers' handling of 4 deliveries each", || {
         let batches = exported();
@@ -121,13 +136,25 @@ async fn the_counters_say_what_the_pipeline_did() {
         };
         let done = value(&batches, "shogi.event.duration", &watcher) >= 4
             && value(&batches, "shogi.event.duration", &judge) >= 4
+            && value(&batches, "shogi.verdicts", &[("code", "repetition")]) >= 1
+            // The verdict's copy in the log may come after the ghost: wait for the lag to be 0.
+            && has_point(&batches, "shogi.consumer.pending", &lag)
+            && value(&batches, "shogi.consumer.pending", &lag) == 0
             && set_aside("repetition-watcher") >= 1
             && set_aside("impasse-judge") >= 1;
         done.then_some(batches)
     })
     .await;
     let submit_move = |outcome| [("rpc", "SubmitMove"), ("outcome", outcome)];
-    assert_eq!(value(&batches, "shogi.moves", &submit_move("accepted")), 3);
+    let repetition_plies = value(
+        &batches,
+        "rpc.server.call.duration",
+        &[("rpc.method", "SubmitMove")],
+    ) - 4;
+    assert_eq!(
+        value(&batches, "shogi.moves", &submit_move("accepted")),
+        3 + repetition_plies
+    );
     assert_eq!(value(&batches, "shogi.moves", &submit_move("rejected")), 1);
     assert_eq!(
         value(
@@ -137,14 +164,32 @@ async fn the_counters_say_what_the_pipeline_did() {
         ),
         1
     );
-    // One game created, four moves: five calls timed, four of them SubmitMove, all OK.
+    // Two games created, every move's call timed and OK.
     let calls = [("rpc.method", "SubmitMove"), ("rpc.grpc.status_code", "0")];
-    assert_eq!(value(&batches, "rpc.server.call.duration", &calls), 4);
+    assert_eq!(
+        value(&batches, "rpc.server.call.duration", &calls),
+        4 + repetition_plies
+    );
     assert_eq!(
         value(
             &batches,
             "rpc.server.call.duration",
             &[("rpc.method", "CreateGame")]
+        ),
+        2
+    );
+    // The repetition, announced once, by the watcher, its latency measured.
+    let repetition = [("code", "repetition"), ("service", "repetition-watcher")];
+    assert_eq!(value(&batches, "shogi.verdicts", &repetition), 1);
+    assert_eq!(
+        value(&batches, "shogi.verdicts", &[("code", "repetition")]),
+        1
+    );
+    assert_eq!(
+        value(
+            &batches,
+            "shogi.verdict.latency",
+            &[("code", "repetition"), ("role", "repetition-watcher")]
         ),
         1
     );
@@ -160,20 +205,10 @@ async fn the_counters_say_what_the_pipeline_did() {
         assert_eq!(set_aside("unknown_game"), 1, "{role}");
         assert_eq!(set_aside("garbage"), 0, "{role}");
     }
-    // Every delivery told the consumer's lag; the last one, nothing left behind it.
-    let lag = [("consumer", "repetition-watcher-0-of-1")];
-    assert!(has_point(&batches, "shogi.consumer.pending", &lag));
+    // A garbage count is reported even when none was seen.
     assert!(has_point(
         &batches,
         "shogi.events.set_aside",
         &[("role", "impasse-judge"), ("reason", "garbage")]
     ));
-    assert_eq!(
-        value(
-            &batches,
-            "shogi.consumer.pending",
-            &[("consumer", "repetition-watcher-0-of-1")]
-        ),
-        0
-    );
 }
