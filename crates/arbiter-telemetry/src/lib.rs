@@ -36,6 +36,10 @@ use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer};
 
+/// The longest one export to the collector may take, so that a collector that does not answer
+/// holds up neither the exporters nor a shutdown for long.
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -121,17 +125,24 @@ impl Guard {
 }
 
 impl Drop for Guard {
+    /// Flushes and shuts both exporters down side by side, each bounded by the export timeout,
+    /// so that a shutdown waits for a silent collector about [`EXPORT_TIMEOUT`], not twice.
     fn drop(&mut self) {
-        if let Some(p) = self.tracer_provider.take()
-            && let Err(e) = p.shutdown()
-        {
-            eprintln!("telemetry: span exporter shutdown: {e}");
-        }
-        if let Some(p) = self.meter_provider.take()
-            && let Err(e) = p.shutdown()
-        {
-            eprintln!("telemetry: metric exporter shutdown: {e}");
-        }
+        let (tracer, meter) = (self.tracer_provider.take(), self.meter_provider.take());
+        std::thread::scope(|scope| {
+            if let Some(p) = meter {
+                scope.spawn(move || {
+                    if let Err(e) = p.shutdown() {
+                        eprintln!("telemetry: metric exporter shutdown: {e}");
+                    }
+                });
+            }
+            if let Some(p) = tracer
+                && let Err(e) = p.shutdown_with_timeout(EXPORT_TIMEOUT + Duration::from_secs(1))
+            {
+                eprintln!("telemetry: span exporter shutdown: {e}");
+            }
+        });
     }
 }
 
@@ -215,6 +226,7 @@ impl Builder {
                 let exporter = opentelemetry_otlp::SpanExporter::builder()
                     .with_tonic()
                     .with_endpoint(endpoint.clone())
+                    .with_timeout(EXPORT_TIMEOUT)
                     .build()?;
                 self = self.span_exporter(exporter);
             }
@@ -222,6 +234,7 @@ impl Builder {
                 let exporter = opentelemetry_otlp::MetricExporter::builder()
                     .with_tonic()
                     .with_endpoint(endpoint)
+                    .with_timeout(EXPORT_TIMEOUT)
                     .build()?;
                 self = self.metric_exporter(exporter);
             }
