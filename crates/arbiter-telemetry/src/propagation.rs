@@ -105,13 +105,6 @@ pub fn within<F: Future>(
     work.instrument(span).with_context(parent)
 }
 
-/// The trace id of `span` in hex, when OpenTelemetry traces it (for logs and tests).
-pub fn trace_id(span: &tracing::Span) -> Option<String> {
-    let cx = span.context();
-    let sc = cx.span().span_context().clone();
-    sc.is_valid().then(|| sc.trace_id().to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
