@@ -4,6 +4,7 @@
 //! the same store directory. Every game must get exactly its one right verdict.
 
 use arbiter_bus::{Bus, JetStreamBus};
+use arbiter_tests::play::{Clients, play, read};
 use arbiter_tests::{Nats, Proc, bin, free_port, games};
 use prost::Message as _;
 use shogi_proto::subject;
@@ -18,108 +19,6 @@ const GAMES: usize = 200;
 const IN_FLIGHT: usize = 16;
 const CALL_DEADLINE: Duration = Duration::from_secs(60);
 const VERDICT_DEADLINE: Duration = Duration::from_secs(90);
-
-#[derive(Clone)]
-struct Clients(Vec<MoveValidatorClient<Channel>>);
-
-impl Clients {
-    /// Calls `f` on one validator, then the other, until it answers something other than a
-    /// transient failure (the instance or the bus down), within a deadline.
-    async fn call<T, F, Fut>(&self, what: &str, mut f: F) -> Result<T, tonic::Status>
-    where
-        F: FnMut(MoveValidatorClient<Channel>) -> Fut,
-        Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
-    {
-        let deadline = Instant::now() + CALL_DEADLINE;
-        let mut i = 0;
-        loop {
-            let client = self.0[i % self.0.len()].clone();
-            match f(client).await {
-                Ok(r) => return Ok(r.into_inner()),
-                Err(s)
-                    if matches!(
-                        s.code(),
-                        tonic::Code::Unavailable
-                            | tonic::Code::Unknown
-                            | tonic::Code::Internal
-                            | tonic::Code::Aborted
-                            | tonic::Code::Cancelled
-                            | tonic::Code::DeadlineExceeded
-                    ) =>
-                {
-                    assert!(Instant::now() < deadline, "{what}: still failing: {s}");
-                    i += 1;
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                Err(s) => return Err(s),
-            }
-        }
-    }
-}
-
-async fn play(clients: &Clients, id: String, game: &games::Scripted) {
-    let create = pb::CreateGameRequest {
-        ruleset: Some(game.ruleset.clone()),
-        start: Some(pb::StartPosition {
-            start: Some(pb::start_position::Start::Sfen(game.start_sfen.clone())),
-        }),
-        game_id: id.clone(),
-        strict: false,
-    };
-    clients
-        .call(&id, |mut c| {
-            let r = create.clone();
-            async move { c.create_game(r).await }
-        })
-        .await
-        .unwrap_or_else(|s| panic!("{id} ({}): create: {s}", game.source));
-    for (i, usi) in game.moves.iter().enumerate() {
-        let req = pb::SubmitMoveRequest {
-            game_id: id.clone(),
-            ply: i as u32 + 1,
-            usi: usi.clone(),
-            strict: false,
-        };
-        let answer = clients
-            .call(&id, |mut c| {
-                let r = req.clone();
-                async move { c.submit_move(r).await }
-            })
-            .await
-            .unwrap_or_else(|s| panic!("{id} ({}) ply {}: {s}", game.source, i + 1));
-        let last = i + 1 == game.moves.len();
-        let expected = if last && game.forfeit_last {
-            pb::MoveOutcome::Forfeited
-        } else {
-            pb::MoveOutcome::Accepted
-        };
-        assert_eq!(
-            answer.outcome,
-            expected as i32,
-            "{id} ({}) ply {}",
-            game.source,
-            i + 1
-        );
-    }
-}
-
-/// Retries a bus read through a nats-server restart.
-async fn read<T, F, Fut>(what: &str, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, arbiter_bus::BusError>>,
-{
-    let deadline = Instant::now() + VERDICT_DEADLINE;
-    loop {
-        match f().await {
-            Ok(v) => return v,
-            Err(e) => {
-                assert!(Instant::now() < deadline, "{what}: {e}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
@@ -202,20 +101,7 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
             ));
         }
     }
-    let clients = Clients(
-        validator_ports
-            .iter()
-            .map(|p| {
-                MoveValidatorClient::new(
-                    Endpoint::from_shared(format!("http://127.0.0.1:{p}"))
-                        .unwrap()
-                        .connect_timeout(Duration::from_secs(1))
-                        .timeout(Duration::from_secs(10))
-                        .connect_lazy(),
-                )
-            })
-            .collect(),
-    );
+    let clients = Clients::new(&validator_ports, CALL_DEADLINE);
 
     // Chaos, on a thread of its own: every 250 ms one instance is killed and restarted, in
     // turn; once, nats-server is killed and restarted on the same store.
@@ -270,7 +156,7 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
         let deadline = Instant::now() + VERDICT_DEADLINE;
         loop {
             let verdict_subject = subject::verdict(&id);
-            let last = read(&id, || bus.last(&verdict_subject)).await;
+            let last = read(&id, VERDICT_DEADLINE, || bus.last(&verdict_subject)).await;
             if last.is_some() {
                 break;
             }

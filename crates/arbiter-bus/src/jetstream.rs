@@ -104,12 +104,62 @@ fn message_type(headers: Option<&async_nats::HeaderMap>) -> Option<String> {
         .map(|v| v.as_str().to_owned())
 }
 
+/// The headers a message was published with, without the bus's own, in name order.
+fn headers(headers: Option<&async_nats::HeaderMap>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = headers
+        .into_iter()
+        .flat_map(|h| h.iter())
+        .filter(|(name, _)| {
+            let name: &str = name.as_ref();
+            !name.starts_with("Nats-") && name != MESSAGE_TYPE_HEADER
+        })
+        .flat_map(|(name, values)| {
+            values
+                .iter()
+                .map(move |v| (name.to_string(), v.as_str().to_owned()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 fn from_raw(m: jetstream::message::StreamMessage) -> Message {
     Message {
         subject: m.subject.to_string(),
         sequence: m.sequence,
         message_type: message_type(Some(&m.headers)),
+        headers: headers(Some(&m.headers)),
+        time: Some(m.time.into()),
         payload: m.payload,
+    }
+}
+
+impl JetStreamBus {
+    /// Publishes `out` (a publish, without its span).
+    async fn store(&self, out: Outgoing) -> Result<Published, BusError> {
+        let mut msg = PublishMessage::build()
+            .payload(out.payload)
+            .message_id(out.msg_id.as_str())
+            .header(MESSAGE_TYPE_HEADER, out.message_type);
+        for (k, v) in &out.headers {
+            msg = msg.header(k.as_str(), v.as_str());
+        }
+        if let Some(seq) = out.expected_subject_seq {
+            msg = msg.expected_last_subject_sequence(seq);
+        }
+        let ack = match self.js.send_publish(out.subject, msg).await {
+            Ok(future) => future.await,
+            Err(e) => Err(e),
+        };
+        match ack {
+            Ok(ack) if ack.duplicate => Ok(Published::Duplicate(ack.sequence)),
+            Ok(ack) => Ok(Published::Stored(ack.sequence)),
+            Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => Ok(Published::Conflict),
+            Err(e) => Err(BusError::Publish {
+                msg_id: out.msg_id,
+                reason: e.to_string(),
+            }),
+        }
     }
 }
 
@@ -134,29 +184,7 @@ impl Acker for JsAcker {
 #[async_trait::async_trait]
 impl EventBus for JetStreamBus {
     async fn publish(&self, out: Outgoing) -> Result<Published, BusError> {
-        let mut msg = PublishMessage::build()
-            .payload(out.payload)
-            .message_id(out.msg_id.as_str())
-            .header(MESSAGE_TYPE_HEADER, out.message_type);
-        for (k, v) in &out.headers {
-            msg = msg.header(k.as_str(), v.as_str());
-        }
-        if let Some(seq) = out.expected_subject_seq {
-            msg = msg.expected_last_subject_sequence(seq);
-        }
-        let ack = match self.js.send_publish(out.subject, msg).await {
-            Ok(future) => future.await,
-            Err(e) => Err(e),
-        };
-        match ack {
-            Ok(ack) if ack.duplicate => Ok(Published::Duplicate(ack.sequence)),
-            Ok(ack) => Ok(Published::Stored(ack.sequence)),
-            Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => Ok(Published::Conflict),
-            Err(e) => Err(BusError::Publish {
-                msg_id: out.msg_id,
-                reason: e.to_string(),
-            }),
-        }
+        crate::traced_publish(out, |out| self.store(out)).await
     }
 
     async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
@@ -210,11 +238,13 @@ impl EventBus for JetStreamBus {
         Ok(messages
             .map(move |m| match m {
                 Ok(m) => {
-                    let sequence = m.info().map(|i| i.stream_sequence).unwrap_or_default();
+                    let info = m.info().ok();
                     Ok(Message {
                         subject: m.subject.to_string(),
-                        sequence,
+                        sequence: info.as_ref().map(|i| i.stream_sequence).unwrap_or_default(),
                         message_type: message_type(m.headers.as_ref()),
+                        headers: headers(m.headers.as_ref()),
+                        time: info.map(|i| i.published.into()),
                         payload: m.payload.clone(),
                     })
                 }
@@ -259,19 +289,23 @@ impl EventBus for JetStreamBus {
         Ok(messages
             .map(move |m| match m {
                 Ok(m) => {
-                    let (sequence, delivered) = m
-                        .info()
-                        .map(|i| (i.stream_sequence, i.delivered.max(1) as u64))
-                        .unwrap_or((0, 1));
+                    let info = m.info().ok();
+                    let (sequence, delivered, pending) = info
+                        .as_ref()
+                        .map(|i| (i.stream_sequence, i.delivered.max(1) as u64, i.pending))
+                        .unwrap_or((0, 1, 0));
                     let message = Message {
                         subject: m.subject.to_string(),
                         sequence,
                         message_type: message_type(m.headers.as_ref()),
+                        headers: headers(m.headers.as_ref()),
+                        time: info.map(|i| i.published.into()),
                         payload: m.payload.clone(),
                     };
                     Ok(Delivery {
                         message,
                         delivered,
+                        pending,
                         acker: Box::new(JsAcker(m)),
                     })
                 }

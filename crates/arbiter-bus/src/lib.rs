@@ -21,6 +21,10 @@
 //!
 //! Sequences are stream sequences: one counter for the whole stream, so a subject's messages
 //! have increasing, not consecutive, sequences.
+//!
+//! Every publish runs in a `publish` span (a producer span) whose W3C trace context is written
+//! into the message's headers, and every stored message gives back the headers it was published
+//! with, so that its consumers continue the publisher's trace.
 
 #[cfg(feature = "clap")]
 mod args;
@@ -36,8 +40,10 @@ pub use memory::MemoryBus;
 
 use bytes::Bytes;
 use futures::stream::BoxStream;
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+use tracing::Instrument as _;
 
 /// A bus shared by the tasks of a process.
 pub type Bus = Arc<dyn EventBus>;
@@ -111,7 +117,8 @@ pub struct Outgoing {
     pub msg_id: String,
     /// The subject's expected last sequence (0: the subject must be empty), or none.
     pub expected_subject_seq: Option<u64>,
-    /// Extra headers (the trace context).
+    /// Extra headers. The publish writes the current trace context (`traceparent`,
+    /// `tracestate`) here, replacing any.
     pub headers: Vec<(String, String)>,
     /// The encoded message.
     pub payload: Bytes,
@@ -162,6 +169,11 @@ pub struct Message {
     pub sequence: u64,
     /// Its [`MESSAGE_TYPE_HEADER`], if it has one.
     pub message_type: Option<String>,
+    /// The headers it was published with ([`Outgoing::headers`]), without the bus's own
+    /// (`Nats-*`, [`MESSAGE_TYPE_HEADER`]), in name order.
+    pub headers: Vec<(String, String)>,
+    /// When the bus stored it (the server's clock for JetStream), if the bus says.
+    pub time: Option<SystemTime>,
     /// The encoded message.
     pub payload: Bytes,
 }
@@ -172,6 +184,9 @@ pub struct Delivery {
     pub message: Message,
     /// How many times it has been delivered, 1 the first time.
     pub delivered: u64,
+    /// How many messages matching the consumer's filter were stored and not yet delivered
+    /// when this one was delivered: the consumer's lag.
+    pub pending: u64,
     acker: Box<dyn Acker>,
 }
 
@@ -180,6 +195,7 @@ impl std::fmt::Debug for Delivery {
         f.debug_struct("Delivery")
             .field("message", &self.message)
             .field("delivered", &self.delivered)
+            .field("pending", &self.pending)
             .finish_non_exhaustive()
     }
 }
@@ -271,6 +287,37 @@ pub trait EventBus: Send + Sync + std::fmt::Debug {
         &self,
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError>;
+}
+
+/// Runs `store` (an implementation's publish) in a `publish` span whose trace context is
+/// written into the message's headers first, and records on the span what the publish did.
+async fn traced_publish<F, Fut>(mut out: Outgoing, store: F) -> Result<Published, BusError>
+where
+    F: FnOnce(Outgoing) -> Fut,
+    Fut: Future<Output = Result<Published, BusError>>,
+{
+    let span = tracing::info_span!(
+        "publish",
+        otel.kind = "producer",
+        messaging.system = "nats",
+        messaging.destination.name = %out.subject,
+        messaging.message.id = %out.msg_id,
+        outcome = tracing::field::Empty,
+    );
+    async move {
+        arbiter_telemetry::propagation::inject(&mut out.headers);
+        let published = store(out).await;
+        let outcome = match &published {
+            Ok(Published::Stored(_)) => "stored",
+            Ok(Published::Duplicate(_)) => "duplicate",
+            Ok(Published::Conflict) => "conflict",
+            Err(_) => "error",
+        };
+        tracing::Span::current().record("outcome", outcome);
+        published
+    }
+    .instrument(span)
+    .await
 }
 
 /// Whether `subject` matches the NATS subject `filter` (`*`: one token, `>`: the rest).

@@ -51,6 +51,9 @@ struct Consumer {
     max_deliver: Option<u64>,
     /// The next sequence not yet delivered.
     cursor: u64,
+    /// Messages matching the filter at or after the cursor (kept by every publish, so that a
+    /// delivery tells the lag without a scan).
+    backlog: u64,
     /// Delivered, not acknowledged: sequence -> (redelivery deadline, deliveries so far).
     pending: BTreeMap<u64, (Instant, u64)>,
     /// Woken by each ack, so that a consumer at its pending limit goes on at once.
@@ -90,6 +93,61 @@ impl MemoryBus {
     }
 }
 
+impl MemoryBus {
+    /// Stores `out` (a publish, without its span).
+    fn store(&self, out: Outgoing) -> Result<Published, BusError> {
+        let now = Instant::now();
+        let mut state = lock(&self.inner.state);
+        let window = self.inner.duplicate_window;
+        if let Some(&(seq, at)) = state.msg_ids.get(&out.msg_id)
+            && now.duration_since(at) < window
+        {
+            return Ok(Published::Duplicate(seq));
+        }
+        if let Some(expected) = out.expected_subject_seq {
+            let last = state
+                .by_subject
+                .get(&out.subject)
+                .and_then(|s| s.last().copied())
+                .unwrap_or(0);
+            if last != expected {
+                return Ok(Published::Conflict);
+            }
+        }
+        let seq = state.log.len() as u64 + 1;
+        if state.msg_ids.len() > 4096 && state.msg_ids.len().is_power_of_two() {
+            state
+                .msg_ids
+                .retain(|_, (_, at)| now.duration_since(*at) < window);
+        }
+        state.msg_ids.insert(out.msg_id, (seq, now));
+        state
+            .by_subject
+            .entry(out.subject.clone())
+            .or_default()
+            .push(seq);
+        for consumer in state.consumers.values() {
+            let mut c = lock(consumer);
+            if subject_matches(&c.filter, &out.subject) {
+                c.backlog += 1;
+            }
+        }
+        let mut headers = out.headers;
+        headers.sort();
+        state.log.push(Message {
+            subject: out.subject,
+            sequence: seq,
+            message_type: Some(out.message_type.to_owned()),
+            headers,
+            time: Some(std::time::SystemTime::now()),
+            payload: out.payload,
+        });
+        drop(state);
+        self.inner.last_seq.send_replace(seq);
+        Ok(Published::Stored(seq))
+    }
+}
+
 impl State {
     fn next(&self, filter: &str, from_seq: u64) -> Option<&Message> {
         let from = from_seq.max(1);
@@ -123,45 +181,7 @@ impl Acker for MemAcker {
 #[async_trait::async_trait]
 impl EventBus for MemoryBus {
     async fn publish(&self, out: Outgoing) -> Result<Published, BusError> {
-        let now = Instant::now();
-        let mut state = lock(&self.inner.state);
-        let window = self.inner.duplicate_window;
-        if let Some(&(seq, at)) = state.msg_ids.get(&out.msg_id)
-            && now.duration_since(at) < window
-        {
-            return Ok(Published::Duplicate(seq));
-        }
-        if let Some(expected) = out.expected_subject_seq {
-            let last = state
-                .by_subject
-                .get(&out.subject)
-                .and_then(|s| s.last().copied())
-                .unwrap_or(0);
-            if last != expected {
-                return Ok(Published::Conflict);
-            }
-        }
-        let seq = state.log.len() as u64 + 1;
-        if state.msg_ids.len() > 4096 && state.msg_ids.len().is_power_of_two() {
-            state
-                .msg_ids
-                .retain(|_, (_, at)| now.duration_since(*at) < window);
-        }
-        state.msg_ids.insert(out.msg_id, (seq, now));
-        state
-            .by_subject
-            .entry(out.subject.clone())
-            .or_default()
-            .push(seq);
-        state.log.push(Message {
-            subject: out.subject,
-            sequence: seq,
-            message_type: Some(out.message_type.to_owned()),
-            payload: out.payload,
-        });
-        drop(state);
-        self.inner.last_seq.send_replace(seq);
-        Ok(Published::Stored(seq))
+        crate::traced_publish(out, |out| async move { self.store(out) }).await
     }
 
     async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
@@ -205,21 +225,31 @@ impl EventBus for MemoryBus {
         &self,
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
-        let consumer = lock(&self.inner.state)
-            .consumers
-            .entry(config.name.clone())
-            .or_insert_with(|| {
-                Arc::new(Mutex::new(Consumer {
-                    filter: config.filter.clone(),
-                    ack_wait: config.ack_wait,
-                    max_ack_pending: config.max_ack_pending.max(1),
-                    max_deliver: config.max_deliver.map(|n| n.max(1)),
-                    cursor: 1,
-                    pending: BTreeMap::new(),
-                    acked: Arc::new(tokio::sync::Notify::new()),
-                }))
-            })
-            .clone();
+        let consumer = {
+            let mut state = lock(&self.inner.state);
+            match state.consumers.get(&config.name) {
+                Some(c) => c.clone(),
+                None => {
+                    let backlog = state
+                        .log
+                        .iter()
+                        .filter(|m| subject_matches(&config.filter, &m.subject))
+                        .count() as u64;
+                    let c = Arc::new(Mutex::new(Consumer {
+                        filter: config.filter.clone(),
+                        ack_wait: config.ack_wait,
+                        max_ack_pending: config.max_ack_pending.max(1),
+                        max_deliver: config.max_deliver.map(|n| n.max(1)),
+                        cursor: 1,
+                        backlog,
+                        pending: BTreeMap::new(),
+                        acked: Arc::new(tokio::sync::Notify::new()),
+                    }));
+                    state.consumers.insert(config.name.clone(), c.clone());
+                    c
+                }
+            }
+        };
         let inner = self.inner.clone();
         let rx = inner.last_seq.subscribe();
         Ok(futures::stream::unfold(
@@ -245,21 +275,24 @@ impl EventBus for MemoryBus {
                             .map(|(&s, &(_, n))| (s, n));
                         if let Some((seq, n)) = due {
                             c.pending.insert(seq, (now + ack_wait, n + 1));
-                            (Some((state.log[seq as usize - 1].clone(), n + 1)), None)
+                            let m = state.log[seq as usize - 1].clone();
+                            (Some((m, n + 1, c.backlog)), None)
                         } else if c.pending.len() < c.max_ack_pending
                             && let Some(m) = state.next(&c.filter, c.cursor).cloned()
                         {
                             c.cursor = m.sequence + 1;
+                            c.backlog = c.backlog.saturating_sub(1);
                             c.pending.insert(m.sequence, (now + ack_wait, 1));
-                            (Some((m, 1)), None)
+                            (Some((m, 1, c.backlog)), None)
                         } else {
                             (None, c.pending.values().map(|(d, _)| *d).min())
                         }
                     };
-                    if let Some((message, delivered)) = found {
+                    if let Some((message, delivered, pending)) = found {
                         let delivery = Delivery {
                             message,
                             delivered,
+                            pending,
                             acker: Box::new(MemAcker(consumer.clone())),
                         };
                         return Some((Ok(delivery), (inner, rx, consumer)));

@@ -105,6 +105,56 @@ async fn publish_dedupes_and_guards_sequences(bus: Bus) {
     assert_eq!(Published::Stored(live.sequence), a3);
 }
 
+/// Headers as published, in name order.
+fn traced_headers() -> Vec<(String, String)> {
+    vec![
+        (
+            "traceparent".to_owned(),
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned(),
+        ),
+        ("tracestate".to_owned(), "vendor=opaque".to_owned()),
+    ]
+}
+
+async fn headers_round_trip(bus: Bus) {
+    let mut traced = out("shogi.game.h.move", "h1", "traced");
+    traced.headers = traced_headers().into_iter().rev().collect();
+    let Published::Stored(seq) = bus.publish(traced).await.unwrap() else {
+        panic!("not stored")
+    };
+    let plain = bus.publish(out("shogi.game.h.move", "h2", "plain")).await;
+    assert!(matches!(plain, Ok(Published::Stored(_))), "{plain:?}");
+    let next = bus.next("shogi.game.h.move", 0).await.unwrap().unwrap();
+    assert_eq!((next.sequence, &next.headers), (seq, &traced_headers()));
+    assert!(next.time.is_some());
+    let last = bus.last("shogi.game.h.move").await.unwrap().unwrap();
+    assert!(last.headers.is_empty(), "{:?}", last.headers);
+    let mut follow = bus.follow("shogi.game.h.>").await.unwrap();
+    let followed = tokio::time::timeout(WAIT, follow.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(followed.headers, traced_headers());
+    assert!(followed.time.is_some());
+    let config = DurableConfig {
+        name: "headers".into(),
+        filter: "shogi.game.h.move".into(),
+        ack_wait: Duration::from_secs(5),
+        max_ack_pending: 100,
+        max_deliver: None,
+    };
+    let mut deliveries = bus.consume(&config).await.unwrap();
+    let d = tokio::time::timeout(WAIT, deliveries.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(d.message.headers, traced_headers());
+    assert!(d.message.time.is_some());
+    d.ack().await.unwrap();
+}
+
 async fn durable_consumers_ack_and_redeliver(bus: Bus) {
     for i in 0..5 {
         bus.publish(out(&format!("shogi.game.c{i}.move"), &format!("c{i}"), "m"))
@@ -123,13 +173,15 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus) {
     };
     let mut deliveries = bus.consume(&config).await.unwrap();
     let mut seen = Vec::new();
-    for _ in 0..5 {
+    for i in 0..5 {
         let d = tokio::time::timeout(WAIT, deliveries.next())
             .await
             .unwrap()
             .unwrap()
             .unwrap();
         assert_eq!(d.delivered, 1);
+        // The lag: the matching messages stored and not yet delivered.
+        assert_eq!(d.pending, 4 - i, "{d:?}");
         assert!(d.message.subject.ends_with(".move"));
         seen.push(d);
     }
@@ -207,6 +259,11 @@ async fn memory_bus_publish_and_read() {
 }
 
 #[tokio::test]
+async fn memory_bus_headers_round_trip() {
+    headers_round_trip(Arc::new(MemoryBus::default())).await;
+}
+
+#[tokio::test]
 async fn memory_bus_durable_consumers() {
     durable_consumers_ack_and_redeliver(Arc::new(MemoryBus::default())).await;
 }
@@ -227,6 +284,12 @@ async fn jetstream(nats: &test_support::NatsServer) -> Bus {
 async fn jetstream_bus_publish_and_read() {
     let nats = test_support::NatsServer::start();
     publish_dedupes_and_guards_sequences(jetstream(&nats).await).await;
+}
+
+#[tokio::test]
+async fn jetstream_bus_headers_round_trip() {
+    let nats = test_support::NatsServer::start();
+    headers_round_trip(jetstream(&nats).await).await;
 }
 
 #[tokio::test]

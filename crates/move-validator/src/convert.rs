@@ -80,6 +80,21 @@ pub fn illegal_kind_pb(kind: IllegalKind) -> i32 {
     }) as i32
 }
 
+/// The name ([`IllegalKind::as_str`]) of an illegal kind's message value, for metrics.
+pub fn illegal_kind_name(value: i32) -> &'static str {
+    [
+        IllegalKind::TwoPawns,
+        IllegalKind::PawnDropMate,
+        IllegalKind::DeadPiece,
+        IllegalKind::LeavesKingInCheck,
+        IllegalKind::Impossible,
+        IllegalKind::WrongTurn,
+    ]
+    .into_iter()
+    .find(|k| illegal_kind_pb(*k) == value)
+    .map_or("unspecified", IllegalKind::as_str)
+}
+
 fn result_code_pb(code: ResultCode) -> i32 {
     (match code {
         ResultCode::Checkmate => pb::ResultCode::Checkmate,

@@ -61,16 +61,15 @@ struct Args {
     /// needs --tls-cert.
     #[arg(long, env = "MOVE_VALIDATOR_TLS_CLIENT_CA", requires = "tls_cert")]
     tls_client_ca: Option<PathBuf>,
+    #[command(flatten)]
+    telemetry: arbiter_telemetry::TelemetryArgs,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
     let args = Args::parse();
+    let _telemetry = arbiter_telemetry::init(args.telemetry.config("move-validator"))
+        .context("set up telemetry")?;
     let config = Config {
         nats: args.nats.options(args.nats_url),
         stream: args.stream,

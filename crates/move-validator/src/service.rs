@@ -4,7 +4,8 @@
 use crate::convert::{self, check_game_id, parse_sfen, parse_usi};
 use crate::error::{Error, PlyConflict};
 use crate::games::GameEntry;
-use crate::store::{Bus, Published, TraceContext};
+use crate::store::{Bus, Published};
+use arbiter_telemetry::{metrics, propagation};
 use futures::StreamExt;
 use prost::Message as _;
 use shogi_adjudication::{
@@ -39,6 +40,47 @@ fn strict_requested(metadata: &tonic::metadata::MetadataMap) -> bool {
 }
 
 type Slot = Arc<AsyncMutex<Option<GameEntry>>>;
+
+/// Declares the span of a call to `MoveValidator/<method>`: a server span in OpenTelemetry's
+/// terms, with the game's id and ply (recorded later when the request does not name them), so
+/// that every line logged while serving the call names the game.
+macro_rules! rpc_span {
+    ($name:literal, $method:literal) => {
+        tracing::info_span!(
+            $name,
+            otel.name = concat!("shogi.v1.MoveValidator/", $method),
+            otel.kind = "server",
+            otel.status_code = tracing::field::Empty,
+            rpc.system = "grpc",
+            rpc.method = $method,
+            game_id = tracing::field::Empty,
+            ply = tracing::field::Empty,
+        )
+    };
+}
+
+/// Serves one call: `work` runs in `span`, continuing the caller's trace (the W3C trace context
+/// in `metadata`), and its handling time is recorded by method and status code.
+async fn traced<T>(
+    method: &'static str,
+    metadata: &tonic::metadata::MetadataMap,
+    span: tracing::Span,
+    work: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Status> {
+    let started = std::time::Instant::now();
+    let parent = propagation::from_metadata(metadata);
+    let result = propagation::within(span.clone(), parent, work)
+        .await
+        .map_err(Status::from);
+    let code = result
+        .as_ref()
+        .map_or_else(Status::code, |_| tonic::Code::Ok);
+    if result.is_err() {
+        span.record("otel.status_code", "ERROR");
+    }
+    metrics().record_rpc(method, code, started.elapsed().as_secs_f64());
+    result
+}
 
 /// The service state, shared by every call.
 #[derive(Debug, Clone)]
@@ -219,7 +261,10 @@ impl Validator {
             )
             .await
         {
-            Ok(Published::Stored(_)) => {}
+            Ok(Published::Stored(_)) => {
+                let code = convert::result_code_from_pb(verdict.code).map_or("?", |c| c.as_str());
+                metrics().count_verdict(code, "move-validator");
+            }
             Ok(Published::Duplicate(_) | Published::Conflict) => {
                 tracing::debug!(game_id = %id, ply = verdict.ply, "verdict already announced");
             }
@@ -288,7 +333,9 @@ impl Validator {
             handicap,
             strict,
         };
-        let span = tracing::info_span!("create_game", game_id = %id);
+        // The call's span names the game once its id is known.
+        let span = tracing::Span::current();
+        span.record("game_id", id.as_str());
         async {
             let published = self
                 .inner
@@ -431,6 +478,7 @@ impl Validator {
                     continue;
                 }
                 Err(GameError::Illegal(illegal)) => {
+                    metrics().count_move("SubmitMove", "rejected", Some(illegal.kind.as_str()));
                     let pos = entry.game.position();
                     return Ok(pb::SubmitMoveResponse {
                         outcome: pb::MoveOutcome::Rejected as i32,
@@ -488,10 +536,14 @@ impl Validator {
                     if forfeited {
                         let f = entry.forfeit.clone().expect("a forfeit was just committed");
                         tracing::info!(game_id = %entry.id, ply = req.ply, %usi, "move forfeited");
+                        let answer = entry.forfeit_answer(&f);
+                        let kind = convert::illegal_kind_name(answer.illegal_kind);
+                        metrics().count_move("SubmitMove", "forfeited", Some(kind));
                         self.notify_verdict(&f.verdict).await;
-                        return Ok(entry.forfeit_answer(&f));
+                        return Ok(answer);
                     }
                     tracing::info!(game_id = %entry.id, ply = req.ply, %usi, "move accepted");
+                    metrics().count_move("SubmitMove", "accepted", None);
                     self.publish_consequences(entry, req.ply).await;
                     return entry
                         .answer(req.ply)
@@ -796,11 +848,19 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        let trace = TraceContext::from_metadata(request.metadata());
         let strict = strict_requested(request.metadata()) || request.get_ref().strict;
-        let game = trace
-            .scope(Validator::create_game(self, request.into_inner(), strict))
-            .await?;
+        let (metadata, _, req) = request.into_parts();
+        let span = rpc_span!("create_game", "CreateGame");
+        if !req.game_id.is_empty() {
+            span.record("game_id", req.game_id.as_str());
+        }
+        let game = traced(
+            "CreateGame",
+            &metadata,
+            span,
+            Validator::create_game(self, req, strict),
+        )
+        .await?;
         Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
     }
 
@@ -808,13 +868,18 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
-        let trace = TraceContext::from_metadata(request.metadata());
         let strict = strict_requested(request.metadata()) || request.get_ref().strict;
-        let req = request.into_inner();
-        let span = tracing::info_span!("submit_move", game_id = %req.game_id, ply = req.ply, usi = %req.usi);
-        let answer = trace
-            .scope(Validator::submit_move(self, req, strict).instrument(span))
-            .await?;
+        let (metadata, _, req) = request.into_parts();
+        let span = rpc_span!("submit_move", "SubmitMove");
+        span.record("game_id", req.game_id.as_str());
+        span.record("ply", req.ply);
+        let answer = traced(
+            "SubmitMove",
+            &metadata,
+            span,
+            Validator::submit_move(self, req, strict),
+        )
+        .await?;
         Ok(Response::new(answer))
     }
 
@@ -822,20 +887,32 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::ValidateMoveRequest>,
     ) -> Result<Response<pb::ValidateMoveResponse>, Status> {
-        Ok(Response::new(validate_move(request.get_ref())?))
+        let span = rpc_span!("validate_move", "ValidateMove");
+        let answer = traced("ValidateMove", request.metadata(), span, async {
+            validate_move(request.get_ref())
+        })
+        .await?;
+        let (outcome, kind) = if answer.legal {
+            ("accepted", None)
+        } else {
+            (
+                "rejected",
+                Some(convert::illegal_kind_name(answer.illegal_kind)),
+            )
+        };
+        metrics().count_move("ValidateMove", outcome, kind);
+        Ok(Response::new(answer))
     }
 
     async fn declare(
         &self,
         request: Request<pb::DeclareRequest>,
     ) -> Result<Response<pb::DeclareResponse>, Status> {
-        let trace = TraceContext::from_metadata(request.metadata());
-        let req = request.into_inner();
-        let span = tracing::info_span!("declare", game_id = %req.game_id);
+        let (metadata, _, req) = request.into_parts();
+        let span = rpc_span!("declare", "Declare");
+        span.record("game_id", req.game_id.as_str());
         Ok(Response::new(
-            trace
-                .scope(Validator::declare(self, req).instrument(span))
-                .await?,
+            traced("Declare", &metadata, span, Validator::declare(self, req)).await?,
         ))
     }
 
@@ -843,8 +920,19 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::EvaluateImpasseRequest>,
     ) -> Result<Response<pb::EvaluateImpasseResponse>, Status> {
+        let (metadata, _, req) = request.into_parts();
+        let span = rpc_span!("evaluate_impasse", "EvaluateImpasse");
+        if let Some(pb::evaluate_impasse_request::Target::GameId(id)) = &req.target {
+            span.record("game_id", id.as_str());
+        }
         Ok(Response::new(
-            Validator::evaluate_impasse(self, request.into_inner()).await?,
+            traced(
+                "EvaluateImpasse",
+                &metadata,
+                span,
+                Validator::evaluate_impasse(self, req),
+            )
+            .await?,
         ))
     }
 
@@ -852,13 +940,18 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
-        let id = request.into_inner().game_id;
-        check_game_id("game_id", &id)?;
-        let guard = self.game(&id, true).await?;
-        let entry = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
-        Ok(Response::new(pb::GetGameResponse {
-            game: Some(entry.state()),
-        }))
+        let (metadata, _, req) = request.into_parts();
+        let id = req.game_id;
+        let span = rpc_span!("get_game", "GetGame");
+        span.record("game_id", id.as_str());
+        let game = traced("GetGame", &metadata, span, async {
+            check_game_id("game_id", &id)?;
+            let guard = self.game(&id, true).await?;
+            let entry = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
+            Ok(entry.state())
+        })
+        .await?;
+        Ok(Response::new(pb::GetGameResponse { game: Some(game) }))
     }
 
     type WatchGameStream = EventStream;
@@ -929,13 +1022,11 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::EndGameRequest>,
     ) -> Result<Response<pb::EndGameResponse>, Status> {
-        let trace = TraceContext::from_metadata(request.metadata());
-        let req = request.into_inner();
-        let span = tracing::info_span!("end_game", game_id = %req.game_id);
+        let (metadata, _, req) = request.into_parts();
+        let span = rpc_span!("end_game", "EndGame");
+        span.record("game_id", req.game_id.as_str());
         Ok(Response::new(
-            trace
-                .scope(Validator::end_game(self, req).instrument(span))
-                .await?,
+            traced("EndGame", &metadata, span, Validator::end_game(self, req)).await?,
         ))
     }
 }

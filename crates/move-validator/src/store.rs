@@ -5,45 +5,11 @@
 use crate::error::Error;
 use bytes::Bytes;
 
-/// The W3C trace context (`traceparent`, `tracestate`) of the call being served, carried from
-/// the gRPC request's metadata onto every message the call publishes, so that a consumer of the
-/// bus can join the caller's trace.
-#[derive(Debug, Clone, Default)]
-pub struct TraceContext {
-    traceparent: Option<String>,
-    tracestate: Option<String>,
-}
-
-tokio::task_local! {
-    static TRACE_CONTEXT: TraceContext;
-}
-
-impl TraceContext {
-    /// The trace context a request carries, if any.
-    pub fn from_metadata(metadata: &tonic::metadata::MetadataMap) -> TraceContext {
-        let get = |key: &str| {
-            metadata
-                .get(key)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        TraceContext {
-            traceparent: get("traceparent"),
-            tracestate: get("tracestate"),
-        }
-    }
-
-    /// Runs `fut` with this trace context for the publishes it makes.
-    pub async fn scope<F: std::future::Future>(self, fut: F) -> F::Output {
-        TRACE_CONTEXT.scope(self, fut).await
-    }
-}
-
 pub use arbiter_bus::{Message, Published};
 
 /// The bus of game events, as the service uses it: any [`arbiter_bus::EventBus`] (JetStream,
-/// or the embedded in-process bus), with errors as this service's [`Error`] and the trace
-/// context of the call being served added to every publish.
+/// or the embedded in-process bus), with errors as this service's [`Error`]. The bus writes the
+/// current trace context (the call being served) into every message it publishes.
 #[derive(Debug, Clone)]
 pub struct Bus {
     inner: arbiter_bus::Bus,
@@ -88,13 +54,6 @@ impl Bus {
     ) -> Result<Published, Error> {
         let mut out = arbiter_bus::Outgoing::new(subject, message_type, msg_id, payload);
         out.expected_subject_seq = expected_subject_seq;
-        let trace = TRACE_CONTEXT.try_with(Clone::clone).unwrap_or_default();
-        if let Some(v) = trace.traceparent {
-            out.headers.push(("traceparent".to_owned(), v));
-        }
-        if let Some(v) = trace.tracestate {
-            out.headers.push(("tracestate".to_owned(), v));
-        }
         self.inner.publish(out).await.map_err(Error::bus)
     }
 

@@ -193,7 +193,8 @@ async fn short_game_to_checkmate() {
     assert_eq!(game.ply, 0);
     assert_eq!(game.side_to_move, pb::Color::Black as i32);
 
-    // The caller's W3C trace context travels onto the bus with the move.
+    // The caller's W3C trace context travels onto the bus with the move: unchanged here, where
+    // no OpenTelemetry is installed (with it, the publish span's context in the same trace).
     let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let mut traced = tonic::Request::new(pb::SubmitMoveRequest {
         game_id: "mate-1".into(),

@@ -10,6 +10,7 @@
 
 pub mod lease;
 pub mod pipeline;
+mod telemetry;
 
 pub use lease::{LeaseConfig, default_holder};
 pub use pipeline::{

@@ -60,16 +60,15 @@ struct Args {
     /// Seconds the in-flight event gets after SIGTERM or SIGINT.
     #[arg(long, env = "REPETITION_WATCHER_GRACE_SECS", default_value_t = 10)]
     grace_secs: u64,
+    #[command(flatten)]
+    telemetry: arbiter_telemetry::TelemetryArgs,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
     let args = Args::parse();
+    let _telemetry = arbiter_telemetry::init(args.telemetry.config("repetition-watcher"))
+        .context("set up telemetry")?;
     let mut worker = WorkerConfig::new(Role::Watcher);
     worker.instance = args.instance;
     worker.instances = args.instances;

@@ -22,6 +22,7 @@
 //!   coordination but the bus.
 
 use crate::lease::LeaseConfig;
+use crate::telemetry;
 use arbiter_bus::{Bus, BusError, Delivery, DurableConfig, Message, Outgoing, Published};
 use futures::StreamExt;
 use move_validator::{result_code_from_pb, ruleset_from_pb, verdict_pb, warning_pb};
@@ -34,7 +35,8 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+use tracing::Instrument as _;
 
 /// What a pipeline service does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,6 +240,8 @@ struct Announcement {
     game_id: String,
     verdict: pb::Verdict,
     after_move: Option<u64>,
+    /// When the bus stored the move that decided it, if one did.
+    decided_at: Option<SystemTime>,
 }
 
 /// The header of a copy set aside: the stream sequence of the event in the game stream.
@@ -261,7 +265,9 @@ impl Worker {
     /// A worker over `bus` for the partitions `config` holds fixed.
     pub fn new(bus: Bus, config: WorkerConfig) -> Worker {
         let partitions = config.partitions();
-        Worker::for_partitions(bus, config, partitions, Arc::new(Stats::default()))
+        let stats = Arc::new(Stats::default());
+        telemetry::observe(config.role, stats.clone());
+        Worker::for_partitions(bus, config, partitions, stats)
     }
 
     /// A worker over `bus` for `partitions`, counting into `stats`.
@@ -314,8 +320,11 @@ impl Worker {
         self.config.validate()?;
         tokio::pin!(shutdown);
         let role = self.config.role.name();
+        let consumers: Vec<String> = (0..PARTITIONS)
+            .map(|p| self.config.durable(p).name)
+            .collect();
         loop {
-            let consumers = futures::future::try_join_all(
+            let streams = futures::future::try_join_all(
                 self.partitions
                     .iter()
                     .map(|&p| self.config.durable(p))
@@ -325,7 +334,7 @@ impl Worker {
                     }),
             );
             let mut deliveries = tokio::select! {
-                got = consumers => match got {
+                got = streams => match got {
                     Ok(d) => futures::stream::select_all(d),
                     Err(e) => {
                         tracing::warn!(role, error = %e, "consumer unavailable, retrying");
@@ -345,7 +354,17 @@ impl Worker {
                 };
                 match next {
                     Some(Ok(d)) => {
-                        if let Err(e) = self.handle_in_background(d).await {
+                        // The consumer is the partition's, the subject's last token.
+                        let consumer = d
+                            .message
+                            .subject
+                            .rsplit('.')
+                            .next()
+                            .and_then(|p| p.parse::<usize>().ok())
+                            .and_then(|p| consumers.get(p))
+                            .map_or(role, String::as_str);
+                        let handling = telemetry::Handling::start(consumer, self.config.role, &d);
+                        if let Err(e) = handling.run(self.handle_in_background(d)).await {
                             // Not acknowledged: it comes again after the ack wait.
                             tracing::warn!(role, error = %e, "delivery not judged, will come again");
                         }
@@ -386,7 +405,7 @@ impl Worker {
         }
         let (bus, stats, role) = (self.bus.clone(), self.stats.clone(), self.config.role);
         let failed = self.failed_tx.clone();
-        tokio::spawn(async move {
+        let announcing = async move {
             for a in &pending {
                 if let Err(e) = announce(&bus, &stats, role, a).await {
                     tracing::warn!(game_id = %a.game_id, error = %e, "verdict not announced, will come again");
@@ -397,7 +416,11 @@ impl Worker {
             if let Err(e) = d.ack().await {
                 tracing::warn!(error = %e, "ack failed; the delivery will come again");
             }
-        });
+        };
+        // In the delivery's span and trace context: the verdict continues the move's trace.
+        tokio::spawn(opentelemetry::context::FutureExt::with_current_context(
+            announcing.instrument(tracing::Span::current()),
+        ));
         Ok(())
     }
 
@@ -432,6 +455,7 @@ impl Worker {
             tracing::warn!(subject = %msg.subject, seq = msg.sequence, "not a game log subject");
             return Ok(());
         };
+        telemetry::record_game(&game_id, None);
         if self
             .partitions
             .binary_search(&subject::partition(&game_id))
@@ -595,6 +619,7 @@ impl Worker {
                             game_id: game_id.to_owned(),
                             verdict: v,
                             after_move: None,
+                            decided_at: None,
                         });
                     }
                 }
@@ -623,6 +648,7 @@ impl Worker {
                 return Ok(Step::Next);
             }
         };
+        telemetry::record_game(game_id, Some(event.ply));
         let expected = state.game.plies() + 1;
         if event.ply != expected {
             garbage(
@@ -670,6 +696,7 @@ impl Worker {
                 game_id: game_id.to_owned(),
                 verdict: message,
                 after_move: Some(m.sequence),
+                decided_at: m.time,
             });
         }
         self.finish(game_id);
@@ -712,6 +739,7 @@ async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Res
     match noticed {
         Published::Stored(_) => {
             Stats::bump(&stats.verdicts);
+            telemetry::verdict_announced(role, code, a.decided_at);
             tracing::info!(game_id, ply, code, ?logged, role = role.name(), "verdict");
         }
         Published::Duplicate(_) | Published::Conflict => {
@@ -733,6 +761,7 @@ pub fn spawn_workers(
     stats: Arc<Stats>,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<Result<(), Error>> {
+    telemetry::observe(config.role, stats.clone());
     let stopped = move || {
         let mut stop = stop.clone();
         async move {

@@ -42,16 +42,12 @@ pub struct ServeArgs {
     /// Seconds in-flight calls get to finish after SIGTERM or SIGINT.
     #[arg(long, env = "SHOGI_ARBITER_GRACE_SECS", default_value_t = 10)]
     grace_secs: u64,
+    #[command(flatten)]
+    telemetry: arbiter_telemetry::TelemetryArgs,
 }
 
 /// Runs until SIGTERM or SIGINT.
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
     if args.grace_secs == 0 {
         anyhow::bail!("--grace-secs must be positive");
     }
@@ -65,7 +61,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("start the async runtime")?;
-    runtime.block_on(serve(args))?;
+    runtime.block_on(async {
+        // Inside the runtime: the OTLP exporter is a tonic client.
+        // Logs on standard error: standard output starts with the address.
+        let _telemetry = arbiter_telemetry::Builder::new(args.telemetry.config("shogi-arbiter"))
+            .log_writer(std::io::stderr)
+            .install()
+            .context("set up telemetry")?;
+        serve(args).await
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
