@@ -8,12 +8,11 @@ use arbiter_tests::play::{Clients, play, read};
 use arbiter_tests::{Nats, Proc, bin, free_port, games};
 use prost::Message as _;
 use shogi_proto::subject;
-use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
+use shogi_proto::v1 as pb;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
-use tonic::transport::{Channel, Endpoint};
 
 const GAMES: usize = 200;
 const IN_FLIGHT: usize = 16;
