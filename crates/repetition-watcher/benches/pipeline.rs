@@ -156,11 +156,40 @@ async fn publish_games(
     n
 }
 
-async fn watcher_rate(bus: &Bus, instances: u32, total: u64) -> f64 {
+/// The watcher's rate over the whole stream with `instances` instances, from fresh consumers
+/// (the per-partition consumers of an earlier run are removed first).
+async fn watcher_rate(
+    js: &async_nats::jetstream::Context,
+    url: &str,
+    instances: u32,
+    total: u64,
+) -> f64 {
+    let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
+    for p in 0..shogi_proto::PARTITIONS {
+        let name = WorkerConfig::new(Role::Watcher).durable(p).name;
+        let _ = stream.delete_consumer(&name).await;
+    }
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let mut stats = Vec::new();
-    let start = Instant::now();
+    // Each instance with a connection of its own, as separate processes would have.
+    let mut buses = Vec::new();
     for i in 0..instances {
+        let bus: Bus = Arc::new(
+            JetStreamBus::connect(
+                &arbiter_bus::NatsOptions::new(url),
+                &format!("watcher-{i}"),
+                &arbiter_bus::StreamSettings::new(
+                    shogi_proto::STREAM,
+                    shogi_proto::STREAM_SUBJECTS,
+                ),
+            )
+            .await
+            .unwrap(),
+        );
+        buses.push(bus);
+    }
+    let start = Instant::now();
+    for (i, bus) in (0..instances).zip(buses) {
         let mut config = WorkerConfig::new(Role::Watcher);
         config.instance = i;
         config.instances = instances;
@@ -235,12 +264,12 @@ async fn main() {
     println!("raw JetStream consumption (async-nats, durable pull, ack each): {raw:.0} msg/s");
 
     // 2. The watcher, one instance then two.
-    let one = watcher_rate(&bus, 1, total).await;
+    let one = watcher_rate(&js, nats.url(), 1, total).await;
     println!(
         "watcher, 1 instance: {one:.0} events/s ({:.2}x raw)",
         one / raw
     );
-    let two = watcher_rate(&bus, 2, total).await;
+    let two = watcher_rate(&js, nats.url(), 2, total).await;
     println!(
         "watcher, 2 instances: {two:.0} events/s ({:.2}x raw)",
         two / raw
@@ -293,6 +322,24 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
             Arc::default(),
             stop_rx.clone(),
         );
+    }
+    // Steady state: the measurement starts once every consumer has caught up with the stream
+    // (the judge's consumers are new here and read the earlier runs' events first).
+    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+    let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
+    for role in [Role::Watcher, Role::Judge] {
+        for p in 0..shogi_proto::PARTITIONS {
+            let name = WorkerConfig::new(role).durable(p).name;
+            loop {
+                if let Ok(info) = stream.consumer_info(&name).await
+                    && info.num_pending == 0
+                    && info.num_ack_pending == 0
+                {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
     }
     // Who waits for which game's verdict; the subscriber tells them when it arrives.
     type Waiters = Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Instant>>>>;

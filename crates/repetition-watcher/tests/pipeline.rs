@@ -400,6 +400,33 @@ async fn garbage_is_counted_and_stops_no_game() {
     wait_for("garbage", w, |s| Stats::get(&s.garbage), 2).await;
     let j = &arbiter.judges;
     wait_for("judge garbage", j, |s| Stats::get(&s.garbage), 2).await;
+    // The event for no game is kept aside on the bus, once per role, with where it came from.
+    wait_for("set aside", j, |s| Stats::get(&s.unknown_game), 1).await;
+    let ghost = bus.last(&subject::moves("ghost")).await.unwrap().unwrap();
+    let mut copies = Vec::new();
+    let mut from = 1;
+    while let Some(m) = bus.next(&subject::aside("ghost"), from).await.unwrap() {
+        from = m.sequence + 1;
+        copies.push(m);
+    }
+    assert_eq!(copies.len(), 2, "one copy per role");
+    for copy in copies {
+        assert_eq!(copy.payload, ghost.payload);
+        let header = |name: &str| {
+            copy.headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            header(repetition_watcher::pipeline::ASIDE_SEQ_HEADER),
+            Some(ghost.sequence.to_string())
+        );
+        assert_eq!(
+            header(repetition_watcher::pipeline::ASIDE_REASON_HEADER).as_deref(),
+            Some("game never created")
+        );
+    }
 }
 
 #[tokio::test]
