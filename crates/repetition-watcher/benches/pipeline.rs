@@ -299,7 +299,11 @@ async fn main() {
 }
 
 async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
-    const TARGET: f64 = 5000.0;
+    // The goal's rate; `E2E_TARGET` sets another, to see how the tail follows the load.
+    let target: f64 = std::env::var("E2E_TARGET")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5000.0);
     const DRIVERS: usize = 50;
     const SECONDS: u64 = 10;
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
@@ -369,7 +373,7 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
         .split_whitespace()
         .map(str::to_owned)
         .collect();
-    let interval = Duration::from_secs_f64(DRIVERS as f64 / TARGET);
+    let interval = Duration::from_secs_f64(DRIVERS as f64 / target);
     let deadline = Instant::now() + Duration::from_secs(SECONDS);
     let moves_done = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let latencies: Arc<Mutex<Vec<Duration>>> = Arc::default();
@@ -457,7 +461,7 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
     let mut lat = latencies.lock().unwrap().clone();
     lat.sort();
     println!(
-        "end to end at a target of {TARGET:.0} moves/s: {rate:.0} moves/s achieved; SubmitMove -> verdict on the bus: n={} p50={:?} p90={:?} p99={:?} max={:?}, {} over 10 ms",
+        "end to end at a target of {target:.0} moves/s: {rate:.0} moves/s achieved; SubmitMove -> verdict on the bus: n={} p50={:?} p90={:?} p99={:?} max={:?}, {} over 10 ms",
         lat.len(),
         pct(&lat, 0.5),
         pct(&lat, 0.9),
