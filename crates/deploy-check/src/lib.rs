@@ -5,8 +5,10 @@
 //!   every workload's (Deployment, StatefulSet) containers have native gRPC readiness and
 //!   liveness probes on a port they expose, resource requests and a memory limit, run as
 //!   non-root on a read-only root file system; every workload has a PodDisruptionBudget, every
-//!   Service selects a workload; a partitioned role (`<ROLE>_INSTANCES`) runs as a StatefulSet
-//!   whose replicas equal the count and whose pods take their index from their ordinal.
+//!   Service selects a workload; a worker role with several replicas shares the partitions by
+//!   lease (`<ROLE>_LEASES`) or by a fixed share (`<ROLE>_INSTANCES`), not both; a fixed share
+//!   runs as a StatefulSet whose replicas equal the count and whose pods take their index from
+//!   their ordinal.
 //! - Compose (`deploy/docker-compose.yml`): every service has a healthcheck, named volumes are
 //!   declared, three NATS nodes, two instances each of the watcher and the judge with the
 //!   indices `0..n` and the count `n`.
@@ -445,13 +447,29 @@ mod tests {
         problems: &mut Vec<String>,
     ) {
         let prefix = binary.to_ascii_uppercase().replace('-', "_");
-        let Some(count) = config.get(&format!("{prefix}_INSTANCES")) else {
-            return;
-        };
         let replicas = workload
             .pointer("/spec/replicas")
             .and_then(Value::as_u64)
             .unwrap_or(1);
+        let leased = config
+            .get(&format!("{prefix}_LEASES"))
+            .is_some_and(|v| v == "true");
+        let Some(count) = config.get(&format!("{prefix}_INSTANCES")) else {
+            // Without a fixed share, several replicas of a worker role must share by lease;
+            // otherwise each would consume every partition.
+            if replicas > 1 && !leased && matches!(binary, "repetition-watcher" | "impasse-judge") {
+                problems.push(format!(
+                    "{at}: {replicas} replicas of {binary} with neither {prefix}_LEASES nor \
+                     {prefix}_INSTANCES: each would consume every partition"
+                ));
+            }
+            return;
+        };
+        if leased {
+            problems.push(format!(
+                "{at}: {binary} sets both {prefix}_LEASES and {prefix}_INSTANCES; choose one"
+            ));
+        }
         if workload["kind"] != "StatefulSet" {
             problems.push(format!(
                 "{at}: {binary} is partitioned ({prefix}_INSTANCES); run it as a StatefulSet, \
@@ -878,7 +896,6 @@ mod tests {
         let kinds: BTreeSet<&str> = k8s.iter().filter_map(|(_, o)| o["kind"].as_str()).collect();
         for kind in [
             "Deployment",
-            "StatefulSet",
             "Service",
             "PodDisruptionBudget",
             "ConfigMap",
@@ -1311,5 +1328,40 @@ spec: { maxUnavailable: 1, selector: { matchLabels: { app: ij } } }
             );
             check(k8s_problems(&k8s_from(&JUDGE.replace(from, to))), expect);
         }
+    }
+
+    #[test]
+    fn leased_roles_run_as_deployments_and_several_replicas_share_somehow() {
+        // The fixed share turned into leases: a Deployment, no index, any replica count.
+        let leased = JUDGE
+            .replace(
+                "IMPASSE_JUDGE_INSTANCES: '2'",
+                "IMPASSE_JUDGE_LEASES: 'true'",
+            )
+            .replace("kind: StatefulSet", "kind: Deployment")
+            .replace("  serviceName: ij\n", "")
+            .replace("replicas: 2", "replicas: 3");
+        let leased = {
+            let start = leased.find("          env:").unwrap();
+            let end = leased.find("          readinessProbe").unwrap();
+            format!("{}{}", &leased[..start], &leased[end..])
+        };
+        check(k8s_problems(&k8s_from(&leased)), &[]);
+        // Neither way of sharing: every replica would consume every partition.
+        check(
+            k8s_problems(&k8s_from(&leased.replace(
+                "IMPASSE_JUDGE_LEASES: 'true'",
+                "IMPASSE_JUDGE_LEASES: 'false'",
+            ))),
+            &["with neither IMPASSE_JUDGE_LEASES nor IMPASSE_JUDGE_INSTANCES"],
+        );
+        // Both ways at once.
+        check(
+            k8s_problems(&k8s_from(&JUDGE.replace(
+                "IMPASSE_JUDGE_INSTANCES: '2'",
+                "IMPASSE_JUDGE_INSTANCES: '2', IMPASSE_JUDGE_LEASES: 'true'",
+            ))),
+            &["sets both"],
+        );
     }
 }
