@@ -279,6 +279,8 @@ impl EventBus for JetStreamBus {
                         .max_deliver
                         .map_or(-1, |n| i64::try_from(n.max(1)).unwrap_or(i64::MAX)),
                     deliver_policy: consumer::DeliverPolicy::All,
+                    // 0: the stream's replica count.
+                    num_replicas: config.replicas.unwrap_or(0),
                     ..Default::default()
                 },
             )

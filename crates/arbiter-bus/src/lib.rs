@@ -229,6 +229,9 @@ pub struct DurableConfig {
     /// acknowledged comes again until it is. (`deploy/STREAMS.md` says why the workers set
     /// none.)
     pub max_deliver: Option<u64>,
+    /// Servers that keep the consumer's state on a cluster; `None`: as many as the stream
+    /// (the in-memory bus has no servers and ignores it).
+    pub replicas: Option<usize>,
 }
 
 /// The JetStream stream the bus lives in.

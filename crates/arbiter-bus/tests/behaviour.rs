@@ -143,6 +143,7 @@ async fn headers_round_trip(bus: Bus) {
         ack_wait: Duration::from_secs(5),
         max_ack_pending: 100,
         max_deliver: None,
+        replicas: None,
     };
     let mut deliveries = bus.consume(&config).await.unwrap();
     let d = tokio::time::timeout(WAIT, deliveries.next())
@@ -170,6 +171,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus) {
         ack_wait: Duration::from_secs(1),
         max_ack_pending: 100,
         max_deliver: None,
+        replicas: None,
     };
     let mut deliveries = bus.consume(&config).await.unwrap();
     let mut seen = Vec::new();
@@ -222,6 +224,7 @@ async fn durable_consumers_give_up_after_max_deliver(bus: Bus) {
         ack_wait: Duration::from_secs(1),
         max_ack_pending: 100,
         max_deliver: Some(2),
+        replicas: None,
     };
     bus.publish(out("shogi.game.l1.move", "l1", "m"))
         .await

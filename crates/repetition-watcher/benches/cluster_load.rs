@@ -19,11 +19,12 @@
 //! load drains, to tell a tail that the end of a burst causes from one under steady load.
 //!
 //! `cargo bench -p repetition-watcher --bench cluster_load [-- --games N --inflight K
-//! --rounds R]` (default 200 games, 20,000 moves, per run).
+//! --rounds R --consumer-replicas C]` (default 200 games, 20,000 moves, per run; the durable
+//! consumers as many replicas as the stream).
 
 use arbiter_bus::{Bus, JetStreamBus, NatsOptions, StreamSettings};
 use futures::StreamExt;
-use repetition_watcher::{Role, Worker, WorkerConfig};
+use repetition_watcher::{Role, WorkerConfig};
 use shogi_adjudication::{Game, Ruleset};
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use shogi_rules::Move;
@@ -132,7 +133,13 @@ async fn connect(nats: &Nats, i: usize, name: &str) -> Bus {
 }
 
 /// Starts `instances` of each service on `nats`, plays `games`, and measures.
-async fn run(nats: &Nats, instances: usize, games: &[Vec<String>], inflight: usize) -> Run {
+async fn run(
+    nats: &Nats,
+    instances: usize,
+    games: &[Vec<String>],
+    inflight: usize,
+    consumer_replicas: Option<usize>,
+) -> Run {
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let stopped = || {
         let mut rx = stop_rx.clone();
@@ -163,7 +170,9 @@ async fn run(nats: &Nats, instances: usize, games: &[Vec<String>], inflight: usi
             let mut config = WorkerConfig::new(role);
             config.instance = i as u32;
             config.instances = instances as u32;
-            tokio::spawn(Worker::new(bus, config).run(stopped()));
+            config.consumer_replicas = consumer_replicas;
+            // As the binaries run them: a task per partition.
+            repetition_watcher::spawn_workers(bus, &config, None, Arc::default(), stop_rx.clone());
         }
     }
 
@@ -357,6 +366,8 @@ async fn main() {
     let n_games = arg("--games", 200);
     let inflight = arg("--inflight", 32);
     let rounds = arg("--rounds", 3);
+    // The durable consumers' replicas on the cluster (0: as the stream, R3).
+    let consumer_replicas = Some(arg("--consumer-replicas", 0)).filter(|&r| r > 0);
     let mut rng = Rng(0x5EED);
     let games: Vec<Vec<String>> = (0..n_games).map(|_| random_game(&mut rng)).collect();
     println!(
@@ -381,7 +392,7 @@ async fn main() {
             } else {
                 Nats::Single(NatsServer::start())
             };
-            let r = run(&nats, instances, &games, inflight).await;
+            let r = run(&nats, instances, &games, inflight, consumer_replicas).await;
             println!(
                 "round {} {name}: {:.0} moves/s, SubmitMove p50 {:?} p99 {:?}, last move -> verdict p50 {:?} p99 {:?} (under load p99 {:?})",
                 round + 1,

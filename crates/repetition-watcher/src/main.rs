@@ -41,6 +41,11 @@ struct Args {
         value_parser = clap::value_parser!(u8).range(1..=5)
     )]
     stream_replicas: u8,
+    /// Servers that keep each durable consumer's state on a NATS cluster (default: as many as
+    /// the stream). 1 shortens the verdict tail on a cluster, but a partition's verdicts stop
+    /// while its consumer's server is down (deploy/STREAMS.md).
+    #[arg(long, env = "REPETITION_WATCHER_CONSUMER_REPLICAS", value_parser = clap::value_parser!(u8).range(1..=5))]
+    consumer_replicas: Option<u8>,
     /// This instance's index among `--instances`.
     #[arg(long, env = "REPETITION_WATCHER_INSTANCE", default_value_t = 0)]
     instance: u32,
@@ -73,6 +78,7 @@ async fn main() -> anyhow::Result<()> {
     worker.instance = args.instance;
     worker.instances = args.instances;
     worker.ack_wait = Duration::from_millis(args.ack_wait_ms);
+    worker.consumer_replicas = args.consumer_replicas.map(usize::from);
     // Checked before anything is bound or connected.
     worker.validate().context("invalid configuration")?;
     let holder = args

@@ -98,6 +98,10 @@ pub struct WorkerConfig {
     pub ack_wait: Duration,
     /// Deliveries in flight at most, per partition.
     pub max_ack_pending: usize,
+    /// Servers that keep each consumer's state on a NATS cluster; `None`: as the stream.
+    /// Fewer than the stream's trade the partition's availability when a server is lost for a
+    /// shorter verdict tail (deploy/STREAMS.md, consumer replicas).
+    pub consumer_replicas: Option<usize>,
 }
 
 impl WorkerConfig {
@@ -109,6 +113,7 @@ impl WorkerConfig {
             instances: 1,
             ack_wait: Duration::from_secs(5),
             max_ack_pending: 1024,
+            consumer_replicas: None,
         }
     }
 
@@ -154,6 +159,7 @@ impl WorkerConfig {
             // No limit: garbage is acknowledged here, so only a failed bus call brings an
             // event back, and giving it up could lose a verdict (deploy/STREAMS.md).
             max_deliver: None,
+            replicas: self.consumer_replicas,
         }
     }
 }
