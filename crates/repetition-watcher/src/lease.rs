@@ -192,12 +192,29 @@ pub async fn run_leased(
         }
     }
     // Hand everything back at once, so that the others take over without waiting for expiry.
-    let partitions: Vec<u32> = held.keys().copied().collect();
-    for p in partitions {
-        let seq = held.get(&p).map(|h| h.seq).unwrap_or(0);
-        stop(&mut held, p, &stats).await;
-        let _ = write_lease(&leases.bus, role, p, "", 0, seq).await;
+    // All workers are told to stop first, so that their in-flight deliveries finish together
+    // within the grace period, then each lease is released.
+    for h in held.values() {
+        let _ = h.stop.send(true);
     }
+    let released =
+        futures::future::join_all(std::mem::take(&mut held).into_iter().map(|(p, h)| {
+            let (bus, stats) = (&leases.bus, &stats);
+            async move {
+                let mut task = h.task;
+                if tokio::time::timeout(Duration::from_secs(2), &mut task)
+                    .await
+                    .is_err()
+                {
+                    task.abort();
+                }
+                stats
+                    .leases_dropped
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let _ = write_lease(bus, role, p, "", 0, h.seq).await;
+            }
+        }));
+    released.await;
     if member_seq.is_some() {
         let _ = write_member(&leases, role, 0).await;
     }

@@ -519,7 +519,8 @@ async fn a_declaration_is_answered_with_the_judges_announcement() {
 struct Instance {
     runtime: Option<tokio::runtime::Runtime>,
     stats: Arc<Stats>,
-    _stop: tokio::sync::watch::Sender<bool>,
+    stop: tokio::sync::watch::Sender<bool>,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Instance {
@@ -532,7 +533,7 @@ impl Instance {
         let stats = Arc::new(Stats::default());
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
         let (url, holder, s) = (url.to_owned(), holder.to_owned(), stats.clone());
-        runtime.spawn(async move {
+        let task = runtime.spawn(async move {
             let js = JetStreamBus::connect(
                 &arbiter_bus::NatsOptions::new(url),
                 &holder,
@@ -553,12 +554,26 @@ impl Instance {
                 holder,
                 ttl: LEASE_TTL,
             };
-            repetition_watcher::spawn_workers(Arc::new(js), &config, Some(leases), s, stop_rx);
+            let workers =
+                repetition_watcher::spawn_workers(Arc::new(js), &config, Some(leases), s, stop_rx);
+            workers.await.unwrap().unwrap();
         });
         Instance {
             runtime: Some(runtime),
             stats,
-            _stop: stop,
+            stop,
+            task: Some(task),
+        }
+    }
+
+    /// Stops it as SIGTERM would, and waits until it has stopped.
+    async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(DEADLINE, task)
+                .await
+                .expect("stopped within the deadline")
+                .unwrap();
         }
     }
 
@@ -687,6 +702,15 @@ async fn leased_partitions_are_shared_taken_over_and_handed_back() {
     assert!(Stats::get(&watcher_c.stats.leases_taken) > 0);
     assert!(Stats::get(&watcher_a.stats.leases_dropped) > 0);
 
+    // An instance that stops releases its partitions on the way out: none is left to expire.
+    watcher_c.stop().await;
+    let holders = lease_holders(&leases, Role::Watcher).await;
+    assert!(
+        !holders.iter().any(|h| h == "watcher-c"),
+        "partitions still held by the stopped instance: {holders:?}"
+    );
+    wait_for_holders(&leases, Role::Watcher, &["watcher-a"]).await;
+
     // Exactly one verdict per ended game, whatever moved.
     for prefix in ["l1", "l2", "l3"] {
         for f in repetition_fixtures() {
@@ -695,5 +719,5 @@ async fn leased_partitions_are_shared_taken_over_and_handed_back() {
             assert_eq!(count(&bus, &subject::verdict(&id)).await, expected, "{id}");
         }
     }
-    drop((watcher_a, watcher_c, judge_a));
+    drop((watcher_a, judge_a));
 }
