@@ -36,6 +36,100 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// Starts two of each service binary against NATS at `url`, each logging to a file in `dir`:
+/// two move-validators on free loopback ports, and two each of the repetition-watcher and the
+/// impasse-judge. `common` is added to every service's flags; `share(name, i)` gives worker `i`'s
+/// way of sharing the partitions (a fixed share or a lease). Returns the processes and the
+/// validators' ports.
+pub fn start_services(
+    dir: &Path,
+    url: &str,
+    common: &[&str],
+    share: impl Fn(&str, usize) -> Vec<String>,
+) -> (Vec<Proc>, Vec<u16>) {
+    let common: Vec<String> = common.iter().map(|s| (*s).to_owned()).collect();
+    let mut procs = Vec::new();
+    let mut validator_ports = Vec::new();
+    for i in 0..2 {
+        let port = free_port();
+        validator_ports.push(port);
+        let args = [
+            vec![
+                "--listen".into(),
+                format!("127.0.0.1:{port}"),
+                "--nats-url".into(),
+                url.to_owned(),
+                "--grace-secs".into(),
+                "1".into(),
+            ],
+            common.clone(),
+        ]
+        .concat();
+        procs.push(Proc::start(
+            &format!("validator-{i}"),
+            &bin("move-validator"),
+            &args,
+            &dir.join(format!("validator-{i}.log")),
+        ));
+    }
+    for name in ["repetition-watcher", "impasse-judge"] {
+        for i in 0..2 {
+            let args = [
+                vec![
+                    "--nats-url".into(),
+                    url.to_owned(),
+                    "--health-listen".into(),
+                    format!("127.0.0.1:{}", free_port()),
+                    "--ack-wait-ms".into(),
+                    "1000".into(),
+                ],
+                share(name, i),
+                common.clone(),
+            ]
+            .concat();
+            procs.push(Proc::start(
+                &format!("{name}-{i}"),
+                &bin(name),
+                &args,
+                &dir.join(format!("{name}-{i}.log")),
+            ));
+        }
+    }
+    (procs, validator_ports)
+}
+
+/// A worker's fixed share of the partitions: instance `i` of 2.
+pub fn fixed_share(i: usize) -> Vec<String> {
+    vec![
+        "--instance".into(),
+        i.to_string(),
+        "--instances".into(),
+        "2".into(),
+    ]
+}
+
+/// Sends SIGTERM to `child` and waits, polling, for it to exit within `deadline`.
+///
+/// # Panics
+///
+/// When it does not exit in time.
+pub async fn terminate(child: &mut Child, deadline: Duration) -> std::process::ExitStatus {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let deadline = std::time::Instant::now() + deadline;
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no exit after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// A free loopback port (bound, read, released).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

@@ -10,7 +10,7 @@
 
 use arbiter_bus::{Bus, JetStreamBus, NatsOptions, Outgoing, Published, StreamSettings};
 use arbiter_tests::play::{Clients, play, read};
-use arbiter_tests::{Proc, bin, free_port, games};
+use arbiter_tests::{fixed_share, games, start_services};
 use futures::TryStreamExt;
 use prost::Message as _;
 use shogi_proto::subject;
@@ -143,52 +143,10 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
             .unwrap(),
     );
 
-    let mut procs = Vec::new();
-    let mut validator_ports = Vec::new();
-    for i in 0..2 {
-        let port = free_port();
-        validator_ports.push(port);
-        let args = vec![
-            "--listen".into(),
-            format!("127.0.0.1:{port}"),
-            "--nats-url".into(),
-            url.clone(),
-            "--grace-secs".into(),
-            "1".into(),
-            "--stream-replicas".into(),
-            "3".into(),
-        ];
-        procs.push(Proc::start(
-            &format!("validator-{i}"),
-            &bin("move-validator"),
-            &args,
-            &dir.path().join(format!("validator-{i}.log")),
-        ));
-    }
-    for name in ["repetition-watcher", "impasse-judge"] {
-        for i in 0..2 {
-            let args = vec![
-                "--nats-url".into(),
-                url.clone(),
-                "--instance".into(),
-                i.to_string(),
-                "--instances".into(),
-                "2".into(),
-                "--health-listen".into(),
-                format!("127.0.0.1:{}", free_port()),
-                "--ack-wait-ms".into(),
-                "1000".into(),
-                "--stream-replicas".into(),
-                "3".into(),
-            ];
-            procs.push(Proc::start(
-                &format!("{name}-{i}"),
-                &bin(name),
-                &args,
-                &dir.path().join(format!("{name}-{i}.log")),
-            ));
-        }
-    }
+    let (mut procs, validator_ports) =
+        start_services(dir.path(), &url, &["--stream-replicas", "3"], |_, i| {
+            fixed_share(i)
+        });
     let clients = Clients::new(&validator_ports, CALL_DEADLINE);
 
     // The node goes once a third of the games are over.

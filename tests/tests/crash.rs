@@ -5,7 +5,7 @@
 
 use arbiter_bus::{Bus, JetStreamBus};
 use arbiter_tests::play::{Clients, play, read};
-use arbiter_tests::{Nats, Proc, bin, free_port, games};
+use arbiter_tests::{Nats, fixed_share, games, start_services};
 use prost::Message as _;
 use shogi_proto::subject;
 use shogi_proto::v1 as pb;
@@ -37,69 +37,21 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
         .unwrap(),
     );
 
-    let mut procs = Vec::new();
-    let mut validator_ports = Vec::new();
-    for i in 0..2 {
-        let port = free_port();
-        validator_ports.push(port);
-        let args = vec![
-            "--listen".into(),
-            format!("127.0.0.1:{port}"),
-            "--nats-url".into(),
-            url.clone(),
-            "--grace-secs".into(),
-            "1".into(),
-        ];
-        procs.push(Proc::start(
-            &format!("validator-{i}"),
-            &bin("move-validator"),
-            &args,
-            &dir.path().join(format!("validator-{i}.log")),
-        ));
-    }
-    for name in ["repetition-watcher", "impasse-judge"] {
-        for i in 0..2 {
-            // The watchers share the partitions by lease (a killed one's are taken over by
-            // the other until it is back), the judges by fixed share: both ways are tested.
-            let share: Vec<String> = if name == "repetition-watcher" {
-                vec![
-                    "--leases".into(),
-                    "--holder".into(),
-                    format!("{name}-{i}"),
-                    "--lease-ttl-ms".into(),
-                    "900".into(),
-                ]
-            } else {
-                vec![
-                    "--instance".into(),
-                    i.to_string(),
-                    "--instances".into(),
-                    "2".into(),
-                ]
-            };
-            let args = [
-                vec!["--nats-url".into(), url.clone()],
-                share,
-                vec!["--health-listen".into()],
+    // The watchers share the partitions by lease (a killed one's are taken over by the other
+    // until it is back), the judges by fixed share: both ways are tested.
+    let (procs, validator_ports) = start_services(dir.path(), &url, &[], |name, i| {
+        if name == "repetition-watcher" {
+            vec![
+                "--leases".into(),
+                "--holder".into(),
+                format!("{name}-{i}"),
+                "--lease-ttl-ms".into(),
+                "900".into(),
             ]
-            .concat();
-            let args = [
-                args,
-                vec![
-                    format!("127.0.0.1:{}", free_port()),
-                    "--ack-wait-ms".into(),
-                    "1000".into(),
-                ],
-            ]
-            .concat();
-            procs.push(Proc::start(
-                &format!("{name}-{i}"),
-                &bin(name),
-                &args,
-                &dir.path().join(format!("{name}-{i}.log")),
-            ));
+        } else {
+            fixed_share(i)
         }
-    }
+    });
     let clients = Clients::new(&validator_ports, CALL_DEADLINE);
 
     // Chaos, on a thread of its own: every 250 ms one instance is killed and restarted, in

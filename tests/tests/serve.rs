@@ -85,19 +85,6 @@ async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
     assert_eq!(verdict.winner, game.expected.winner);
 
     // SIGTERM drains and exits cleanly.
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let deadline = std::time::Instant::now() + DEADLINE;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no exit after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let status = arbiter_tests::terminate(&mut child, DEADLINE).await;
     assert!(status.success(), "{status:?}");
 }

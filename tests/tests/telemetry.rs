@@ -158,20 +158,7 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let deadline = std::time::Instant::now() + DEADLINE;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no exit after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let status = arbiter_tests::terminate(&mut child, DEADLINE).await;
     assert!(status.success(), "{status:?}");
     let log = log.join().expect("the log reader");
 
