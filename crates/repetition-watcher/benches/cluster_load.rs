@@ -25,7 +25,6 @@
 use arbiter_bus::{Bus, JetStreamBus, NatsOptions, StreamSettings};
 use futures::StreamExt;
 use repetition_watcher::{Role, WorkerConfig};
-use shogi_adjudication::{Game, Ruleset};
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use shogi_rules::Move;
 use std::collections::HashMap;
@@ -35,46 +34,18 @@ use std::time::{Duration, Instant};
 use test_support::{NatsCluster, NatsServer};
 use tonic::transport::Channel;
 
-const PLIES: usize = 100;
+mod common;
+use common::{PLIES, Rng, pct};
 
 /// How long a verdict may take before the run fails.
 const VERDICT_DEADLINE: Duration = Duration::from_secs(60);
 
-/// SplitMix64: a deterministic source for the random games.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// A random legal game of `PLIES` plies that does not end before its last ply under the
-/// online rules (the cap then ends it there).
+/// A random game as USI moves, capped under the online rules at its last ply.
 fn random_game(rng: &mut Rng) -> Vec<String> {
-    'again: loop {
-        let mut game = Game::startpos(Ruleset::online());
-        let mut moves: Vec<Move> = Vec::with_capacity(PLIES);
-        while moves.len() < PLIES {
-            let legal = game.position().legal_moves();
-            if legal.is_empty() {
-                continue 'again;
-            }
-            let mv = legal
-                .iter()
-                .copied()
-                .nth(rng.next() as usize % legal.len())
-                .expect("a legal move");
-            if game.play(mv).expect("legal").verdict.is_some() {
-                continue 'again;
-            }
-            moves.push(mv);
-        }
-        return moves.iter().map(Move::to_string).collect();
-    }
+    common::random_game(rng)
+        .iter()
+        .map(Move::to_string)
+        .collect()
 }
 
 /// Where the services' NATS is.
@@ -114,10 +85,6 @@ struct Run {
     loaded_verdict_p99: Duration,
     /// Where the Raft leaders were (cluster only).
     leaders: String,
-}
-
-fn pct(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 async fn connect(nats: &Nats, i: usize, name: &str) -> Bus {

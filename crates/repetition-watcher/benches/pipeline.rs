@@ -24,44 +24,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const PLIES: usize = 100;
-
-/// SplitMix64: a deterministic source for the random games.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// A random legal game of `PLIES` plies that does not end under the online rules.
-fn random_game(rng: &mut Rng) -> Vec<Move> {
-    'again: loop {
-        let mut game = Game::startpos(Ruleset::online());
-        let mut moves = Vec::with_capacity(PLIES);
-        while moves.len() < PLIES {
-            let legal = game.position().legal_moves();
-            if legal.is_empty() {
-                continue 'again;
-            }
-            let mv = legal
-                .iter()
-                .copied()
-                .nth(rng.next() as usize % legal.len())
-                .unwrap();
-            let outcome = game.play(mv).unwrap();
-            if outcome.verdict.is_some() {
-                continue 'again;
-            }
-            moves.push(mv);
-        }
-        return moves;
-    }
-}
+mod common;
+use common::{PLIES, Rng, pct, random_game};
 
 fn events(id: &str, moves: &[Move]) -> Vec<pb::MoveAccepted> {
     let mut pos = Position::startpos();
@@ -90,13 +54,6 @@ fn rss_bytes() -> usize {
         .and_then(|p| p.parse().ok())
         .unwrap_or(0);
     pages * 4096
-}
-
-fn pct(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
 async fn publish_games(
