@@ -315,11 +315,6 @@ impl Worker {
         &self.set_aside
     }
 
-    /// The partitions this worker consumes.
-    pub fn partitions(&self) -> &[u32] {
-        &self.partitions
-    }
-
     /// Consumes its partitions until `shutdown` completes. Bus failures are logged and
     /// retried; they never end the loop.
     pub async fn run(mut self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
