@@ -165,11 +165,12 @@ pub async fn run_leased(
     leases.validate()?;
     let role = config.role.name();
     let mut held: BTreeMap<u32, Held> = BTreeMap::new();
-    let mut member_seq: Option<u64> = None;
+    // Whether this instance has said it is alive, and so has a membership to withdraw.
+    let mut joined = false;
     let tick = leases.ttl / 3;
     tokio::pin!(shutdown);
     loop {
-        match round(&bus, &config, &leases, &stats, &mut held, &mut member_seq).await {
+        match round(&bus, &config, &leases, &stats, &mut held, &mut joined).await {
             Ok(()) => {}
             Err(e) => {
                 tracing::warn!(role, holder = %leases.holder, error = %e, "lease round failed")
@@ -215,7 +216,7 @@ pub async fn run_leased(
             }
         }));
     released.await;
-    if member_seq.is_some() {
+    if joined {
         let _ = write_member(&leases, role, 0).await;
     }
     Ok(())
@@ -244,12 +245,13 @@ async fn round(
     leases: &LeaseConfig,
     stats: &Arc<Stats>,
     held: &mut BTreeMap<u32, Held>,
-    member_seq: &mut Option<u64>,
+    joined: &mut bool,
 ) -> Result<(), Error> {
     let role = config.role.name();
     let now = now_ms();
     let ttl_ms = i64::try_from(leases.ttl.as_millis()).unwrap_or(i64::MAX);
-    *member_seq = Some(write_member(leases, role, now + ttl_ms).await?);
+    write_member(leases, role, now + ttl_ms).await?;
+    *joined = true;
     let members = live_members(leases, role, now).await?;
     let reads = futures::future::try_join_all(
         (0..PARTITIONS).map(|p| async move { read_lease(&leases.bus, role, p).await }),
@@ -353,12 +355,8 @@ async fn write_lease(
     Ok(bus.publish(out).await?)
 }
 
-/// Writes this instance's membership, valid until `expires_unix_ms`; its new sequence.
-async fn write_member(
-    leases: &LeaseConfig,
-    role: &str,
-    expires_unix_ms: i64,
-) -> Result<u64, Error> {
+/// Writes this instance's membership, valid until `expires_unix_ms`.
+async fn write_member(leases: &LeaseConfig, role: &str, expires_unix_ms: i64) -> Result<(), Error> {
     let member = pb::Member {
         holder: leases.holder.clone(),
         expires_unix_ms,
@@ -370,7 +368,7 @@ async fn write_member(
         member.encode_to_vec(),
     );
     match leases.bus.publish(out).await? {
-        Published::Stored(seq) | Published::Duplicate(seq) => Ok(seq),
+        Published::Stored(_) | Published::Duplicate(_) => Ok(()),
         Published::Conflict => Err(Error::Config("membership write conflicted".into())),
     }
 }
