@@ -1,12 +1,10 @@
-//! `impasse-judge`: flags and environment into a checked configuration, telemetry, connect,
-//! consume until SIGTERM or SIGINT.
+//! `impasse-judge`: its flags and environment, then `repetition_watcher::cli::run`:
+//! a checked configuration, telemetry, connect, consume until SIGTERM or SIGINT.
 
-use anyhow::Context as _;
 use clap::Parser;
-use repetition_watcher::{LeaseConfig, Role, ServiceConfig, WorkerConfig, run_service};
+use repetition_watcher::Role;
+use repetition_watcher::cli::Settings;
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
 
 /// Announces move-cap endings and automatic declarations from the games' move events on NATS.
 #[derive(Debug, Parser)]
@@ -71,65 +69,25 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    let _telemetry = arbiter_telemetry::init(args.telemetry.config("impasse-judge"))
-        .context("set up telemetry")?;
-    let mut worker = WorkerConfig::new(Role::Judge);
-    worker.instance = args.instance;
-    worker.instances = args.instances;
-    worker.ack_wait = Duration::from_millis(args.ack_wait_ms);
-    worker.consumer_replicas = args.consumer_replicas.map(usize::from);
-    // Checked before anything is bound or connected.
-    worker.validate().context("invalid configuration")?;
-    let holder = args
-        .holder
-        .clone()
-        .unwrap_or_else(repetition_watcher::default_holder);
-    let lease_ttl = Duration::from_millis(args.lease_ttl_ms);
-    repetition_watcher::lease::check(&holder, lease_ttl).context("invalid configuration")?;
-    let nats = args.nats.options(&args.nats_url);
-    nats.validate().context("invalid configuration")?;
-    let mut config = ServiceConfig {
-        worker,
-        leases: None,
-        health: Some(args.health_listen),
-        grace_period: Duration::from_secs(args.grace_secs),
-    };
-    let shutdown = shutdown_signal()?;
-    let bus = arbiter_bus::JetStreamBus::connect(
-        &nats,
-        Role::Judge.name(),
-        &arbiter_bus::StreamSettings {
-            replicas: args.stream_replicas.into(),
-            ..arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS)
+    let a = Args::parse();
+    repetition_watcher::cli::run(
+        Role::Judge,
+        Settings {
+            nats_url: a.nats_url,
+            nats: a.nats,
+            stream: a.stream,
+            stream_replicas: a.stream_replicas,
+            leases: a.leases,
+            holder: a.holder,
+            lease_ttl_ms: a.lease_ttl_ms,
+            consumer_replicas: a.consumer_replicas,
+            instance: a.instance,
+            instances: a.instances,
+            health_listen: a.health_listen,
+            ack_wait_ms: a.ack_wait_ms,
+            grace_secs: a.grace_secs,
+            telemetry: a.telemetry,
         },
     )
     .await
-    .context("connect to NATS")?;
-    let lease_bus = repetition_watcher::lease::side_streams(&bus, args.stream_replicas.into())
-        .await
-        .context("create the side streams")?;
-    if args.leases {
-        config.leases = Some(LeaseConfig {
-            bus: lease_bus,
-            holder,
-            ttl: lease_ttl,
-        });
-    }
-    run_service(Arc::new(bus), config, shutdown)
-        .await
-        .context("impasse-judge failed")
-}
-
-/// A future that completes on the first SIGTERM or SIGINT; the handlers are installed at once.
-fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).context("listen for SIGTERM")?;
-    let mut int = signal(SignalKind::interrupt()).context("listen for SIGINT")?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM"),
-            _ = int.recv() => tracing::info!("SIGINT"),
-        }
-    })
 }

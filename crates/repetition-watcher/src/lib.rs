@@ -8,6 +8,7 @@
 //! [`shogi_adjudication::Game`] fed the log's moves in order; a role announces only the
 //! endings it owns.
 
+pub mod cli;
 pub mod lease;
 pub mod pipeline;
 mod telemetry;

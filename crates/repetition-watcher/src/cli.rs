@@ -1,0 +1,106 @@
+//! What the two worker binaries do once their flags are read: check the configuration, set up
+//! telemetry, connect, and run the service until SIGTERM or SIGINT. Each binary keeps its own
+//! flags (its environment variables carry the role's prefix) and hands them over as
+//! [`Settings`].
+
+use crate::lease::{self, LeaseConfig};
+use crate::pipeline::{Role, ServiceConfig, WorkerConfig, run_service};
+use anyhow::Context as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A worker binary's flags, as read.
+#[derive(Debug)]
+pub struct Settings {
+    /// NATS server URL(s).
+    pub nats_url: String,
+    /// NATS credentials and TLS.
+    pub nats: arbiter_bus::NatsArgs,
+    /// The stream of game events.
+    pub stream: String,
+    /// The stream's replicas, when this service creates it (and the side streams').
+    pub stream_replicas: u8,
+    /// Share the partitions by lease.
+    pub leases: bool,
+    /// This instance's lease holder name, if not the default.
+    pub holder: Option<String>,
+    /// How long a lease lasts unrenewed, milliseconds.
+    pub lease_ttl_ms: u64,
+    /// The durable consumers' replicas, if not the stream's.
+    pub consumer_replicas: Option<u8>,
+    /// The fixed share: this instance's index.
+    pub instance: u32,
+    /// The fixed share: how many instances.
+    pub instances: u32,
+    /// Where grpc.health.v1 is served.
+    pub health_listen: SocketAddr,
+    /// Milliseconds before an unacknowledged event comes again.
+    pub ack_wait_ms: u64,
+    /// Seconds the in-flight event gets after SIGTERM or SIGINT.
+    pub grace_secs: u64,
+    /// Logs, traces and metrics.
+    pub telemetry: arbiter_telemetry::TelemetryArgs,
+}
+
+/// Runs `role` with `settings` until SIGTERM or SIGINT. Call it inside the tokio runtime (the
+/// OTLP exporter is built there). Everything is checked before anything is bound or connected.
+pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
+    let s = settings;
+    let _telemetry =
+        arbiter_telemetry::init(s.telemetry.config(role.name())).context("set up telemetry")?;
+    let mut worker = WorkerConfig::new(role);
+    worker.instance = s.instance;
+    worker.instances = s.instances;
+    worker.ack_wait = Duration::from_millis(s.ack_wait_ms);
+    worker.consumer_replicas = s.consumer_replicas.map(usize::from);
+    worker.validate().context("invalid configuration")?;
+    let holder = s.holder.unwrap_or_else(lease::default_holder);
+    let lease_ttl = Duration::from_millis(s.lease_ttl_ms);
+    lease::check(&holder, lease_ttl).context("invalid configuration")?;
+    let nats = s.nats.options(&s.nats_url);
+    nats.validate().context("invalid configuration")?;
+    let mut config = ServiceConfig {
+        worker,
+        leases: None,
+        health: Some(s.health_listen),
+        grace_period: Duration::from_secs(s.grace_secs),
+    };
+    let shutdown = shutdown_signal()?;
+    let bus = arbiter_bus::JetStreamBus::connect(
+        &nats,
+        role.name(),
+        &arbiter_bus::StreamSettings {
+            replicas: s.stream_replicas.into(),
+            ..arbiter_bus::StreamSettings::new(&s.stream, shogi_proto::STREAM_SUBJECTS)
+        },
+    )
+    .await
+    .context("connect to NATS")?;
+    let lease_bus = lease::side_streams(&bus, s.stream_replicas.into())
+        .await
+        .context("create the side streams")?;
+    if s.leases {
+        config.leases = Some(LeaseConfig {
+            bus: lease_bus,
+            holder,
+            ttl: lease_ttl,
+        });
+    }
+    run_service(Arc::new(bus), config, shutdown)
+        .await
+        .with_context(|| format!("{} failed", role.name()))
+}
+
+/// A future that completes on the first SIGTERM or SIGINT; the handlers are installed at once.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("listen for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("listen for SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM"),
+            _ = int.recv() => tracing::info!("SIGINT"),
+        }
+    })
+}
