@@ -146,3 +146,34 @@ where
         }
     }
 }
+
+/// Checks that every game `<prefix>-<i>` of `games` has exactly one verdict on the bus, and the
+/// one its script expects (code, winner, ply).
+///
+/// # Panics
+///
+/// On a game without a verdict, with two, or with the wrong one.
+pub async fn assert_one_right_verdict(bus: &arbiter_bus::Bus, prefix: &str, games: &[Scripted]) {
+    use prost::Message as _;
+    for (i, g) in games.iter().enumerate() {
+        let id = format!("{prefix}-{i}");
+        let verdicts = shogi_proto::subject::verdict(&id);
+        let first = bus
+            .next(&verdicts, 1)
+            .await
+            .expect("read the verdict")
+            .unwrap_or_else(|| panic!("{id} ({}): no verdict", g.source));
+        let again = bus
+            .next(&verdicts, first.sequence + 1)
+            .await
+            .expect("read the verdicts");
+        assert!(again.is_none(), "{id} ({}): two verdicts", g.source);
+        let v = pb::Verdict::decode(first.payload).expect("a Verdict");
+        assert_eq!(
+            (v.code, v.winner, v.ply),
+            (g.expected.code, g.expected.winner, g.expected.ply),
+            "{id} ({})",
+            g.source
+        );
+    }
+}

@@ -9,12 +9,10 @@
 //! the stream's leader.
 
 use arbiter_bus::{Bus, JetStreamBus, NatsOptions, Outgoing, Published, StreamSettings};
-use arbiter_tests::play::{Clients, play, read};
+use arbiter_tests::play::{Clients, assert_one_right_verdict, play, read};
 use arbiter_tests::{fixed_share, games, start_services};
 use futures::TryStreamExt;
-use prost::Message as _;
 use shogi_proto::subject;
-use shogi_proto::v1 as pb;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use test_support::NatsCluster;
@@ -236,22 +234,7 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
         durables >= 4,
         "{durables} durable consumers: the workers did not run"
     );
-    for (i, g) in games.iter().enumerate() {
-        let id = format!("cluster-{i}");
-        let first = bus.next(&subject::verdict(&id), 1).await.unwrap().unwrap();
-        let again = bus
-            .next(&subject::verdict(&id), first.sequence + 1)
-            .await
-            .unwrap();
-        assert!(again.is_none(), "{id} ({}): two verdicts", g.source);
-        let v = pb::Verdict::decode(first.payload).unwrap();
-        assert_eq!(
-            (v.code, v.winner, v.ply),
-            (g.expected.code, g.expected.winner, g.expected.ply),
-            "{id} ({})",
-            g.source
-        );
-    }
+    assert_one_right_verdict(&bus, "cluster", &games).await;
     eprintln!(
         "{} games played in {played:?} on 3 NATS nodes, node {doomed} (the stream's leader) \
          killed after {stopped_at} games; the two nodes left were healthy again {election:?} later",

@@ -4,9 +4,8 @@
 //! the same store directory. Every game must get exactly its one right verdict.
 
 use arbiter_bus::{Bus, JetStreamBus};
-use arbiter_tests::play::{Clients, play, read};
+use arbiter_tests::play::{Clients, assert_one_right_verdict, play, read};
 use arbiter_tests::{Nats, fixed_share, games, start_services};
-use prost::Message as _;
 use shogi_proto::subject;
 use shogi_proto::v1 as pb;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -132,22 +131,7 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
             }
         }
     }
-    for (i, g) in games.iter().enumerate() {
-        let id = format!("crash-{i}");
-        let first = bus.next(&subject::verdict(&id), 1).await.unwrap().unwrap();
-        let again = bus
-            .next(&subject::verdict(&id), first.sequence + 1)
-            .await
-            .unwrap();
-        assert!(again.is_none(), "{id} ({}): two verdicts", g.source);
-        let v = pb::Verdict::decode(first.payload).unwrap();
-        assert_eq!(
-            (v.code, v.winner, v.ply),
-            (g.expected.code, g.expected.winner, g.expected.ply),
-            "{id} ({})",
-            g.source
-        );
-    }
+    assert_one_right_verdict(&bus, "crash", &games).await;
     let mut endings = std::collections::BTreeMap::<String, usize>::new();
     for g in &games {
         *endings
