@@ -177,7 +177,11 @@ impl Proc {
         let err = out.try_clone().expect("clone the log");
         let child = Command::new(&self.program)
             .args(&self.args)
-            .env("RUST_LOG", "warn")
+            // ARBITER_TEST_LOG=info (or debug) when a run must be read afterwards.
+            .env(
+                "RUST_LOG",
+                std::env::var("ARBITER_TEST_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)

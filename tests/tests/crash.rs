@@ -22,8 +22,14 @@ const VERDICT_DEADLINE: Duration = Duration::from_secs(90);
 async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
     let games = games::at_least(GAMES);
     assert!(games.len() >= GAMES);
-    let dir = tempfile::tempdir().unwrap();
-    let nats = Arc::new(Mutex::new(Nats::start(&dir.path().join("store"))));
+    // Kept when the test fails, so that the services' logs can be read; removed when it passes.
+    let dir = tempfile::Builder::new()
+        .prefix("arbiter-crash-")
+        .tempdir()
+        .unwrap()
+        .keep();
+    eprintln!("logs and store in {}", dir.display());
+    let nats = Arc::new(Mutex::new(Nats::start(&dir.join("store"))));
     let url = nats.lock().unwrap().url();
     // The stream, made before the services start.
     let bus: Bus = Arc::new(
@@ -38,7 +44,7 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
 
     // The watchers share the partitions by lease (a killed one's are taken over by the other
     // until it is back), the judges by fixed share: both ways are tested.
-    let (procs, validator_ports) = start_services(dir.path(), &url, &[], |name, i| {
+    let (procs, validator_ports) = start_services(&dir, &url, &[], |name, i| {
         if name == "repetition-watcher" {
             vec![
                 "--leases".into(),
@@ -146,4 +152,7 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
         "{} games ({endings:?}) played in {played:?} through {kills} kills (one of them nats-server)",
         games.len()
     );
+    drop(procs);
+    drop(nats);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -233,10 +233,16 @@ pub struct Worker {
     stats: Arc<Stats>,
     /// Verdicts judged by the delivery being handled, to announce before its ack.
     pending: Vec<Announcement>,
-    /// Games whose announcement failed in the background: forgotten, so that the redelivery
-    /// rebuilds them from the bus and announces again.
-    failed_tx: tokio::sync::mpsc::UnboundedSender<String>,
-    failed_rx: tokio::sync::mpsc::UnboundedReceiver<String>,
+    /// Games whose verdict is being announced in the background. Their deliveries are held
+    /// (not acknowledged) until the announcement settles: acknowledging a redelivery as void
+    /// while the announcement could still fail would leave nothing to bring the game back.
+    announcing: HashSet<String>,
+    /// Whether the delivery being handled is held: not acknowledged, so that it comes again.
+    hold: bool,
+    /// How each background announcement ended (`true`: on the bus); a failed one's game is
+    /// forgotten, so that the redelivery rebuilds it from the bus and announces again.
+    settled_tx: tokio::sync::mpsc::UnboundedSender<(String, bool)>,
+    settled_rx: tokio::sync::mpsc::UnboundedReceiver<(String, bool)>,
 }
 
 /// A verdict to announce: its copy in the log right after the move that decided it (when it
@@ -285,7 +291,7 @@ impl Worker {
     ) -> Worker {
         partitions.sort_unstable();
         partitions.dedup();
-        let (failed_tx, failed_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (settled_tx, settled_rx) = tokio::sync::mpsc::unbounded_channel();
         Worker {
             bus,
             config,
@@ -295,8 +301,10 @@ impl Worker {
             set_aside: Vec::new(),
             stats,
             pending: Vec::new(),
-            failed_tx,
-            failed_rx,
+            announcing: HashSet::new(),
+            hold: false,
+            settled_tx,
+            settled_rx,
         }
     }
 
@@ -383,6 +391,9 @@ impl Worker {
     /// it decided if any, then acknowledges it.
     pub async fn handle(&mut self, d: Delivery) -> Result<(), Error> {
         let pending = self.judge(&d).await?;
+        if self.hold {
+            return Ok(());
+        }
         for a in &pending {
             if let Err(e) = announce(&self.bus, &self.stats, self.config.role, a).await {
                 self.forget(&a.game_id);
@@ -400,19 +411,34 @@ impl Worker {
     /// again to a worker that rebuilds it from the bus.
     async fn handle_in_background(&mut self, d: Delivery) -> Result<(), Error> {
         let pending = self.judge(&d).await?;
+        if self.hold {
+            tracing::debug!(seq = d.message.sequence, "held until the game's announcement settles");
+            return Ok(());
+        }
         if pending.is_empty() {
             d.ack().await?;
             return Ok(());
         }
         let (bus, stats, role) = (self.bus.clone(), self.stats.clone(), self.config.role);
-        let failed = self.failed_tx.clone();
+        for a in &pending {
+            self.announcing.insert(a.game_id.clone());
+        }
+        let settled = self.settled_tx.clone();
         let announcing = async move {
+            let mut failed = false;
             for a in &pending {
-                if let Err(e) = announce(&bus, &stats, role, a).await {
-                    tracing::warn!(game_id = %a.game_id, error = %e, "verdict not announced, will come again");
-                    let _ = failed.send(a.game_id.clone());
-                    return;
-                }
+                let ok = match announce(&bus, &stats, role, a).await {
+                    Ok(()) => !failed,
+                    Err(e) => {
+                        tracing::warn!(game_id = %a.game_id, error = %e, "verdict not announced, will come again");
+                        false
+                    }
+                };
+                failed |= !ok;
+                let _ = settled.send((a.game_id.clone(), ok));
+            }
+            if failed {
+                return;
             }
             if let Err(e) = d.ack().await {
                 tracing::warn!(error = %e, "ack failed; the delivery will come again");
@@ -427,9 +453,13 @@ impl Worker {
 
     /// Judges a delivery; the verdicts it decided, to announce before acknowledging it.
     async fn judge(&mut self, d: &Delivery) -> Result<Vec<Announcement>, Error> {
-        while let Ok(game_id) = self.failed_rx.try_recv() {
-            self.forget(&game_id);
+        while let Ok((game_id, announced)) = self.settled_rx.try_recv() {
+            self.announcing.remove(&game_id);
+            if !announced {
+                self.forget(&game_id);
+            }
         }
+        self.hold = false;
         Stats::bump(&self.stats.deliveries);
         let judged = self.judge_delivery(&d.message).await;
         let pending = std::mem::take(&mut self.pending);
@@ -463,6 +493,10 @@ impl Worker {
             .is_err()
         {
             Stats::bump(&self.stats.foreign);
+            return Ok(());
+        }
+        if self.announcing.contains(&game_id) {
+            self.hold = true;
             return Ok(());
         }
         if self.finished.contains(&game_id) {
