@@ -48,7 +48,7 @@ fn oracle(
     ruleset: pb::Ruleset,
     moves: &[Move],
 ) -> Option<Scripted> {
-    let rules = move_validator::ruleset_from_pb(Some(&ruleset)).ok()?;
+    let rules = shogi_proto::convert::ruleset_from_pb(Some(&ruleset)).ok()?;
     // Only what a platform can create: a position the validator's SFEN check accepts.
     Position::from_sfen(&start.to_sfen()).ok()?;
     let judgement = judge(start.clone(), moves.iter().copied(), false, &rules);
@@ -65,7 +65,7 @@ fn oracle(
         ruleset,
         moves: moves[..played].iter().map(Move::to_string).collect(),
         forfeit_last,
-        expected: move_validator::verdict_pb("", &verdict),
+        expected: shogi_proto::convert::verdict_pb("", &verdict),
     })
 }
 

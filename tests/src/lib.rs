@@ -145,17 +145,33 @@ pub struct Proc {
     program: PathBuf,
     args: Vec<String>,
     log: PathBuf,
+    env: Vec<(String, String)>,
     child: Option<Child>,
 }
 
 impl Proc {
     /// Starts `program args`, its output appended to `log`.
     pub fn start(name: &str, program: &Path, args: &[String], log: &Path) -> Proc {
+        Proc::start_with_env(name, program, args, log, &[])
+    }
+
+    /// As [`Proc::start`], with environment variables `env` set (over the defaults).
+    pub fn start_with_env(
+        name: &str,
+        program: &Path,
+        args: &[String],
+        log: &Path,
+        env: &[(&str, &str)],
+    ) -> Proc {
         let mut p = Proc {
             name: name.to_owned(),
             program: program.to_owned(),
             args: args.to_vec(),
             log: log.to_owned(),
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
             child: None,
         };
         p.restart();
@@ -182,6 +198,7 @@ impl Proc {
                 "RUST_LOG",
                 std::env::var("ARBITER_TEST_LOG").unwrap_or_else(|_| "warn".into()),
             )
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)

@@ -53,3 +53,98 @@ async fn watcher_and_judge_report_health_and_stop_on_sigterm() {
         assert!(status.is_some_and(|s| s.success()), "{name}: {status:?}");
     }
 }
+
+/// The instance's health address, from its log: `health serving` names it.
+fn health_port(log: &std::path::Path) -> Option<u16> {
+    let text = std::fs::read_to_string(log).ok()?;
+    let line = text.lines().find(|l| l.contains("health serving"))?;
+    let addr = line.split("addr=Some(").nth(1)?.split(')').next()?;
+    addr.rsplit(':').next()?.parse().ok()
+}
+
+/// Health tells the truth: two workers on one host with the default health address both come
+/// up (each on a port of its own), each SERVING only while it consumes, NOT_SERVING while the
+/// bus is down, and SERVING again once it is back; the validator likewise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_follows_the_bus_and_default_ports_do_not_collide() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut nats = Nats::start(&dir.path().join("store"));
+    let mut procs = Vec::new();
+    let mut ports = Vec::new();
+    for i in 0..2 {
+        let log = dir.path().join(format!("watcher-{i}.log"));
+        let args = vec![
+            "--nats-url".to_owned(),
+            nats.url(),
+            "--instance".to_owned(),
+            i.to_string(),
+            "--instances".to_owned(),
+            "2".to_owned(),
+        ];
+        // ARBITER_TEST_LOG is not needed: the address is logged at INFO, so ask for it.
+        let p = Proc::start_with_env(
+            "repetition-watcher",
+            &bin("repetition-watcher"),
+            &args,
+            &log,
+            &[("RUST_LOG", "info")],
+        );
+        procs.push(p);
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        let port = loop {
+            if let Some(port) = health_port(&log) {
+                break port;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "watcher {i}: no health address logged"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        ports.push(port);
+    }
+    assert_ne!(ports[0], ports[1], "two instances, two health ports");
+    let validator_port = free_port();
+    procs.push(Proc::start(
+        "move-validator",
+        &bin("move-validator"),
+        &[
+            "--listen".to_owned(),
+            format!("127.0.0.1:{validator_port}"),
+            "--nats-url".to_owned(),
+            nats.url(),
+        ],
+        &dir.path().join("validator.log"),
+    ));
+    let checks = [
+        (ports[0], "repetition-watcher"),
+        (ports[1], "repetition-watcher"),
+        (validator_port, "shogi.v1.MoveValidator"),
+    ];
+    let until = |want: bool| async move {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        for (port, service) in checks {
+            while serving(port, service).await != want {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "{service} on {port}: not {}",
+                    if want { "SERVING" } else { "NOT_SERVING" }
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    until(true).await;
+    nats.kill();
+    until(false).await;
+    nats.restart();
+    until(true).await;
+    for mut p in procs {
+        let status = tokio::task::block_in_place(|| p.terminate(DEADLINE));
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "{}: {status:?}",
+            p.name()
+        );
+    }
+}

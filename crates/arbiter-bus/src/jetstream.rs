@@ -17,6 +17,7 @@ use std::time::Duration;
 /// A JetStream stream of game events.
 #[derive(Debug, Clone)]
 pub struct JetStreamBus {
+    client: async_nats::Client,
     js: jetstream::Context,
     stream: stream::Stream,
 }
@@ -39,9 +40,9 @@ impl JetStreamBus {
         }
         // Checked, and a refusal by the server an error at once (see `connect.rs`).
         let client = nats.connect(client_name).await?;
-        let js = jetstream::new(client);
+        let js = jetstream::new(client.clone());
         let stream = open_stream(&js, stream).await?;
-        Ok(JetStreamBus { js, stream })
+        Ok(JetStreamBus { client, js, stream })
     }
 }
 
@@ -51,6 +52,7 @@ impl JetStreamBus {
     pub async fn with_stream(&self, settings: &StreamSettings) -> Result<JetStreamBus, BusError> {
         let stream = open_stream(&self.js, settings).await?;
         Ok(JetStreamBus {
+            client: self.client.clone(),
             js: self.js.clone(),
             stream,
         })
@@ -72,8 +74,17 @@ async fn open_stream(
         duplicate_window: Duration::from_secs(120),
         max_messages_per_subject: settings.max_messages_per_subject.unwrap_or(-1),
         max_age: settings.max_age.unwrap_or_default(),
+        republish: settings
+            .republish
+            .as_ref()
+            .map(|(source, destination)| stream::Republish {
+                source: source.clone(),
+                destination: destination.clone(),
+                headers_only: false,
+            }),
         ..Default::default()
     };
+    let republish = config.republish.clone();
     let replicas = settings.replicas;
     let stream = match js.get_or_create_stream(config).await {
         Ok(stream) => stream,
@@ -83,6 +94,27 @@ async fn open_stream(
             BusError::Connect(format!("stream {stream_name}: {create}; then: {get}"))
         })?,
     };
+    // A stream made before the republish was part of the contract gets it: it only adds a
+    // core subject, and every instance asks for the same one.
+    let mut stream = stream;
+    if republish.is_some() && stream.cached_info().config.republish != republish {
+        let mut updated = stream.cached_info().config.clone();
+        updated.republish = republish;
+        match js.update_stream(updated).await {
+            Ok(_) => {
+                tracing::info!(stream = stream_name, "republish of stored verdicts added");
+                stream = js
+                    .get_stream(stream_name)
+                    .await
+                    .map_err(|e| BusError::Connect(format!("stream {stream_name}: {e}")))?;
+            }
+            Err(e) => tracing::warn!(
+                stream = stream_name,
+                error = %e,
+                "the stream lacks the republish of stored verdicts and could not be updated"
+            ),
+        }
+    }
     // Not changed here: two services configured differently would change it back and
     // forth. Changing it is an operator's decision (deploy/STREAMS.md).
     let found = stream.cached_info().config.num_replicas;
@@ -183,6 +215,10 @@ impl Acker for JsAcker {
 
 #[async_trait::async_trait]
 impl EventBus for JetStreamBus {
+    fn connected(&self) -> bool {
+        self.client.connection_state() == async_nats::connection::State::Connected
+    }
+
     async fn publish(&self, out: Outgoing) -> Result<Published, BusError> {
         crate::traced_publish(out, |out| self.store(out)).await
     }
@@ -224,34 +260,56 @@ impl EventBus for JetStreamBus {
             name: filter.to_owned(),
             reason: e.to_string(),
         };
-        let consumer = self
+        // An ephemeral consumer of our own naming, deleted when the stream is dropped, so that
+        // a follower that goes away frees the server at once; the inactive threshold only
+        // cleans up after a process that died.
+        let name = format!("follow-{}", unique_token());
+        let consumer: consumer::PullConsumer = self
             .stream
-            .create_consumer(consumer::pull::OrderedConfig {
+            .create_consumer(consumer::pull::Config {
+                name: Some(name.clone()),
                 filter_subject: filter.to_owned(),
                 deliver_policy: consumer::DeliverPolicy::All,
+                ack_policy: consumer::AckPolicy::None,
+                inactive_threshold: Duration::from_secs(10),
+                memory_storage: true,
+                num_replicas: 1,
                 ..Default::default()
             })
             .await
             .map_err(|e| err(&e))?;
-        let messages = consumer.messages().await.map_err(|e| err(&e))?;
-        let name = filter.to_owned();
+        let messages = consumer
+            .stream()
+            .expires(Duration::from_secs(5))
+            .heartbeat(Duration::from_secs(2))
+            .messages()
+            .await
+            .map_err(|e| err(&e))?;
+        let cleanup = DeleteOnDrop {
+            stream: self.stream.clone(),
+            name: Some(name),
+        };
+        let filter_name = filter.to_owned();
         Ok(messages
-            .map(move |m| match m {
-                Ok(m) => {
-                    let info = m.info().ok();
-                    Ok(Message {
-                        subject: m.subject.to_string(),
-                        sequence: info.as_ref().map(|i| i.stream_sequence).unwrap_or_default(),
-                        message_type: message_type(m.headers.as_ref()),
-                        headers: headers(m.headers.as_ref()),
-                        time: info.map(|i| i.published.into()),
-                        payload: m.payload.clone(),
-                    })
+            .map(move |m| {
+                let _keep = &cleanup;
+                match m {
+                    Ok(m) => {
+                        let info = m.info().ok();
+                        Ok(Message {
+                            subject: m.subject.to_string(),
+                            sequence: info.as_ref().map(|i| i.stream_sequence).unwrap_or_default(),
+                            message_type: message_type(m.headers.as_ref()),
+                            headers: headers(m.headers.as_ref()),
+                            time: info.map(|i| i.published.into()),
+                            payload: m.payload.clone(),
+                        })
+                    }
+                    Err(e) => Err(BusError::Consumer {
+                        name: filter_name.clone(),
+                        reason: e.to_string(),
+                    }),
                 }
-                Err(e) => Err(BusError::Consumer {
-                    name: name.clone(),
-                    reason: e.to_string(),
-                }),
             })
             .boxed())
     }
@@ -318,4 +376,37 @@ impl EventBus for JetStreamBus {
             })
             .boxed())
     }
+}
+
+/// Deletes a follower's consumer when the follow stream is dropped.
+#[derive(Debug)]
+struct DeleteOnDrop {
+    stream: stream::Stream,
+    name: Option<String>,
+}
+
+impl Drop for DeleteOnDrop {
+    fn drop(&mut self) {
+        let (Some(name), Ok(runtime)) = (self.name.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let stream = self.stream.clone();
+        runtime.spawn(async move {
+            if let Err(e) = stream.delete_consumer(&name).await {
+                tracing::debug!(consumer = %name, error = %e, "follower's consumer not deleted");
+            }
+        });
+    }
+}
+
+/// A token unique to this call in this process and across processes (the standard library's
+/// random hash keys and a counter).
+fn unique_token() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    format!("{:016x}", h.finish())
 }

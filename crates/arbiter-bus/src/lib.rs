@@ -248,6 +248,11 @@ pub struct StreamSettings {
     pub max_messages_per_subject: Option<i64>,
     /// Messages older than this are dropped; `None`: none is.
     pub max_age: Option<Duration>,
+    /// The stream republishes what it stores on subjects matching the first (a filter) to the
+    /// second (a subject transform, `{{wildcard(1)}}` for the first wildcard's token), so that a
+    /// core subscriber of the second hears each stored message exactly once, never a publish
+    /// the stream refused or deduplicated. Added to an existing stream that lacks it.
+    pub republish: Option<(String, String)>,
 }
 
 /// The most replicas JetStream allows a stream.
@@ -262,6 +267,7 @@ impl StreamSettings {
             replicas: 1,
             max_messages_per_subject: None,
             max_age: None,
+            republish: None,
         }
     }
 }
@@ -269,6 +275,13 @@ impl StreamSettings {
 /// The operations the arbiter's services need from the bus.
 #[async_trait::async_trait]
 pub trait EventBus: Send + Sync + std::fmt::Debug {
+    /// Whether the bus is reachable now: a JetStream bus while its connection is up (a publish
+    /// made while it is down is held by the client and may be stored later), an embedded one
+    /// always.
+    fn connected(&self) -> bool {
+        true
+    }
+
     /// Publishes `msg`: stored, a duplicate of an earlier publish, or a conflict.
     async fn publish(&self, msg: Outgoing) -> Result<Published, BusError>;
 

@@ -240,7 +240,11 @@ impl Builder {
             }
         }
         let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-        let fmt = tracing_subscriber::fmt::layer().with_writer(self.writer);
+        // Colours only for a person at a terminal, never into a log file or a collector.
+        let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let fmt = tracing_subscriber::fmt::layer()
+            .with_ansi(ansi)
+            .with_writer(self.writer);
         let fmt = match self.config.log_format {
             LogFormat::Text => fmt.boxed(),
             LogFormat::Json => fmt

@@ -1,9 +1,9 @@
-//! `impasse-judge`: its flags and environment, then `repetition_watcher::cli::run`:
+//! `impasse-judge`: its flags and environment, then `arbiter_worker::cli::run`:
 //! a checked configuration, telemetry, connect, consume until SIGTERM or SIGINT.
 
+use arbiter_worker::Role;
+use arbiter_worker::cli::Settings;
 use clap::Parser;
-use repetition_watcher::Role;
-use repetition_watcher::cli::Settings;
 use std::net::SocketAddr;
 
 /// Announces move-cap endings and automatic declarations from the games' move events on NATS.
@@ -50,11 +50,12 @@ struct Args {
     /// How many instances share the games.
     #[arg(long, env = "IMPASSE_JUDGE_INSTANCES", default_value_t = 1)]
     instances: u32,
-    /// Address of the grpc.health.v1 endpoint.
+    /// Address of the grpc.health.v1 endpoint; port 0 (the default) takes a free port, which
+    /// the log names, so that instances on one host never collide. Deployments name one.
     #[arg(
         long,
         env = "IMPASSE_JUDGE_HEALTH_LISTEN",
-        default_value = "127.0.0.1:50062"
+        default_value = "127.0.0.1:0"
     )]
     health_listen: SocketAddr,
     /// Milliseconds before an unacknowledged event is delivered again.
@@ -70,7 +71,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let a = Args::parse();
-    repetition_watcher::cli::run(
+    arbiter_worker::cli::run(
         Role::Judge,
         Settings {
             nats_url: a.nats_url,

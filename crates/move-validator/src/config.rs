@@ -26,6 +26,14 @@ pub struct Config {
     /// How many games to keep in memory. Past it, games not in use are dropped (finished ones
     /// first) and rebuilt from the bus when next asked for.
     pub max_cached_games: usize,
+    /// About how many bytes the cached games may take (about 1 KB a game and 24 bytes a ply);
+    /// past it, games are dropped as past `max_cached_games`.
+    pub max_cache_bytes: usize,
+    /// Whether the repetition-watcher and the impasse-judge run beside this service and
+    /// announce every ending the log decides (the production layout); without them this service
+    /// announces every ending itself. [`Config::new`] leaves it off (a validator alone); the
+    /// binary turns it on unless told `--standalone`.
+    pub pipeline: bool,
     /// When set, the gRPC server speaks TLS (and mutual TLS with a client CA); plaintext
     /// otherwise.
     pub tls: Option<TlsConfig>,
@@ -45,6 +53,8 @@ impl std::fmt::Debug for Config {
             .field("max_message_bytes", &self.max_message_bytes)
             .field("request_timeout", &self.request_timeout)
             .field("max_cached_games", &self.max_cached_games)
+            .field("max_cache_bytes", &self.max_cache_bytes)
+            .field("pipeline", &self.pipeline)
             .field("tls", &self.tls)
             .field("refusals", &self.refusals)
             .finish()
@@ -63,8 +73,18 @@ impl Config {
             max_message_bytes: 64 * 1024,
             request_timeout: Duration::from_secs(30),
             max_cached_games: 100_000,
+            max_cache_bytes: 256 * 1024 * 1024,
+            pipeline: false,
             tls: None,
             refusals: Refusals::default(),
+        }
+    }
+
+    /// The cache's limits.
+    pub fn cache(&self) -> crate::CacheLimits {
+        crate::CacheLimits {
+            games: self.max_cached_games,
+            bytes: self.max_cache_bytes,
         }
     }
 
@@ -109,6 +129,12 @@ impl Config {
         }
         if self.max_cached_games == 0 {
             return Err(ConfigError("max cached games must be at least 1".into()));
+        }
+        if self.max_cache_bytes < 1024 * 1024 {
+            return Err(ConfigError(format!(
+                "max cache bytes {} is below 1 MiB",
+                self.max_cache_bytes
+            )));
         }
         if self.grace_period.is_zero() || self.request_timeout.is_zero() {
             return Err(ConfigError(

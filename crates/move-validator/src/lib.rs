@@ -2,28 +2,28 @@
 //!
 //! It validates every move with the rules core (`shogi-rules`) and judges it with the
 //! adjudication layer (`shogi-adjudication`), answers at once, and stores each accepted move as
-//! a durable event on NATS JetStream before answering.
+//! a durable event on the bus before answering.
 //!
 //! Invariants:
 //! - Game state lives on the bus, not in the process. A game is its `GameCreated` event and its
-//!   log, the subject `shogi.game.<id>.move`: every accepted move, and the verdict of an ending
-//!   that does not follow from the moves (a platform report, a declaration, a forfeit). Any
-//!   instance rebuilds any game by replaying the log through the adjudication layer.
+//!   log, the subject `shogi.game.<id>.move.<partition>`, read through the contract crate's one
+//!   replay ([`shogi_proto::log::Replay`]), as every other service reads it.
 //! - Every append to a log names the subject's expected last sequence, so two writers (two
 //!   instances, or two calls) cannot both take a ply, and nothing is appended after a verdict by
 //!   a writer that has read it. A writer that loses reads the log and judges again.
 //! - Every append carries a `Nats-Msg-Id` derived from what it records, so a retried call writes
 //!   nothing new and gets the answer the first call got.
-//! - The other subjects (`.created` aside) are notices of what the log already holds.
+//! - Nothing is written while the bus is disconnected; a write the bus did not answer is
+//!   answered UNAVAILABLE with reason `OUTCOME_UNKNOWN` (it may still be stored: retry the same
+//!   request), never as a failure that did not happen.
 //! - Errors become gRPC statuses in one place, [`to_status`]; nothing panics on any input.
 //!
-//! [`run`] is the whole service on a bound listener, until a shutdown future completes; `main`
-//! is a thin shell around it (flags, telemetry, bind, run). TLS and mutual TLS are by
-//! configuration ([`TlsConfig`]).
+//! [`run`] connects to NATS and serves; [`serve`] is the whole service over a bus it is given
+//! (JetStream, or the embedded bus of `shogi-arbiter serve`): one bootstrap for both, with
+//! health, reflection, limits, authentication and TLS as configured.
 
 mod auth;
 mod config;
-mod convert;
 mod error;
 mod games;
 mod incoming;
@@ -33,27 +33,22 @@ mod tls;
 
 pub use auth::{BearerAuth, RefusalReason, Refusals};
 pub use config::{Config, ConfigError};
-pub use error::{ERROR_DOMAIN, Error, PlyConflict, to_status};
-pub use service::{
-    ServeOptions, owned_by_pipeline, result_code_from_pb, ruleset_from_pb, serve, verdict_pb,
-    warning_pb,
-};
-pub use service::{Validator, validate_move};
+pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
+pub use service::{CacheLimits, READER, Validator, validate_move};
 pub use tls::TlsConfig;
 
+use arbiter_runtime::grpc::{self, Health};
 use shogi_proto::v1::move_validator_server::MoveValidatorServer;
 use std::future::Future;
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Server;
 
-/// Runs the service on `listener` until `shutdown` completes, then drains.
-///
-/// In order: checks `config`, connects to NATS and makes sure the stream exists, reports
-/// SERVING on grpc.health.v1, serves MoveValidator (behind the bearer-token interceptor when a
-/// token is configured), health and reflection, over TLS when `config.tls` is set. When
-/// `shutdown` completes, health turns NOT_SERVING first, new connections stop, and in-flight
-/// calls get `config.grace_period` to finish; open WatchGame streams end at once.
+/// The name grpc.health.v1 reports the service under.
+pub const SERVICE_NAME: &str = "shogi.v1.MoveValidator";
+
+/// Checks `config`, connects to NATS (creating the stream when missing) and [`serve`]s on
+/// `listener` until `shutdown` completes.
 pub async fn run(
     listener: TcpListener,
     config: Config,
@@ -61,65 +56,81 @@ pub async fn run(
 ) -> Result<(), Error> {
     config.validate()?;
     let bus = store::Bus::connect(&config.nats, &config.stream, config.stream_replicas).await?;
+    serve(listener, bus.inner, config, shutdown).await
+}
 
+/// Serves MoveValidator (behind the bearer-token interceptor when a token is configured),
+/// health and reflection on `listener` over `bus`, over TLS when `config.tls` is set, until
+/// `shutdown` completes. Health is SERVING while the bus is connected. When `shutdown`
+/// completes, health turns NOT_SERVING first, new connections stop, open WatchGame streams end
+/// and in-flight calls get `config.grace_period` to finish. `config.nats` is not used.
+pub async fn serve(
+    listener: TcpListener,
+    bus: arbiter_bus::Bus,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error> {
+    config.validate()?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let validator = Validator::new(bus, stop_rx, config.max_cached_games);
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<MoveValidatorServer<Validator>>().await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(shogi_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
+    let validator = Validator::new(
+        store::Bus::new(bus.clone()),
+        stop_rx,
+        config.cache(),
+        config.pipeline,
+    );
+    let (health, health_service) = Health::new(&[SERVICE_NAME]).await;
+    let follower = tokio::spawn(follow_the_bus(health.clone(), bus));
     let validator_service = InterceptedService::new(
         MoveValidatorServer::new(validator)
             .max_decoding_message_size(config.max_message_bytes)
             .max_encoding_message_size(config.max_message_bytes),
         BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
     );
-
-    let local = listener.local_addr().ok();
-    tracing::info!(addr = ?local, stream = %config.stream, "move-validator serving");
-    let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
-    let router = Server::builder()
-        .timeout(config.request_timeout)
-        .add_service(health_service)
-        .add_service(reflection)
+    let routes = tonic::service::Routes::new(health_service)
+        .add_service(grpc::reflection()?)
         .add_service(validator_service);
-    let drained = async {
-        let _ = drain_rx.await;
+    let options = grpc::ServeOptions {
+        request_timeout: Some(config.request_timeout),
+        grace_period: config.grace_period,
+    };
+    let local = listener.local_addr().ok();
+    tracing::info!(addr = ?local, stream = %config.stream, pipeline = config.pipeline, "move-validator serving");
+    let stop = move || {
+        follower.abort();
+        let _ = stop_tx.send(true);
     };
     // TLS handshakes are run by the service, so that refused ones are counted (`incoming.rs`).
-    let server: std::pin::Pin<
-        Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send>,
-    > = match &config.tls {
-        Some(tls) => Box::pin(router.serve_with_incoming_shutdown(
-            incoming::tls_incoming(listener, tls.acceptor()?, config.refusals.clone()),
-            drained,
-        )),
-        None => Box::pin(router.serve_with_incoming_shutdown(
-            tokio_stream::wrappers::TcpListenerStream::new(listener),
-            drained,
-        )),
-    };
-    tokio::pin!(server);
-    tokio::select! {
-        result = &mut server => return result.map_err(Error::from),
-        () = shutdown => {}
-    }
-    tracing::info!(grace = ?config.grace_period, "shutting down: NOT_SERVING, draining");
-    health
-        .set_not_serving::<MoveValidatorServer<Validator>>()
-        .await;
-    health
-        .set_service_status("", tonic_health::ServingStatus::NotServing)
-        .await;
-    let _ = stop_tx.send(true);
-    let _ = drain_tx.send(());
-    match tokio::time::timeout(config.grace_period, server).await {
-        Ok(result) => result.map_err(Error::from),
-        Err(_) => {
-            tracing::warn!("grace period over with calls still in flight; stopping");
-            Ok(())
+    let served = match &config.tls {
+        Some(tls) => {
+            let incoming =
+                incoming::tls_incoming(listener, tls.acceptor()?, config.refusals.clone());
+            grpc::serve(incoming, routes, &health, &options, shutdown, stop).await
         }
+        None => {
+            let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+            grpc::serve(incoming, routes, &health, &options, shutdown, stop).await
+        }
+    };
+    served.map_err(Error::from)
+}
+
+/// Keeps health SERVING while the bus is connected and NOT_SERVING while it is not, checked
+/// every 250 ms, until aborted.
+async fn follow_the_bus(health: Health, bus: arbiter_bus::Bus) {
+    let mut serving = None;
+    loop {
+        let now = bus.connected();
+        if serving != Some(now) {
+            if serving.is_some() {
+                if now {
+                    tracing::info!("bus connected again: SERVING");
+                } else {
+                    tracing::warn!("bus disconnected: NOT_SERVING");
+                }
+            }
+            health.set(now).await;
+            serving = Some(now);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }

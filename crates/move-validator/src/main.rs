@@ -51,6 +51,14 @@ struct Args {
         default_value_t = 100_000
     )]
     max_cached_games: usize,
+    /// MiB the cached games may take, about (1 KB a game and 24 bytes a ply).
+    #[arg(long, env = "MOVE_VALIDATOR_MAX_CACHE_MIB", default_value_t = 256)]
+    max_cache_mib: usize,
+    /// Run without the repetition-watcher and the impasse-judge: this service announces every
+    /// ending itself. By default it leaves to them the endings they own, so that each is
+    /// announced once.
+    #[arg(long, env = "MOVE_VALIDATOR_STANDALONE")]
+    standalone: bool,
     /// PEM certificate chain to serve TLS with; needs --tls-key.
     #[arg(long, env = "MOVE_VALIDATOR_TLS_CERT", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -79,6 +87,8 @@ async fn main() -> anyhow::Result<()> {
         max_message_bytes: args.max_message_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_secs),
         max_cached_games: args.max_cached_games,
+        max_cache_bytes: args.max_cache_mib.saturating_mul(1024 * 1024),
+        pipeline: !args.standalone,
         tls: args
             .tls_cert
             .zip(args.tls_key)
@@ -91,35 +101,11 @@ async fn main() -> anyhow::Result<()> {
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;
-    let shutdown = shutdown_signal()?;
+    let shutdown = arbiter_runtime::shutdown_signal()?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("bind {}", args.listen))?;
     move_validator::run(listener, config, shutdown)
         .await
         .context("move-validator failed")
-}
-
-/// A future that completes on the first SIGTERM or SIGINT. The handlers are installed here, at
-/// once, so that a signal arriving before the server first polls the future still drains
-/// instead of killing the process.
-#[cfg(unix)]
-fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).context("listen for SIGTERM")?;
-    let mut int = signal(SignalKind::interrupt()).context("listen for SIGINT")?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM"),
-            _ = int.recv() => tracing::info!("SIGINT"),
-        }
-    })
-}
-
-/// A future that completes on Ctrl-C.
-#[cfg(not(unix))]
-fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
-    Ok(async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
 }

@@ -1,21 +1,26 @@
 //! The `shogi.v1.MoveValidator` service: parses and checks requests, judges with the cores,
 //! writes to the bus, answers. Every error goes through [`crate::error::to_status`].
 
-use crate::convert::{self, check_game_id, parse_sfen, parse_usi};
 use crate::error::{Error, PlyConflict};
-use crate::games::GameEntry;
+use crate::games;
 use crate::store::{Bus, Published};
+use arbiter_runtime::games::Reader;
 use arbiter_telemetry::{metrics, propagation};
 use futures::StreamExt;
 use prost::Message as _;
 use shogi_adjudication::{
     DeclarationRule, Evidence, GameError, ResultCode, Ruleset, Verdict, evaluate_declaration,
 };
+use shogi_proto::convert::{
+    self, check_game_id, parse_sfen, parse_usi, result_code_from_pb, verdict_pb, warning_pb,
+};
+use shogi_proto::log::{Applied, Replay, msg_id};
 use shogi_proto::subject;
 use shogi_proto::v1::{self as pb, move_validator_server::MoveValidator};
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, watch};
 use tonic::{Request, Response, Status};
@@ -38,8 +43,6 @@ fn strict_requested(metadata: &tonic::metadata::MetadataMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
 }
-
-type Slot = Arc<AsyncMutex<Option<GameEntry>>>;
 
 /// Declares the span of a call to `MoveValidator/<method>`: a server span in OpenTelemetry's
 /// terms, with the game's id and ply (recorded later when the request does not name them), so
@@ -88,42 +91,53 @@ pub struct Validator {
     inner: Arc<Inner>,
 }
 
+/// One cached game: its replay behind a lock (calls for one game are serialised here, and
+/// across instances by the bus's expected sequences), and its last known size.
+#[derive(Debug, Default)]
+struct Cached {
+    replay: Arc<AsyncMutex<Option<Replay>>>,
+    bytes: AtomicUsize,
+}
+
+type Slot = Arc<Cached>;
+type Guard = OwnedMutexGuard<Option<Replay>>;
+
 #[derive(Debug)]
 struct Inner {
     bus: Bus,
-    /// Games this instance has read, one lock each: calls for one game are serialised here,
-    /// and across instances by the bus's expected sequences.
+    /// Games this instance has read.
     games: Mutex<HashMap<String, Slot>>,
     max_cached_games: usize,
+    max_cache_bytes: usize,
     shutdown: watch::Receiver<bool>,
-    /// Whether the repetition-watcher and the impasse-judge announce the endings they own.
+    /// Whether the repetition-watcher and the impasse-judge announce the endings
+    /// ([`shogi_adjudication::ResultCode::announcer`]).
     pipeline: bool,
 }
 
-impl Validator {
-    /// A service over `bus`; `shutdown` turning `true` ends open WatchGame streams.
-    /// The bus is the record; at most `max_cached_games` games are kept in memory.
-    pub fn new(bus: Bus, shutdown: watch::Receiver<bool>, max_cached_games: usize) -> Validator {
-        Validator::with_pipeline(bus, shutdown, max_cached_games, false)
-    }
+/// The reader of game logs this service is, as its copies set aside and its counts name it.
+pub static READER: Reader = Reader::new("move-validator");
 
-    /// As [`Validator::new`]; with `pipeline`, the repetition-watcher and the impasse-judge
-    /// run beside this service and announce the endings they own (repetition, perpetual
-    /// check, move caps, automatic declarations) and the warnings. This service still judges
-    /// every ply with the whole adjudication layer, so that it never accepts a move after an
-    /// ending, whichever service announces it; the `.verdict` subject takes one message per
-    /// game (every publisher expects it empty), so the ending is announced exactly once.
-    pub fn with_pipeline(
+impl Validator {
+    /// A service over `bus`; `shutdown` turning `true` ends open WatchGame streams. The bus is
+    /// the record; the cache keeps at most `cache.games` games and about `cache.bytes` bytes.
+    /// With `pipeline`, the repetition-watcher and the impasse-judge run beside this service
+    /// and announce every ending the log decides; this service still judges every ply with the
+    /// whole adjudication layer, so that it never accepts a move after an ending. Without it,
+    /// this service announces every ending itself.
+    pub fn new(
         bus: Bus,
         shutdown: watch::Receiver<bool>,
-        max_cached_games: usize,
+        cache: CacheLimits,
         pipeline: bool,
     ) -> Validator {
+        metrics().observe_set_aside(READER.name(), || READER.counts());
         Validator {
             inner: Arc::new(Inner {
                 bus,
                 games: Mutex::new(HashMap::new()),
-                max_cached_games,
+                max_cached_games: cache.games.max(1),
+                max_cache_bytes: cache.bytes,
                 shutdown,
                 pipeline,
             }),
@@ -132,8 +146,18 @@ impl Validator {
 
     fn slot(&self, id: &str) -> Slot {
         let mut games = self.inner.games.lock().unwrap_or_else(|e| e.into_inner());
-        if games.len() >= self.inner.max_cached_games && !games.contains_key(id) {
-            evict(&mut games, self.inner.max_cached_games);
+        if !games.contains_key(id) {
+            let bytes: usize = games
+                .values()
+                .map(|s| s.bytes.load(Ordering::Relaxed))
+                .sum();
+            if games.len() >= self.inner.max_cached_games || bytes >= self.inner.max_cache_bytes {
+                evict(
+                    &mut games,
+                    self.inner.max_cached_games,
+                    self.inner.max_cache_bytes,
+                );
+            }
         }
         games.entry(id.to_owned()).or_default().clone()
     }
@@ -145,86 +169,110 @@ impl Validator {
 
     /// The game, loaded from the bus if this instance has not seen it, and brought up to date
     /// with the bus when `fresh`.
-    async fn game(
-        &self,
-        id: &str,
-        fresh: bool,
-    ) -> Result<OwnedMutexGuard<Option<GameEntry>>, Error> {
+    async fn game(&self, id: &str, fresh: bool) -> Result<Guard, Error> {
         let slot = self.slot(id);
-        let mut guard = slot.lock_owned().await;
+        let mut guard = slot.replay.clone().lock_owned().await;
         match guard.as_mut() {
-            Some(entry) if fresh => self.catch_up(entry).await?,
+            Some(replay) if fresh => self.catch_up(replay).await?,
             Some(_) => {}
             None => {
-                let Some(msg) = self.inner.bus.last(&subject::created(id)).await? else {
+                let loaded = READER
+                    .load(&self.inner.bus.inner, id)
+                    .await
+                    .map_err(Error::from_read)?;
+                let Some(mut replay) = loaded else {
                     drop(guard);
                     self.forget(id);
                     return Err(Error::NotFound(id.to_owned()));
                 };
-                let created = pb::GameCreated::decode(msg.payload.clone()).map_err(|e| {
-                    Error::CorruptEvent {
-                        game_id: id.to_owned(),
-                        sequence: msg.sequence,
-                        reason: e.to_string(),
-                    }
-                })?;
-                let mut entry = GameEntry::from_created(created, msg.sequence)?;
-                self.catch_up(&mut entry).await?;
-                tracing::debug!(game_id = id, ply = entry.ply(), "game rebuilt from the bus");
-                *guard = Some(entry);
+                self.catch_up(&mut replay).await?;
+                tracing::debug!(
+                    game_id = id,
+                    ply = replay.ply(),
+                    "game rebuilt from the bus"
+                );
+                *guard = Some(replay);
             }
+        }
+        if let Some(replay) = guard.as_ref() {
+            slot.bytes
+                .store(games::footprint(replay), Ordering::Relaxed);
         }
         Ok(guard)
     }
 
-    /// Reads the game's log after the last event read, in order.
-    async fn catch_up(&self, entry: &mut GameEntry) -> Result<(), Error> {
-        let log = subject::moves(&entry.id);
-        while let Some(msg) = self.inner.bus.next(&log, entry.read_from()).await? {
-            entry.apply(&msg)?;
+    /// Reads the game's log after the last entry read, in order.
+    async fn catch_up(&self, replay: &mut Replay) -> Result<(), Error> {
+        READER
+            .catch_up(&self.inner.bus.inner, replay, None, |_, _| {})
+            .await
+            .map_err(Error::unavailable)
+    }
+
+    /// After a lost race: reads the log; if it holds nothing new, this instance's copy is
+    /// stale (the game was purged or recreated), so the game is read again from the bus.
+    async fn after_conflict(&self, guard: &mut Guard) -> Result<(), Error> {
+        let Some(replay) = guard.as_mut() else {
+            return Ok(());
+        };
+        let before = replay.last_seq();
+        self.catch_up(replay).await?;
+        if replay.last_seq() != before {
+            return Ok(());
         }
-        Ok(())
+        let id = replay.id().to_owned();
+        tracing::warn!(game_id = %id, "cached game is stale: reading it again from the bus");
+        match READER
+            .load(&self.inner.bus.inner, &id)
+            .await
+            .map_err(Error::from_read)?
+        {
+            Some(mut fresh) => {
+                self.catch_up(&mut fresh).await?;
+                **guard = Some(fresh);
+                Ok(())
+            }
+            None => {
+                **guard = None;
+                self.forget(&id);
+                Err(Error::NotFound(id))
+            }
+        }
     }
 
     /// Appends `event` to the game's log, guarded by the log's expected last sequence.
     async fn append(
         &self,
-        entry: &GameEntry,
+        replay: &Replay,
         message_type: &'static str,
         msg_id: String,
         event: Vec<u8>,
     ) -> Result<Published, Error> {
         self.inner
             .bus
-            .publish(
-                subject::moves(&entry.id),
+            .write(
+                subject::moves(replay.id()),
                 message_type,
                 &msg_id,
-                Some(entry.last_seq),
+                Some(replay.last_seq()),
                 event.into(),
             )
             .await
     }
 
     /// Appends the verdict of an ending that does not follow from the moves to the log.
-    async fn append_end(
-        &self,
-        entry: &GameEntry,
-        verdict: &pb::Verdict,
-    ) -> Result<Published, Error> {
-        let msg_id = format!("{}:{}:end", entry.id, verdict.ply);
+    async fn append_end(&self, replay: &Replay, verdict: &pb::Verdict) -> Result<Published, Error> {
         self.append(
-            entry,
+            replay,
             shogi_proto::VERDICT_TYPE,
-            msg_id,
+            msg_id::ending(replay.id(), verdict.ply),
             verdict.encode_to_vec(),
         )
         .await
     }
 
-    /// Publishes a notice on a game's `.declare`, `.warning` or `.verdict` subject. The log
-    /// already holds what it says (or it follows from the log), so a failure here is logged,
-    /// not returned.
+    /// Publishes a notice on a game's `.declare` or `.warning` subject. The log already holds
+    /// what it says (or it follows from the log), so a failure here is logged, not returned.
     async fn notify(
         &self,
         id: &str,
@@ -236,23 +284,23 @@ impl Validator {
         if let Err(e) = self
             .inner
             .bus
-            .publish(subject, message_type, &msg_id, None, payload.into())
+            .write(subject, message_type, &msg_id, None, payload.into())
             .await
         {
-            tracing::error!(game_id = id, msg_id, error = %e, "notice not published");
+            tracing::warn!(game_id = id, msg_id, error = %e, "notice not published");
         }
     }
 
     /// Announces a verdict on `.verdict`, which holds one message per game: the publish
-    /// expects the subject empty, so a second announcement of the ending (a retry after the
-    /// duplicate window, or another service announcing it too) stores nothing.
+    /// expects the subject empty, so a second announcement stores nothing (and the stream
+    /// republishes only what it stores to the core subject platforms subscribe to).
     async fn notify_verdict(&self, verdict: &pb::Verdict) {
         let id = &verdict.game_id;
-        let msg_id = format!("{id}:{}:verdict", verdict.ply);
+        let msg_id = msg_id::verdict(id, verdict.ply);
         match self
             .inner
             .bus
-            .publish(
+            .write(
                 subject::verdict(id),
                 shogi_proto::VERDICT_TYPE,
                 &msg_id,
@@ -262,40 +310,43 @@ impl Validator {
             .await
         {
             Ok(Published::Stored(_)) => {
-                let code = convert::result_code_from_pb(verdict.code).map_or("?", |c| c.as_str());
+                let code = result_code_from_pb(verdict.code).map_or("?", |c| c.as_str());
                 metrics().count_verdict(code, "move-validator");
             }
             Ok(Published::Duplicate(_) | Published::Conflict) => {
                 tracing::debug!(game_id = %id, ply = verdict.ply, "verdict already announced");
             }
-            Err(e) => tracing::error!(game_id = %id, msg_id, error = %e, "verdict not announced"),
+            Err(e) => tracing::warn!(game_id = %id, msg_id, error = %e, "verdict not announced"),
         }
     }
 
-    /// After a ply is stored: its warnings and verdict go on their subjects.
-    async fn publish_consequences(&self, entry: &GameEntry, ply: u32) {
-        let Some(rec) = entry.plies.get(ply as usize - 1) else {
-            return;
-        };
+    /// After ply `ply` is stored: its warnings and verdict go on their subjects, unless the
+    /// pipeline announces them.
+    async fn publish_consequences(&self, replay: &Replay, ply: u32) {
         if self.inner.pipeline {
-            // Warnings and the endings the watcher and the judge own are theirs to announce.
-            if let Some(v) = rec.verdict.as_ref().filter(|v| !owned_by_pipeline(v)) {
-                self.notify_verdict(v).await;
-            }
             return;
         }
-        for (i, w) in rec.warnings.iter().enumerate() {
+        let id = replay.id();
+        for (i, w) in replay.last_warnings().iter().enumerate() {
             self.notify(
-                &entry.id,
-                subject::warning(&entry.id),
+                id,
+                subject::warning(id),
                 shogi_proto::WARNING_TYPE,
-                format!("{}:{ply}:warning:{i}", entry.id),
-                w.encode_to_vec(),
+                msg_id::warning(id, ply, i),
+                warning_pb(id, w).encode_to_vec(),
             )
             .await;
         }
-        if let Some(v) = &rec.verdict {
-            self.notify_verdict(v).await;
+        if let Some(v) = games::verdict(replay) {
+            self.notify_verdict(&v).await;
+        }
+    }
+
+    /// After an ending recorded in the log (a report, a declaration, a forfeit): announced
+    /// here unless the pipeline (the impasse-judge) announces it from the log.
+    async fn announce_recorded(&self, verdict: &pb::Verdict) {
+        if !self.inner.pipeline {
+            self.notify_verdict(verdict).await;
         }
     }
 
@@ -310,9 +361,10 @@ impl Validator {
             None | Some(pb::start_position::Start::Startpos(_)) => {
                 (shogi_rules::Position::startpos().to_sfen(), String::new())
             }
-            Some(pb::start_position::Start::Sfen(sfen)) => {
-                (parse_sfen("start.sfen", &sfen)?.to_sfen(), String::new())
-            }
+            Some(pb::start_position::Start::Sfen(sfen)) => (
+                convert::parse_start_sfen("start.sfen", &sfen)?.to_sfen(),
+                String::new(),
+            ),
             Some(pb::start_position::Start::Handicap(name)) => {
                 let h = convert::handicap_from_name(&name).ok_or_else(|| {
                     Error::invalid("start.handicap", format!("unknown handicap {name:?}"))
@@ -340,24 +392,25 @@ impl Validator {
             let published = self
                 .inner
                 .bus
-                .publish(
+                .write(
                     subject::created(&id),
                     shogi_proto::GAME_CREATED_TYPE,
-                    &format!("{id}:created"),
+                    &msg_id::created(&id),
                     Some(0),
                     created.encode_to_vec().into(),
                 )
                 .await?;
             match published {
                 Published::Stored(seq) => {
-                    let entry = GameEntry::from_created(created, seq)?;
-                    let state = entry.state();
+                    let replay = Replay::from_created(created, seq)?;
+                    let state = games::state(&replay);
                     // A start position can already be decided (no legal move, or an
-                    // automatic declaration): announce it like any other ending.
+                    // automatic declaration): no move will reach the pipeline, so this
+                    // service announces it.
                     if let Some(v) = &state.verdict {
                         self.notify_verdict(v).await;
                     }
-                    *self.slot(&id).lock_owned().await = Some(entry);
+                    *self.slot(&id).replay.clone().lock_owned().await = Some(replay);
                     tracing::info!("game created");
                     Ok(state)
                 }
@@ -365,9 +418,9 @@ impl Validator {
                 // answer; anything else is a conflict.
                 Published::Duplicate(_) | Published::Conflict => {
                     let guard = self.game(&id, true).await?;
-                    let entry = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
-                    if entry.created == created {
-                        Ok(entry.state())
+                    let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
+                    if *replay.created() == created {
+                        Ok(games::state(replay))
                     } else {
                         Err(Error::AlreadyExists(id.clone()))
                     }
@@ -395,7 +448,7 @@ impl Validator {
     /// Whether the game was created in strict mode.
     async fn is_strict(&self, id: &str) -> bool {
         match self.game(id, false).await {
-            Ok(guard) => guard.as_ref().is_some_and(|e| e.created.strict),
+            Ok(guard) => guard.as_ref().is_some_and(|r| r.created().strict),
             Err(_) => false,
         }
     }
@@ -403,15 +456,21 @@ impl Validator {
     /// Waits until the game's verdict is announced on `.verdict` (by this service, or by the
     /// watcher or the judge that owns it), within [`ANNOUNCE_DEADLINE`].
     async fn announced(&self, id: &str) -> Result<pb::Verdict, Error> {
-        let mut notices = self.inner.bus.follow(&subject::verdict(id)).await?;
+        let mut notices = self
+            .inner
+            .bus
+            .inner
+            .follow(&subject::verdict(id))
+            .await
+            .map_err(Error::unavailable)?;
         match tokio::time::timeout(ANNOUNCE_DEADLINE, notices.next()).await {
             Ok(Some(Ok(m))) => pb::Verdict::decode(m.payload).map_err(|e| Error::CorruptEvent {
                 game_id: id.to_owned(),
                 sequence: m.sequence,
                 reason: e.to_string(),
             }),
-            Ok(Some(Err(e))) => Err(Error::bus(e)),
-            Ok(None) | Err(_) => Err(Error::Bus(format!(
+            Ok(Some(Err(e))) => Err(Error::unavailable(e)),
+            Ok(None) | Err(_) => Err(Error::BusUnavailable(format!(
                 "the verdict of game {id} was not announced within {ANNOUNCE_DEADLINE:?}; \
                  is the pipeline (repetition-watcher, impasse-judge) running?"
             ))),
@@ -429,57 +488,56 @@ impl Validator {
         let mv = parse_usi("usi", &req.usi)?;
         let usi = mv.to_string();
         let mut guard = self.game(&req.game_id, false).await?;
-        let entry = guard
-            .as_mut()
-            .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
         let mut caught_up = false;
         for _ in 0..MAX_ATTEMPTS {
-            let next = entry.ply() + 1;
+            let replay = guard
+                .as_mut()
+                .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+            let next = replay.ply() + 1;
             // A retry of a ply already played, or of the forfeit that ended the game.
             if req.ply < next {
-                if let Some(answer) = entry
-                    .answer(req.ply)
-                    .filter(|_| entry.plies[req.ply as usize - 1].usi == usi)
+                if let Some(answer) = games::answer(replay, req.ply)
+                    .filter(|_| replay.game().moves().nth(req.ply as usize - 1) == Some(mv))
                 {
                     return Ok(answer);
                 }
                 // Refused; read the bus first so that the refusal names the current ply.
                 if !caught_up {
-                    self.catch_up(entry).await?;
+                    self.catch_up(replay).await?;
                 }
-                return Err(ply_error(PlyConflict::Taken, entry, req.ply));
+                return Err(ply_error(PlyConflict::Taken, replay, req.ply));
             }
-            if let Some(f) = entry
-                .forfeit
-                .as_ref()
-                .filter(|f| f.ply == req.ply && f.usi == usi)
+            if replay
+                .forfeit()
+                .is_some_and(|f| f.ply == req.ply && f.mv == mv)
+                && let Some(answer) = games::forfeit_answer(replay)
             {
-                return Ok(entry.forfeit_answer(f));
+                return Ok(answer);
             }
-            if req.ply > next || entry.game.is_over() {
+            if req.ply > next || replay.game().is_over() {
                 // This instance may be behind the bus: look once before refusing.
                 if !caught_up {
-                    self.catch_up(entry).await?;
+                    self.catch_up(replay).await?;
                     caught_up = true;
                     continue;
                 }
-                if let Some(v) = entry.game.verdict() {
-                    return Err(game_over(&entry.id, v));
+                if let Some(v) = replay.game().verdict() {
+                    return Err(game_over(replay, v));
                 }
-                return Err(ply_error(PlyConflict::Ahead, entry, req.ply));
+                return Err(ply_error(PlyConflict::Ahead, replay, req.ply));
             }
-            let (game, outcome) = match entry.trial(mv) {
-                Ok(played) => played,
+            let trial = match replay.trial(mv) {
+                Ok(trial) => trial,
                 Err(GameError::Illegal(_)) if !caught_up => {
                     // Nothing is written for a refusal, so nothing would tell a stale instance
                     // that the ply is taken: read the log before refusing.
-                    self.catch_up(entry).await?;
+                    self.catch_up(replay).await?;
                     caught_up = true;
                     continue;
                 }
                 Err(GameError::Illegal(illegal)) => {
                     metrics().count_move("SubmitMove", "rejected", Some(illegal.kind.as_str()));
-                    let pos = entry.game.position();
+                    let pos = replay.game().position();
                     return Ok(pb::SubmitMoveResponse {
                         outcome: pb::MoveOutcome::Rejected as i32,
                         illegal_kind: convert::illegal_kind_pb(illegal.kind),
@@ -492,9 +550,8 @@ impl Validator {
                     });
                 }
                 Err(GameError::GameOver) => {
-                    let v = entry.game.verdict().cloned();
-                    return Err(match v {
-                        Some(v) => game_over(&entry.id, &v),
+                    return Err(match replay.game().verdict() {
+                        Some(v) => game_over(replay, v),
                         None => Error::FailedPrecondition("the game is over".into()),
                     });
                 }
@@ -502,63 +559,63 @@ impl Validator {
                     return Err(Error::FailedPrecondition(e.to_string()));
                 }
             };
-            let forfeited = game.plies() < req.ply;
+            let forfeited = trial.forfeited();
             let published = if forfeited {
-                let verdict = outcome
+                let verdict = trial
+                    .outcome
                     .verdict
                     .as_ref()
-                    .map(|v| convert::verdict_pb(&entry.id, v))
+                    .map(|v| verdict_pb(replay.id(), v))
                     .unwrap_or_default();
-                self.append_end(entry, &verdict).await?
+                self.append_end(replay, &verdict).await?
             } else {
-                let pos = game.position();
+                let pos = trial.game.position();
                 let event = pb::MoveAccepted {
-                    game_id: entry.id.clone(),
+                    game_id: replay.id().to_owned(),
                     ply: req.ply,
                     usi: usi.clone(),
                     sfen_after: pos.to_sfen(),
-                    gives_check: outcome.gave_check,
+                    gives_check: trial.outcome.gave_check,
                     position_hash: pos.hash(),
                 };
-                let msg_id = format!("{}:{}:{usi}", entry.id, req.ply);
                 self.append(
-                    entry,
+                    replay,
                     shogi_proto::MOVE_ACCEPTED_TYPE,
-                    msg_id,
+                    msg_id::moved(replay.id(), req.ply, &usi),
                     event.encode_to_vec(),
                 )
                 .await?
             };
             match published {
                 Published::Stored(seq) => {
-                    entry.last_seq = seq;
-                    entry.commit(game, &outcome, mv);
+                    replay.commit(seq, trial);
                     if forfeited {
-                        let f = entry.forfeit.clone().expect("a forfeit was just committed");
-                        tracing::info!(game_id = %entry.id, ply = req.ply, %usi, "move forfeited");
-                        let answer = entry.forfeit_answer(&f);
+                        tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move forfeited");
+                        let answer = games::forfeit_answer(replay)
+                            .ok_or_else(|| Error::Contended(replay.id().to_owned()))?;
                         let kind = convert::illegal_kind_name(answer.illegal_kind);
                         metrics().count_move("SubmitMove", "forfeited", Some(kind));
-                        self.notify_verdict(&f.verdict).await;
+                        if let Some(v) = &answer.verdict {
+                            self.announce_recorded(v).await;
+                        }
                         return Ok(answer);
                     }
-                    tracing::info!(game_id = %entry.id, ply = req.ply, %usi, "move accepted");
+                    tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move accepted");
                     metrics().count_move("SubmitMove", "accepted", None);
-                    self.publish_consequences(entry, req.ply).await;
-                    return entry
-                        .answer(req.ply)
-                        .ok_or_else(|| Error::Contended(entry.id.clone()));
+                    self.publish_consequences(replay, req.ply).await;
+                    return games::answer(replay, req.ply)
+                        .ok_or_else(|| Error::Contended(replay.id().to_owned()));
                 }
                 // Someone (a retry through another instance, or another writer) got there
                 // first: read what they wrote and decide again.
                 Published::Duplicate(_) | Published::Conflict => {
-                    tracing::debug!(game_id = %entry.id, ply = req.ply, %usi, "lost a race, catching up");
-                    self.catch_up(entry).await?;
+                    tracing::debug!(game_id = %replay.id(), ply = req.ply, %usi, "lost a race, catching up");
+                    self.after_conflict(&mut guard).await?;
                     caught_up = true;
                 }
             }
         }
-        Err(Error::Contended(entry.id.clone()))
+        Err(Error::Contended(req.game_id))
     }
 
     async fn declare(&self, req: pb::DeclareRequest) -> Result<pb::DeclareResponse, Error> {
@@ -566,11 +623,11 @@ impl Validator {
         let declarer = convert::color_from_pb(req.declarer)
             .ok_or_else(|| Error::invalid("declarer", "must be COLOR_BLACK or COLOR_WHITE"))?;
         let mut guard = self.game(&req.game_id, true).await?;
-        let entry = guard
-            .as_mut()
-            .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
         for _ in 0..MAX_ATTEMPTS {
-            if let Some(v) = entry.game.verdict() {
+            let replay = guard
+                .as_mut()
+                .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+            if let Some(v) = replay.game().verdict() {
                 // A retry of the declaration that ended the game gets the same answer.
                 if let Evidence::Declaration(report) = &v.evidence
                     && report.declarer == declarer
@@ -578,13 +635,13 @@ impl Validator {
                 {
                     return Ok(pb::DeclareResponse {
                         report: Some(convert::report_pb(report)),
-                        verdict: entry.verdict_pb(),
+                        verdict: games::verdict(replay),
                     });
                 }
-                return Err(game_over(&entry.id, v));
+                return Err(game_over(replay, v));
             }
-            let declared_at = entry.ply();
-            let mut game = entry.game.clone();
+            let declared_at = replay.ply();
+            let mut game = replay.game().clone();
             let declared = game
                 .declare(declarer, req.has_time)
                 .map_err(|e| Error::FailedPrecondition(e.to_string()))?;
@@ -592,37 +649,35 @@ impl Validator {
             let verdict = declared
                 .verdict
                 .as_ref()
-                .map(|v| convert::verdict_pb(&entry.id, v));
+                .map(|v| verdict_pb(replay.id(), v));
             // A declaration that ends the game goes into the log as its verdict; a refused one
             // changes nothing and is only announced.
             if let Some(v) = &verdict {
-                match self.append_end(entry, v).await? {
-                    Published::Stored(seq) => {
-                        entry.last_seq = seq;
-                        entry.game = game;
-                    }
+                match self.append_end(replay, v).await? {
+                    Published::Stored(seq) => replay.commit_ending(seq, game),
                     // A retry (the loop's first check answers it) or another writer: read the
                     // log and judge again.
                     Published::Duplicate(_) | Published::Conflict => {
-                        self.catch_up(entry).await?;
+                        self.after_conflict(&mut guard).await?;
                         continue;
                     }
                 }
             }
+            let id = replay.id().to_owned();
             let event = pb::Declaration {
-                game_id: entry.id.clone(),
+                game_id: id.clone(),
                 ply: declared_at,
                 declarer: req.declarer,
                 has_time: req.has_time,
                 report: Some(report.clone()),
             };
             self.notify(
-                &entry.id,
-                subject::declare(&entry.id),
+                &id,
+                subject::declare(&id),
                 shogi_proto::DECLARATION_TYPE,
                 format!(
-                    "{}:{declared_at}:declare:{}:{}",
-                    entry.id, req.declarer, req.has_time
+                    "{id}:{declared_at}:declare:{}:{}",
+                    req.declarer, req.has_time
                 ),
                 event.encode_to_vec(),
             )
@@ -630,18 +685,19 @@ impl Validator {
             if let Some(v) = &verdict {
                 if self.inner.pipeline {
                     // The impasse-judge announces it from the log; the answer waits for it.
-                    self.announced(&entry.id).await?;
+                    drop(guard);
+                    self.announced(&id).await?;
                 } else {
                     self.notify_verdict(v).await;
                 }
             }
-            tracing::info!(game_id = %entry.id, ply = declared_at, outcome = %report.outcome, "declaration");
+            tracing::info!(game_id = %id, ply = declared_at, outcome = %report.outcome, "declaration");
             return Ok(pb::DeclareResponse {
                 report: Some(report),
                 verdict,
             });
         }
-        Err(Error::Contended(entry.id.clone()))
+        Err(Error::Contended(req.game_id))
     }
 
     async fn evaluate_impasse(
@@ -654,10 +710,9 @@ impl Validator {
             Some(Target::GameId(id)) => {
                 check_game_id("game_id", &id)?;
                 let guard = self.game(&id, true).await?;
-                let entry = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
-                entry
-                    .game
-                    .declaration_report(entry.game.side_to_move(), req.has_time)
+                let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
+                let game = replay.game();
+                game.declaration_report(game.side_to_move(), req.has_time)
                     .ok_or_else(|| {
                         Error::FailedPrecondition(
                             "declarations are not allowed by this ruleset".into(),
@@ -694,106 +749,123 @@ impl Validator {
         let reason = pb::EndReason::try_from(req.reason).unwrap_or(pb::EndReason::Unspecified);
         let loser = convert::color_from_pb(req.loser);
         let mut guard = self.game(&req.game_id, true).await?;
-        let entry = guard
-            .as_mut()
-            .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
-        let ruleset: Ruleset = *entry.game.ruleset();
-        let (code, winner, ordinary) = match reason {
-            pb::EndReason::Unspecified => {
-                return Err(Error::invalid("reason", "must be set"));
-            }
-            pb::EndReason::Resignation | pb::EndReason::Timeout => {
-                let loser = loser.ok_or_else(|| {
-                    Error::invalid("loser", "a resignation or timeout names the losing side")
-                })?;
-                let code = if reason == pb::EndReason::Resignation {
-                    ResultCode::Resignation
-                } else {
-                    ResultCode::Timeout
-                };
-                (code, Some(!loser), None)
-            }
-            pb::EndReason::Abort => (ResultCode::Abort, None, None),
-            pb::EndReason::JishogiAgreement => (ResultCode::Agreement, None, Some(ruleset.jishogi)),
-        };
         for _ in 0..MAX_ATTEMPTS {
-            if let Some(v) = entry.game.verdict() {
+            let replay = guard
+                .as_mut()
+                .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+            let ruleset: Ruleset = *replay.game().ruleset();
+            let (code, winner, ordinary) = match reason {
+                pb::EndReason::Unspecified => {
+                    return Err(Error::invalid("reason", "must be set"));
+                }
+                pb::EndReason::Resignation | pb::EndReason::Timeout => {
+                    let loser = loser.ok_or_else(|| {
+                        Error::invalid("loser", "a resignation or timeout names the losing side")
+                    })?;
+                    let code = if reason == pb::EndReason::Resignation {
+                        ResultCode::Resignation
+                    } else {
+                        ResultCode::Timeout
+                    };
+                    (code, Some(!loser), None)
+                }
+                pb::EndReason::Abort => (ResultCode::Abort, None, None),
+                pb::EndReason::JishogiAgreement => {
+                    (ResultCode::Agreement, None, Some(ruleset.jishogi))
+                }
+            };
+            if let Some(v) = replay.game().verdict() {
                 // The same ending reported again is a retry.
                 if v.code == code && v.winner == winner {
                     return Ok(pb::EndGameResponse {
-                        verdict: entry.verdict_pb(),
+                        verdict: games::verdict(replay),
                     });
                 }
-                return Err(game_over(&entry.id, v));
+                return Err(game_over(replay, v));
             }
-            let verdict = Verdict::reported(code, winner, entry.ply(), ordinary);
-            let message = convert::verdict_pb(&entry.id, &verdict);
-            match self.append_end(entry, &message).await? {
+            let mut game = replay.game().clone();
+            let verdict = game
+                .record_result(code, winner, ordinary)
+                .map_err(|e| Error::FailedPrecondition(e.to_string()))?
+                .clone();
+            let message = verdict_pb(replay.id(), &verdict);
+            match self.append_end(replay, &message).await? {
                 Published::Stored(seq) => {
-                    entry.last_seq = seq;
-                    let _ = entry.game.record_result(code, winner, ordinary);
-                    tracing::info!(game_id = %entry.id, ply = entry.ply(), code = code.as_str(), "game ended");
-                    self.notify_verdict(&message).await;
+                    replay.commit_ending(seq, game);
+                    tracing::info!(game_id = %replay.id(), ply = replay.ply(), code = code.as_str(), "game ended");
+                    self.announce_recorded(&message).await;
                     return Ok(pb::EndGameResponse {
                         verdict: Some(message),
                     });
                 }
-                Published::Duplicate(_) | Published::Conflict => self.catch_up(entry).await?,
+                Published::Duplicate(_) | Published::Conflict => {
+                    self.after_conflict(&mut guard).await?;
+                }
             }
         }
-        Err(Error::Contended(entry.id.clone()))
+        Err(Error::Contended(req.game_id))
+    }
+}
+
+/// How much the validator's game cache may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheLimits {
+    /// Games at most.
+    pub games: usize,
+    /// Bytes, about, at most ([`games::footprint`]).
+    pub bytes: usize,
+}
+
+impl Default for CacheLimits {
+    fn default() -> CacheLimits {
+        CacheLimits {
+            games: 100_000,
+            bytes: 256 * 1024 * 1024,
+        }
     }
 }
 
 /// Makes room in the game cache: drops finished games not in use, then, if that freed less
 /// than a quarter, any game not in use. The bus holds every game, so a dropped one is only
 /// rebuilt later; a game in use (its lock held) stays.
-fn evict(games: &mut HashMap<String, Slot>, max: usize) {
+fn evict(games: &mut HashMap<String, Slot>, max_games: usize, max_bytes: usize) {
     let before = games.len();
-    games.retain(|_, slot| match slot.try_lock() {
-        Ok(entry) => entry.as_ref().is_some_and(|e| !e.game.is_over()),
+    games.retain(|_, slot| match slot.replay.try_lock() {
+        Ok(replay) => replay.as_ref().is_some_and(|r| !r.game().is_over()),
         Err(_) => true,
     });
-    if games.len() > max - max / 4 {
-        games.retain(|_, slot| slot.try_lock().is_err());
+    let bytes = |games: &HashMap<String, Slot>| -> usize {
+        games
+            .values()
+            .map(|s| s.bytes.load(Ordering::Relaxed))
+            .sum()
+    };
+    if games.len() > max_games - max_games / 4 || bytes(games) > max_bytes - max_bytes / 4 {
+        games.retain(|_, slot| slot.replay.try_lock().is_err());
     }
     tracing::debug!(before, after = games.len(), "game cache evicted");
 }
 
-/// Whether the repetition-watcher or the impasse-judge announces this ending of a ply:
-/// repetition, perpetual check, a move cap, an automatic declaration.
-pub fn owned_by_pipeline(verdict: &pb::Verdict) -> bool {
-    matches!(
-        convert::result_code_from_pb(verdict.code),
-        Some(
-            ResultCode::Repetition
-                | ResultCode::PerpetualCheck
-                | ResultCode::MaxMoves
-                | ResultCode::Declaration
-        )
-    )
-}
-
-fn ply_error(conflict: PlyConflict, entry: &GameEntry, requested: u32) -> Error {
+fn ply_error(conflict: PlyConflict, replay: &Replay, requested: u32) -> Error {
     Error::Ply {
         conflict,
-        game_id: entry.id.clone(),
+        game_id: replay.id().to_owned(),
         requested,
-        current_ply: entry.ply(),
+        current_ply: replay.ply(),
     }
 }
 
-fn game_over(id: &str, verdict: &Verdict) -> Error {
+fn game_over(replay: &Replay, verdict: &Verdict) -> Error {
     Error::GameOver {
-        game_id: id.to_owned(),
-        verdict: verdict.to_string(),
+        game_id: replay.id().to_owned(),
+        verdict: Box::new(verdict_pb(replay.id(), verdict)),
     }
 }
 
 /// A new random game id: 32 hex digits from the standard library's per-process random hash
 /// keys and a counter, so that no two calls in one process collide and processes differ.
 fn new_game_id() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::AtomicU64;
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let word = |salt: u64| {
@@ -947,8 +1019,8 @@ impl MoveValidator for Validator {
         let game = traced("GetGame", &metadata, span, async {
             check_game_id("game_id", &id)?;
             let guard = self.game(&id, true).await?;
-            let entry = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
-            Ok(entry.state())
+            let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
+            Ok(games::state(replay))
         })
         .await?;
         Ok(Response::new(pb::GetGameResponse { game: Some(game) }))
@@ -961,18 +1033,28 @@ impl MoveValidator for Validator {
         request: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
         let req = request.into_inner();
-        check_game_id("game_id", &req.game_id)?;
+        check_game_id("game_id", &req.game_id).map_err(Error::from)?;
         // Unknown games are NOT_FOUND before the stream starts.
         drop(self.game(&req.game_id, false).await?);
-        let mut messages = self.inner.bus.follow(&subject::all(&req.game_id)).await?;
+        let bus = self.inner.bus.inner.clone();
+        let mut messages = bus
+            .follow(&subject::all(&req.game_id))
+            .await
+            .map_err(Error::unavailable)?;
         let mut shutdown = self.inner.shutdown.clone();
         let (tx, rx) = tokio::sync::mpsc::channel(64);
         let game_id = req.game_id.clone();
         tokio::spawn(
             async move {
+                // The log is read through the one replay, as every reader reads it: a move is
+                // sent once the replay has played it, an entry it sets aside is not sent.
+                let mut replay: Option<Replay> = None;
                 loop {
                     let next = tokio::select! {
                         next = messages.next() => next,
+                        // The client went away: the stream (and its consumer on the bus) is
+                        // dropped now, not at the game's next event.
+                        () = tx.closed() => return,
                         () = stopped(&mut shutdown) => {
                             let _ = tx.send(Err(Status::unavailable("server shutting down"))).await;
                             return;
@@ -981,29 +1063,22 @@ impl MoveValidator for Validator {
                     let msg = match next {
                         Some(Ok(msg)) => msg,
                         Some(Err(e)) => {
-                            let _ = tx.send(Err(Error::bus(e).into())).await;
+                            let _ = tx.send(Err(Error::unavailable(e).into())).await;
                             return;
                         }
                         None => return,
                     };
-                    let sequence = msg.sequence;
-                    let message_type = msg.message_type.clone();
-                    let event = match decode_event(
-                        &msg.subject,
-                        message_type.as_deref(),
-                        msg.payload.clone(),
-                        req.from_ply,
-                    ) {
+                    let event = match watch_event(&bus, &mut replay, &msg, req.from_ply).await {
                         Ok(Some(event)) => event,
                         Ok(None) => continue,
                         Err(e) => {
-                            let _ = tx.send(Err(Status::internal(e))).await;
-                            return;
+                            tracing::warn!(seq = msg.sequence, subject = %msg.subject, error = %e, "event not sent to a watcher");
+                            continue;
                         }
                     };
                     let last = matches!(event, pb::watch_game_response::Event::Verdict(_));
                     let event = pb::WatchGameResponse {
-                        sequence,
+                        sequence: msg.sequence,
                         event: Some(event),
                     };
                     if tx.send(Ok(event)).await.is_err() || last {
@@ -1037,27 +1112,39 @@ async fn stopped(shutdown: &mut watch::Receiver<bool>) {
 }
 
 /// One bus message as a [`pb::WatchGameResponse`] payload; `None` for a move or warning before
-/// `from_ply`, and for the log's copy of a verdict (its `.verdict` notice is sent instead).
-fn decode_event(
-    subject: &str,
-    message_type: Option<&str>,
-    payload: bytes::Bytes,
+/// `from_ply`, for a log entry the replay sets aside, and for the log's record of an ending
+/// (its `.verdict` notice is sent instead).
+async fn watch_event(
+    bus: &arbiter_bus::Bus,
+    replay: &mut Option<Replay>,
+    msg: &arbiter_bus::Message,
     from_ply: u32,
 ) -> Result<Option<pb::watch_game_response::Event>, String> {
     use pb::watch_game_response::Event;
     // `shogi.game.<game_id>.<kind>[.<partition>]`: the kind is the fourth token.
-    let kind = subject.split('.').nth(3).unwrap_or_default();
-    let err = |e: prost::DecodeError| format!("{subject}: {e}");
-    if kind == "move" && message_type == Some(shogi_proto::VERDICT_TYPE) {
-        return Ok(None);
-    }
+    let mut tokens = msg.subject.split('.');
+    let id = tokens.nth(2).unwrap_or_default();
+    let kind = tokens.next().unwrap_or_default();
+    let payload = msg.payload.clone();
+    let err = |e: prost::DecodeError| e.to_string();
     Ok(match kind {
-        "created" => Some(Event::Created(
-            pb::GameCreated::decode(payload).map_err(err)?,
-        )),
+        "created" => {
+            *replay = Some(Replay::new(id, msg.sequence, &payload).map_err(|e| e.to_string())?);
+            Some(Event::Created(
+                pb::GameCreated::decode(payload).map_err(err)?,
+            ))
+        }
         "move" => {
-            let m = pb::MoveAccepted::decode(payload).map_err(err)?;
-            (m.ply >= from_ply).then_some(Event::Move(m))
+            let Some(replay) = replay.as_mut() else {
+                return Err("a log entry before the game's creation".into());
+            };
+            match READER.apply(bus, replay, msg).await {
+                Applied::Played { .. } => {
+                    let m = pb::MoveAccepted::decode(payload).map_err(err)?;
+                    (m.ply >= from_ply).then_some(Event::Move(m))
+                }
+                _ => None,
+            }
         }
         "declare" => Some(Event::Declaration(
             pb::Declaration::decode(payload).map_err(err)?,
@@ -1069,83 +1156,4 @@ fn decode_event(
         "verdict" => Some(Event::Verdict(pb::Verdict::decode(payload).map_err(err)?)),
         _ => None,
     })
-}
-
-/// The conversions the pipeline services share with this one, so that every service writes the
-/// same messages for the same verdicts.
-pub use crate::convert::{result_code_from_pb, ruleset_from_pb, verdict_pb, warning_pb};
-
-/// How [`serve`] runs the service.
-#[derive(Debug, Clone)]
-pub struct ServeOptions {
-    /// Whether the watcher and the judge announce the endings they own
-    /// ([`Validator::with_pipeline`]).
-    pub pipeline: bool,
-    /// Games kept in memory.
-    pub max_cached_games: usize,
-    /// How long in-flight calls may take to finish after shutdown.
-    pub grace_period: std::time::Duration,
-}
-
-impl Default for ServeOptions {
-    fn default() -> ServeOptions {
-        ServeOptions {
-            pipeline: true,
-            max_cached_games: 100_000,
-            grace_period: std::time::Duration::from_secs(10),
-        }
-    }
-}
-
-/// Serves MoveValidator, health and reflection on `listener` over any `bus` (the embedded one
-/// in `shogi-arbiter serve`), without TLS or authentication: the single-process arbiter for a
-/// first run and for tests. [`crate::run`] is the production service over JetStream.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    bus: arbiter_bus::Bus,
-    options: ServeOptions,
-    shutdown: impl std::future::Future<Output = ()> + Send,
-) -> Result<(), Error> {
-    use shogi_proto::v1::move_validator_server::MoveValidatorServer;
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let validator = Validator::with_pipeline(
-        Bus::new(bus),
-        stop_rx,
-        options.max_cached_games,
-        options.pipeline,
-    );
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<MoveValidatorServer<Validator>>().await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(shogi_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
-    let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tonic::transport::Server::builder()
-        .add_service(health_service)
-        .add_service(reflection)
-        .add_service(MoveValidatorServer::new(validator))
-        .serve_with_incoming_shutdown(
-            tokio_stream::wrappers::TcpListenerStream::new(listener),
-            async {
-                let _ = drain_rx.await;
-            },
-        );
-    tokio::pin!(server);
-    tokio::select! {
-        result = &mut server => return result.map_err(Error::from),
-        () = shutdown => {}
-    }
-    health
-        .set_service_status("", tonic_health::ServingStatus::NotServing)
-        .await;
-    health
-        .set_not_serving::<MoveValidatorServer<Validator>>()
-        .await;
-    let _ = stop_tx.send(true);
-    let _ = drain_tx.send(());
-    match tokio::time::timeout(options.grace_period, server).await {
-        Ok(result) => result.map_err(Error::from),
-        Err(_) => Ok(()),
-    }
 }

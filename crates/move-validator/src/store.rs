@@ -1,38 +1,32 @@
-//! The bus: the stream that holds every game's events ([`arbiter_bus`]: JetStream or the
-//! embedded bus), and the few operations the service needs on it (publish with deduplication
-//! and optimistic concurrency, read a game's events in order, follow them live).
+//! The bus as the service uses it: any [`arbiter_bus::EventBus`] (JetStream, or the embedded
+//! in-process bus), with its errors as this service's [`Error`]: a write that got no answer is
+//! [`Error::OutcomeUnknown`] (it may be stored later), anything else that failed
+//! [`Error::BusUnavailable`] (nothing was written).
 
 use crate::error::Error;
 use bytes::Bytes;
 
-pub use arbiter_bus::{Message, Published};
+pub use arbiter_bus::Published;
 
-/// The bus of game events, as the service uses it: any [`arbiter_bus::EventBus`] (JetStream,
-/// or the embedded in-process bus), with errors as this service's [`Error`]. The bus writes the
-/// current trace context (the call being served) into every message it publishes.
+/// The bus of game events. The bus writes the current trace context (the call being served)
+/// into every message it publishes.
 #[derive(Debug, Clone)]
 pub struct Bus {
-    inner: arbiter_bus::Bus,
+    /// The bus itself, for reads.
+    pub inner: arbiter_bus::Bus,
 }
 
 impl Bus {
-    /// Connects to NATS and creates the stream if it does not exist (file storage, `replicas`
-    /// copies, subjects `shogi.game.>`, a 2-minute duplicate window for `Nats-Msg-Id`).
+    /// Connects to NATS and opens the arbiter's streams (created when missing: file storage,
+    /// `replicas` copies, a 2-minute duplicate window for `Nats-Msg-Id`).
     pub async fn connect(
         nats: &arbiter_bus::NatsOptions,
         stream_name: &str,
         replicas: usize,
     ) -> Result<Bus, Error> {
-        let bus = arbiter_bus::JetStreamBus::connect(
-            nats,
-            "move-validator",
-            &arbiter_bus::StreamSettings {
-                replicas,
-                ..arbiter_bus::StreamSettings::new(stream_name, shogi_proto::STREAM_SUBJECTS)
-            },
-        )
-        .await
-        .map_err(Error::bus)?;
+        let bus = arbiter_runtime::streams::connect(nats, "move-validator", stream_name, replicas)
+            .await
+            .map_err(Error::unavailable)?;
         Ok(Bus::new(std::sync::Arc::new(bus)))
     }
 
@@ -43,8 +37,10 @@ impl Bus {
 
     /// Publishes `payload`, a message of type `message_type` (see
     /// [`shogi_proto::MESSAGE_TYPE_HEADER`]), on `subject` with `Nats-Msg-Id: msg_id` and, when
-    /// given, the subject's expected last sequence (0: the subject must be empty).
-    pub async fn publish(
+    /// given, the subject's expected last sequence (0: the subject must be empty). While the
+    /// bus is disconnected nothing is published: the client would hold the write and store it
+    /// after the call has been answered.
+    pub async fn write(
         &self,
         subject: String,
         message_type: &'static str,
@@ -52,28 +48,13 @@ impl Bus {
         expected_subject_seq: Option<u64>,
         payload: Bytes,
     ) -> Result<Published, Error> {
+        if !self.inner.connected() {
+            return Err(Error::BusUnavailable(format!(
+                "not connected; {msg_id} was not written"
+            )));
+        }
         let mut out = arbiter_bus::Outgoing::new(subject, message_type, msg_id, payload);
         out.expected_subject_seq = expected_subject_seq;
-        self.inner.publish(out).await.map_err(Error::bus)
-    }
-
-    /// The first message at or after `from_seq` whose subject matches `filter` (wildcards
-    /// allowed), or `None`.
-    pub async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, Error> {
-        self.inner.next(filter, from_seq).await.map_err(Error::bus)
-    }
-
-    /// The last message on `subject`, or `None`.
-    pub async fn last(&self, subject: &str) -> Result<Option<Message>, Error> {
-        self.inner.last(subject).await.map_err(Error::bus)
-    }
-
-    /// Every message matching `filter`, from the start of the stream, in order, then live.
-    pub async fn follow(
-        &self,
-        filter: &str,
-    ) -> Result<futures::stream::BoxStream<'static, Result<Message, arbiter_bus::BusError>>, Error>
-    {
-        self.inner.follow(filter).await.map_err(Error::bus)
+        self.inner.publish(out).await.map_err(Error::unavailable)
     }
 }

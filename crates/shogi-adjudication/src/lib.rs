@@ -56,4 +56,4 @@ pub use ruleset::{
     AgreementTie, CapMode, DeclarationRule, DeclarationTrigger, FailedDeclaration,
     IllegalMovePolicy, OrdinaryResult, Ruleset,
 };
-pub use verdict::{Evidence, ResultCode, Verdict};
+pub use verdict::{Announcer, Evidence, ResultCode, Verdict};

@@ -131,6 +131,42 @@ impl ResultCode {
     }
 }
 
+/// Which part of a pipelined arbiter announces an ending. Every ending is decided by whoever
+/// judges the game (the move validator judges every ply with the whole adjudication layer, so
+/// it never accepts a move after an ending); the announcement, one per game, belongs to one
+/// party, so that a platform hears each ending once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Announcer {
+    /// The repetition watcher: fourfold repetition and perpetual check.
+    RepetitionWatcher,
+    /// The impasse judge: move caps, declarations (explicit and automatic), and every ending
+    /// the validator decides from the moves or the platform reports (checkmate, no legal
+    /// moves, the try rule, a forfeited illegal move, resignation, timeout, abort, agreement),
+    /// which it announces from the game's log, so that an ending is announced even when the
+    /// validator dies between storing and announcing it.
+    ImpasseJudge,
+}
+
+impl ResultCode {
+    /// The party that announces this ending in a pipelined arbiter: the one exhaustive match
+    /// every service reads, so that adding a result code is a compile error here first.
+    pub const fn announcer(self) -> Announcer {
+        match self {
+            ResultCode::Repetition | ResultCode::PerpetualCheck => Announcer::RepetitionWatcher,
+            ResultCode::Checkmate
+            | ResultCode::NoLegalMoves
+            | ResultCode::IllegalMove
+            | ResultCode::Declaration
+            | ResultCode::TryRule
+            | ResultCode::MaxMoves
+            | ResultCode::Resignation
+            | ResultCode::Timeout
+            | ResultCode::Abort
+            | ResultCode::Agreement => Announcer::ImpasseJudge,
+        }
+    }
+}
+
 impl fmt::Display for ResultCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

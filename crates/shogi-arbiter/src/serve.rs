@@ -6,12 +6,9 @@
 //! test that asked for port 0 can read it.
 
 use anyhow::Context as _;
-use arbiter_bus::{Bus, JetStreamBus, MemoryBus};
-use repetition_watcher::{Role, WorkerConfig};
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The flags of `serve`.
@@ -74,24 +71,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).context("listen for SIGTERM")?;
-    let mut int = signal(SignalKind::interrupt()).context("listen for SIGINT")?;
-    let bus: Bus = match &args.nats_url {
-        None => Arc::new(MemoryBus::default()),
-        Some(url) => Arc::new(
-            JetStreamBus::connect(
-                &args.nats.options(url),
-                "shogi-arbiter",
-                &arbiter_bus::StreamSettings {
-                    replicas: args.stream_replicas.into(),
-                    ..arbiter_bus::StreamSettings::new(&args.stream, shogi_proto::STREAM_SUBJECTS)
-                },
-            )
-            .await
-            .context("connect to NATS")?,
-        ),
+    let shutdown = arbiter_runtime::shutdown_signal()?;
+    let bus = match &args.nats_url {
+        None => arbiter_stack::BusConfig::Embedded,
+        Some(url) => arbiter_stack::BusConfig::Nats {
+            options: args.nats.options(url),
+            stream: args.stream.clone(),
+            replicas: args.stream_replicas.into(),
+        },
     };
+    let bus = arbiter_stack::connect(&bus)
+        .await
+        .context("connect to NATS")?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("bind {}", args.listen))?;
@@ -102,40 +93,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         out.flush()?;
     }
     tracing::info!(%addr, bus = if args.nats_url.is_some() { "nats" } else { "embedded" }, "shogi-arbiter serving");
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let validator_stop = stop_rx.clone();
-    let stopped = move || {
-        let mut rx = validator_stop.clone();
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }
-    };
-    let workers: Vec<_> = [Role::Watcher, Role::Judge]
-        .into_iter()
-        .map(|role| {
-            repetition_watcher::spawn_workers(
-                bus.clone(),
-                &WorkerConfig::new(role),
-                None,
-                Arc::default(),
-                stop_rx.clone(),
-            )
-        })
-        .collect();
-    let options = move_validator::ServeOptions {
-        grace_period: Duration::from_secs(args.grace_secs),
-        ..Default::default()
-    };
-    let validator = tokio::spawn(move_validator::serve(listener, bus, options, stopped()));
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM"),
-        _ = int.recv() => tracing::info!("SIGINT"),
-    }
-    let _ = stop_tx.send(true);
-    let grace = Duration::from_secs(args.grace_secs);
-    let _ = tokio::time::timeout(grace, validator).await;
-    for w in workers {
-        let _ = tokio::time::timeout(grace, w).await;
-    }
+    let mut config = arbiter_stack::StackConfig::default();
+    config.validator.grace_period = Duration::from_secs(args.grace_secs);
+    let stack = arbiter_stack::Stack::start(listener, bus, config)
+        .await
+        .context("start the arbiter")?;
+    shutdown.await;
+    stack.shutdown().await;
     Ok(())
 }

@@ -1,14 +1,37 @@
 //! Conversions between the cores' types and the `shogi.v1` messages, and the parsing of request
-//! fields into validated types (each failure names its field).
+//! fields into validated types: every service writes the same messages for the same verdicts,
+//! and every failure names its field ([`FieldError`]).
 
-use crate::error::Error;
+use crate::v1 as pb;
 use shogi_adjudication::{
     AgreementTie, CapMode, DeclarationReport, DeclarationRule, DeclarationTrigger, Evidence,
     FailedDeclaration, Handicap, IllegalMovePolicy, OrdinaryResult, ResultCode, Ruleset, Verdict,
     Warning,
 };
-use shogi_proto::v1 as pb;
 use shogi_rules::{Color, IllegalKind, Move, Position};
+
+/// A request field that is not valid: its path in the request, as `google.rpc.BadRequest`
+/// names it (`start.sfen`, `ruleset.overrides.move_cap`), and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {field}: {description}")]
+pub struct FieldError {
+    /// The field path.
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub description: String,
+}
+
+impl FieldError {
+    /// A [`FieldError`].
+    pub fn new(field: &'static str, description: impl Into<String>) -> FieldError {
+        FieldError {
+            field,
+            description: description.into(),
+        }
+    }
+}
+
+type Error = FieldError;
 
 /// The longest game id: one NATS subject token of at most 64 characters.
 pub const MAX_GAME_ID_LEN: usize = 64;
@@ -17,10 +40,10 @@ pub const MAX_GAME_ID_LEN: usize = 64;
 /// characters, so that `shogi.game.<id>.move` is a plain subject without wildcards.
 pub fn check_game_id(field: &'static str, id: &str) -> Result<(), Error> {
     if id.is_empty() {
-        return Err(Error::invalid(field, "empty game id"));
+        return Err(Error::new(field, "empty game id"));
     }
     if id.len() > MAX_GAME_ID_LEN {
-        return Err(Error::invalid(
+        return Err(Error::new(
             field,
             format!("game id longer than {MAX_GAME_ID_LEN} characters"),
         ));
@@ -29,7 +52,7 @@ pub fn check_game_id(field: &'static str, id: &str) -> Result<(), Error> {
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_'))
     {
-        return Err(Error::invalid(
+        return Err(Error::new(
             field,
             format!("game id has {c:?}; only letters, digits, '-' and '_' are allowed"),
         ));
@@ -37,14 +60,29 @@ pub fn check_game_id(field: &'static str, id: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Parses an SFEN field.
+/// Parses an SFEN field: both kings, no dead piece, no two pawns on a file. ValidateMove and
+/// the impasse calculator take any such position, as test positions and problems are.
 pub fn parse_sfen(field: &'static str, sfen: &str) -> Result<Position, Error> {
-    Position::from_sfen(sfen).map_err(|e| Error::invalid(field, e.to_string()))
+    Position::from_sfen(sfen).map_err(|e| Error::new(field, e.to_string()))
+}
+
+/// Parses the SFEN a game starts from: as [`parse_sfen`], and a position legal play can reach,
+/// so the side not to move is not in check (the side that just moved would have left its king
+/// in check).
+pub fn parse_start_sfen(field: &'static str, sfen: &str) -> Result<Position, Error> {
+    let pos = parse_sfen(field, sfen)?;
+    if pos.opponent_in_check() {
+        return Err(Error::new(
+            field,
+            "the side not to move is in check: no legal game reaches this position",
+        ));
+    }
+    Ok(pos)
 }
 
 /// Parses a USI move field.
 pub fn parse_usi(field: &'static str, usi: &str) -> Result<Move, Error> {
-    Move::from_usi(usi).map_err(|e| Error::invalid(field, e.to_string()))
+    Move::from_usi(usi).map_err(|e| Error::new(field, e.to_string()))
 }
 
 /// A side from its message value; `None` for unspecified or unknown values.
@@ -95,7 +133,8 @@ pub fn illegal_kind_name(value: i32) -> &'static str {
     .map_or("unspecified", IllegalKind::as_str)
 }
 
-fn result_code_pb(code: ResultCode) -> i32 {
+/// A result code as its message value.
+pub fn result_code_pb(code: ResultCode) -> i32 {
     (match code {
         ResultCode::Checkmate => pb::ResultCode::Checkmate,
         ResultCode::NoLegalMoves => pb::ResultCode::NoLegalMoves,
@@ -120,7 +159,8 @@ pub fn result_code_from_pb(value: i32) -> Option<ResultCode> {
         .find(|c| result_code_pb(*c) == code as i32)
 }
 
-fn ordinary_pb(result: Option<OrdinaryResult>) -> i32 {
+/// An ordinary result as its message value (unspecified for none).
+pub fn ordinary_pb(result: Option<OrdinaryResult>) -> i32 {
     (match result {
         None => pb::OrdinaryResult::Unspecified,
         Some(OrdinaryResult::Draw) => pb::OrdinaryResult::Draw,
@@ -273,7 +313,7 @@ pub fn ruleset_from_pb(ruleset: Option<&pb::Ruleset>) -> Result<Ruleset, Error> 
         &spec.preset
     };
     let mut r = Ruleset::preset(preset).ok_or_else(|| {
-        Error::invalid(
+        Error::new(
             "ruleset.preset",
             format!(
                 "unknown preset {preset:?}; known: {}",
@@ -285,7 +325,7 @@ pub fn ruleset_from_pb(ruleset: Option<&pb::Ruleset>) -> Result<Ruleset, Error> 
         return Ok(r);
     };
     fn bad(field: &'static str, value: i32) -> Error {
-        Error::invalid(field, format!("unknown value {value}"))
+        Error::new(field, format!("unknown value {value}"))
     }
     match pb::IllegalMovePolicy::try_from(o.illegal_move) {
         Ok(pb::IllegalMovePolicy::Unspecified) => {}
@@ -372,6 +412,62 @@ pub fn ruleset_from_pb(ruleset: Option<&pb::Ruleset>) -> Result<Ruleset, Error> 
     Ok(r)
 }
 
+/// The ruleset a game is judged by, as a message: the preset it was created with, and every
+/// option spelled out in the overrides (what `GetGame` shows), so that a reader needs no
+/// knowledge of the presets.
+pub fn effective_ruleset_pb(requested: Option<&pb::Ruleset>, r: &Ruleset) -> pb::Ruleset {
+    let preset = requested
+        .map(|s| s.preset.as_str())
+        .filter(|p| !p.is_empty())
+        .unwrap_or("jsa")
+        .to_owned();
+    let illegal_move = match r.illegal_move {
+        IllegalMovePolicy::Reject => pb::IllegalMovePolicy::Reject,
+        IllegalMovePolicy::Forfeit => pb::IllegalMovePolicy::Forfeit,
+    };
+    let declaration = match r.declaration {
+        None => pb::DeclarationRule::None,
+        Some(DeclarationRule::Points27) => pb::DeclarationRule::Points27,
+        Some(DeclarationRule::Jsa24) => pb::DeclarationRule::Jsa24,
+    };
+    let declaration_trigger = match r.declaration_trigger {
+        DeclarationTrigger::Explicit => pb::DeclarationTrigger::Explicit,
+        DeclarationTrigger::Automatic => pb::DeclarationTrigger::Automatic,
+    };
+    let failed_declaration = match r.failed_declaration {
+        FailedDeclaration::Loss => pb::FailedDeclaration::Loss,
+        FailedDeclaration::Refuse => pb::FailedDeclaration::Refuse,
+    };
+    let cap_mode = match r.cap_mode {
+        CapMode::Plain => pb::CapMode::Plain,
+        CapMode::Jsa500 => pb::CapMode::Jsa500,
+    };
+    let agreement_tie = match r.agreement_tie {
+        AgreementTie::Jishogi => pb::AgreementTie::Jishogi,
+        AgreementTie::WhiteWins => pb::AgreementTie::WhiteWins,
+        AgreementTie::BlackWins => pb::AgreementTie::BlackWins,
+    };
+    pb::Ruleset {
+        preset,
+        overrides: Some(pb::RulesetOverrides {
+            illegal_move: illegal_move as i32,
+            repetition: ordinary_pb(Some(r.repetition)),
+            start_position_counted: Some(r.start_position_counted),
+            declaration: declaration as i32,
+            declaration_trigger: declaration_trigger as i32,
+            failed_declaration: failed_declaration as i32,
+            jishogi: ordinary_pb(Some(r.jishogi)),
+            handicap_credit: Some(r.handicap_credit),
+            try_rule: Some(r.try_rule),
+            move_cap: Some(r.move_cap.unwrap_or(0)),
+            cap_mode: cap_mode as i32,
+            csa_server_cap: Some(r.csa_server_cap),
+            agreement_threshold: Some(r.agreement_threshold),
+            agreement_tie: agreement_tie as i32,
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,13 +500,32 @@ mod tests {
             preset: "blitz".into(),
             overrides: None,
         };
-        assert!(matches!(
-            ruleset_from_pb(Some(&unknown)),
-            Err(Error::InvalidArgument {
-                field: "ruleset.preset",
-                ..
-            })
-        ));
+        assert_eq!(
+            ruleset_from_pb(Some(&unknown)).map_err(|e| e.field),
+            Err("ruleset.preset")
+        );
+    }
+
+    #[test]
+    fn the_effective_ruleset_reads_back_as_the_same_ruleset() {
+        for preset in Ruleset::PRESETS {
+            let spec = pb::Ruleset {
+                preset: preset.into(),
+                overrides: None,
+            };
+            let r = ruleset_from_pb(Some(&spec)).unwrap();
+            let effective = effective_ruleset_pb(Some(&spec), &r);
+            assert_eq!(ruleset_from_pb(Some(&effective)).unwrap(), r, "{preset}");
+            let under_jsa = pb::Ruleset {
+                preset: "jsa".into(),
+                overrides: effective.overrides,
+            };
+            assert_eq!(
+                ruleset_from_pb(Some(&under_jsa)).unwrap(),
+                r,
+                "{preset} over jsa"
+            );
+        }
     }
 
     #[test]

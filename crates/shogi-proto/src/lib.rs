@@ -1,6 +1,8 @@
-//! The `shogi.v1` contracts from `proto/shogi/v1/arbiter.proto`: prost messages, the tonic
-//! client and server for `shogi.v1.MoveValidator`, the bus subjects, and the encoded descriptor
-//! set for gRPC server reflection.
+//! The `shogi.v1` contracts from `proto/shogi/v1/arbiter.proto`, and the only crate that knows
+//! protobuf: the prost messages, the tonic client and server for `shogi.v1.MoveValidator`, the
+//! encoded descriptor set for gRPC server reflection; the mapping between the cores' types and
+//! the messages ([`convert`]); the bus contract (subjects, headers, message ids) and the one
+//! replay of a game's log ([`log`]).
 //!
 //! Generated at build time by protox and tonic-prost-build; no system `protoc` is needed.
 
@@ -16,6 +18,9 @@ pub mod v1 {
     tonic::include_proto!("shogi.v1");
 }
 
+pub mod convert;
+pub mod log;
+
 /// The encoded `FileDescriptorSet` of `shogi.v1` (with its imports), for
 /// `tonic-reflection`'s `register_encoded_file_descriptor_set`.
 pub const FILE_DESCRIPTOR_SET: &[u8] =
@@ -26,6 +31,20 @@ pub const STREAM: &str = "SHOGI_GAMES";
 
 /// The subjects of [`STREAM`]: every subject under `shogi.game.`.
 pub const STREAM_SUBJECTS: &str = "shogi.game.>";
+
+/// The subjects whose stored messages [`STREAM`] republishes to core NATS: each game's
+/// `.verdict` ([`subject::verdict`]).
+pub const VERDICT_REPUBLISH_SOURCE: &str = "shogi.game.*.verdict";
+
+/// Where [`STREAM`] republishes each stored verdict: `shogi.verdict.<game_id>`
+/// ([`subject::verdict_notice`]). A core subscriber of `shogi.verdict.*` hears every game's
+/// verdict exactly once: the stream republishes only what it stores, and `.verdict` stores one
+/// message per game; the raw publishes on `.verdict` itself may repeat (an announcement retried
+/// after a crash).
+pub const VERDICT_REPUBLISH_DESTINATION: &str = "shogi.verdict.{{wildcard(1)}}";
+
+/// Every republished verdict: the subject a platform subscribes to with core NATS.
+pub const VERDICT_NOTICES: &str = "shogi.verdict.*";
 
 /// The stream of events set aside by the pipeline (subjects [`ASIDE_SUBJECTS`]): kept apart
 /// from the games so that nothing reads them back as game events.
@@ -151,6 +170,12 @@ pub mod subject {
     /// `shogi.game.<game_id>.verdict`: [`crate::v1::Verdict`].
     pub fn verdict(game_id: &str) -> String {
         format!("shogi.game.{game_id}.verdict")
+    }
+
+    /// `shogi.verdict.<game_id>`: the game's verdict as the stream republishes it once stored,
+    /// exactly once (see [`crate::VERDICT_REPUBLISH_DESTINATION`]).
+    pub fn verdict_notice(game_id: &str) -> String {
+        format!("shogi.verdict.{game_id}")
     }
 
     /// `shogi.game.<game_id>.>`: every event of one game.

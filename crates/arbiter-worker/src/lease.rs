@@ -90,25 +90,7 @@ pub fn default_holder() -> String {
     name
 }
 
-/// Makes sure the pipeline's side streams exist on `js` (`SHOGI_ASIDE` for events set aside,
-/// `SHOGI_LEASES` for the leases, one message kept per subject, ten minutes at most), each with
-/// `replicas` copies; the bus of the lease stream.
-pub async fn side_streams(
-    js: &arbiter_bus::JetStreamBus,
-    replicas: usize,
-) -> Result<Bus, arbiter_bus::BusError> {
-    let mut aside =
-        arbiter_bus::StreamSettings::new(shogi_proto::ASIDE_STREAM, shogi_proto::ASIDE_SUBJECTS);
-    aside.replicas = replicas;
-    js.with_stream(&aside).await?;
-    let mut lease =
-        arbiter_bus::StreamSettings::new(shogi_proto::LEASE_STREAM, shogi_proto::LEASE_SUBJECTS);
-    lease.replicas = replicas;
-    lease.max_messages_per_subject = Some(1);
-    // Old members and released leases go; live ones are rewritten every few seconds.
-    lease.max_age = Some(Duration::from_secs(600));
-    Ok(Arc::new(js.with_stream(&lease).await?))
-}
+pub use arbiter_runtime::streams::side_streams;
 
 fn now_ms() -> i64 {
     SystemTime::now()
@@ -252,6 +234,9 @@ async fn round(
     let ttl_ms = i64::try_from(leases.ttl.as_millis()).unwrap_or(i64::MAX);
     write_member(leases, role, now + ttl_ms).await?;
     *joined = true;
+    stats
+        .joined
+        .store(true, std::sync::atomic::Ordering::Relaxed);
     let members = live_members(leases, role, now).await?;
     let reads = futures::future::try_join_all(
         (0..PARTITIONS).map(|p| async move { read_lease(&leases.bus, role, p).await }),

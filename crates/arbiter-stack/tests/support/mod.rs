@@ -6,7 +6,6 @@
 use arbiter_bus::{Bus, MemoryBus};
 use opentelemetry_sdk::metrics::InMemoryMetricExporter;
 use opentelemetry_sdk::trace::InMemorySpanExporter;
-use repetition_watcher::{Role, Worker, WorkerConfig};
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -74,41 +73,26 @@ pub fn telemetry() -> &'static Telemetry {
     })
 }
 
-/// The validator (gRPC on loopback), the watcher and the judge over one embedded bus.
+/// The whole arbiter as `shogi-arbiter serve` assembles it, over one embedded bus.
 pub struct Arbiter {
     pub bus: Bus,
     pub client: MoveValidatorClient<Channel>,
-    _stop: tokio::sync::watch::Sender<bool>,
+    _stack: arbiter_stack::Stack,
 }
 
 pub async fn start() -> Arbiter {
     let bus: Bus = Arc::new(MemoryBus::default());
-    let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut rx = stop_rx.clone();
-    tokio::spawn(move_validator::serve(
-        listener,
-        bus.clone(),
-        move_validator::ServeOptions::default(),
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        },
-    ));
-    for role in [Role::Watcher, Role::Judge] {
-        let worker = Worker::new(bus.clone(), WorkerConfig::new(role));
-        let mut rx = stop_rx.clone();
-        tokio::spawn(worker.run(async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }));
-    }
-    let client = MoveValidatorClient::connect(format!("http://{addr}"))
+    let stack = arbiter_stack::Stack::start(listener, bus.clone(), Default::default())
+        .await
+        .unwrap();
+    let client = MoveValidatorClient::connect(format!("http://{}", stack.addr()))
         .await
         .unwrap();
     Arbiter {
         bus,
         client,
-        _stop: stop,
+        _stack: stack,
     }
 }
 

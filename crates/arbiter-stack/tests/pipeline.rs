@@ -3,9 +3,9 @@
 //! of each.
 
 use arbiter_bus::{Bus, JetStreamBus, MemoryBus, Outgoing};
+use arbiter_worker::{Role, Stats, Worker, WorkerConfig};
 use futures::StreamExt;
 use prost::Message as _;
-use repetition_watcher::{Role, Stats, Worker, WorkerConfig};
 use shogi_proto::subject;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use std::sync::Arc;
@@ -19,50 +19,38 @@ struct Arbiter {
     client: MoveValidatorClient<Channel>,
     watchers: Vec<Arc<Stats>>,
     judges: Vec<Arc<Stats>>,
-    _stop: tokio::sync::watch::Sender<bool>,
+    _stack: arbiter_stack::Stack,
 }
 
+/// The arbiter as `shogi-arbiter serve` assembles it, with `instances` fixed-share instances
+/// of each worker.
 async fn start(bus: Bus, instances: u32) -> Arbiter {
-    let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut rx = stop_rx.clone();
-    tokio::spawn(move_validator::serve(
-        listener,
-        bus.clone(),
-        move_validator::ServeOptions::default(),
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        },
-    ));
-    let mut watchers = Vec::new();
-    let mut judges = Vec::new();
+    let mut config = arbiter_stack::StackConfig::default();
+    config.workers.clear();
     for role in [Role::Watcher, Role::Judge] {
         for instance in 0..instances {
-            let mut config = WorkerConfig::new(role);
-            config.instance = instance;
-            config.instances = instances;
-            config.ack_wait = Duration::from_secs(2);
-            let worker = Worker::new(bus.clone(), config);
-            match role {
-                Role::Watcher => watchers.push(worker.stats()),
-                Role::Judge => judges.push(worker.stats()),
-            }
-            let mut rx = stop_rx.clone();
-            tokio::spawn(worker.run(async move {
-                let _ = rx.wait_for(|s| *s).await;
-            }));
+            let mut w = WorkerConfig::new(role);
+            w.instance = instance;
+            w.instances = instances;
+            w.ack_wait = Duration::from_secs(2);
+            config.workers.push(w);
         }
     }
-    let client = MoveValidatorClient::connect(format!("http://{addr}"))
+    let stack = arbiter_stack::Stack::start(listener, bus.clone(), config)
+        .await
+        .unwrap();
+    let stats = stack.worker_stats().to_vec();
+    let (watchers, judges) = stats.split_at(instances as usize);
+    let client = MoveValidatorClient::connect(format!("http://{}", stack.addr()))
         .await
         .unwrap();
     Arbiter {
         bus,
         client,
-        watchers,
-        judges,
-        _stop: stop,
+        watchers: watchers.to_vec(),
+        judges: judges.to_vec(),
+        _stack: stack,
     }
 }
 
@@ -419,12 +407,12 @@ async fn garbage_is_counted_and_stops_no_game() {
                 .map(|(_, v)| v.clone())
         };
         assert_eq!(
-            header(repetition_watcher::pipeline::ASIDE_SEQ_HEADER),
+            header(arbiter_worker::pipeline::ASIDE_SEQ_HEADER),
             Some(ghost.sequence.to_string())
         );
         assert_eq!(
-            header(repetition_watcher::pipeline::ASIDE_REASON_HEADER).as_deref(),
-            Some("game never created")
+            header(arbiter_worker::pipeline::ASIDE_REASON_HEADER).as_deref(),
+            Some("unknown_game")
         );
     }
 }
@@ -544,18 +532,16 @@ impl Instance {
             )
             .await
             .unwrap();
-            let leases = repetition_watcher::lease::side_streams(&js, 1)
-                .await
-                .unwrap();
+            let leases = arbiter_worker::lease::side_streams(&js, 1).await.unwrap();
             let mut config = WorkerConfig::new(role);
             config.ack_wait = Duration::from_secs(1);
-            let leases = repetition_watcher::LeaseConfig {
+            let leases = arbiter_worker::LeaseConfig {
                 bus: leases,
                 holder,
                 ttl: LEASE_TTL,
             };
             let workers =
-                repetition_watcher::spawn_workers(Arc::new(js), &config, Some(leases), s, stop_rx);
+                arbiter_worker::spawn_workers(Arc::new(js), &config, Some(leases), s, stop_rx);
             workers.await.unwrap().unwrap();
         });
         Instance {
@@ -658,9 +644,7 @@ async fn leased_partitions_are_shared_taken_over_and_handed_back() {
     )
     .await
     .unwrap();
-    let leases = repetition_watcher::lease::side_streams(&js, 1)
-        .await
-        .unwrap();
+    let leases = arbiter_worker::lease::side_streams(&js, 1).await.unwrap();
     let bus: Bus = Arc::new(js);
     let mut arbiter = start(bus.clone(), 0).await;
 

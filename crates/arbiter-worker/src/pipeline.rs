@@ -24,12 +24,13 @@
 use crate::lease::LeaseConfig;
 use crate::telemetry;
 use arbiter_bus::{Bus, BusError, Delivery, DurableConfig, Message, Outgoing, Published};
+use arbiter_runtime::games::Reader;
 use futures::StreamExt;
-use move_validator::{result_code_from_pb, ruleset_from_pb, verdict_pb, warning_pb};
 use prost::Message as _;
-use shogi_adjudication::{Game, ResultCode};
+use shogi_adjudication::{Announcer, ResultCode};
+use shogi_proto::convert::{result_code_from_pb, verdict_pb, warning_pb};
+use shogi_proto::log::{Applied, AsideReason, Replay, SetAside, msg_id};
 use shogi_proto::{PARTITIONS, subject, v1 as pb};
-use shogi_rules::{Move, Position};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -57,16 +58,23 @@ impl Role {
         }
     }
 
-    /// Whether this role announces endings with `code`.
+    /// Whether this role announces endings with `code`: the adjudication layer says who
+    /// announces what ([`ResultCode::announcer`]).
     pub fn owns(self, code: ResultCode) -> bool {
+        let announcer = match self {
+            Role::Watcher => Announcer::RepetitionWatcher,
+            Role::Judge => Announcer::ImpasseJudge,
+        };
+        code.announcer() == announcer
+    }
+
+    /// The reader of game logs this role is, as its copies set aside and its counts name it.
+    pub fn reader(self) -> &'static Reader {
+        static WATCHER: Reader = Reader::new("repetition-watcher");
+        static JUDGE: Reader = Reader::new("impasse-judge");
         match self {
-            Role::Watcher => matches!(code, ResultCode::Repetition | ResultCode::PerpetualCheck),
-            // Move caps and automatic declarations are the judge's to decide; every other
-            // ending (checkmate, try rule, a forfeit, a platform's report, an explicit
-            // declaration) the validator decides, and the judge announces it again from the
-            // log, so that an ending is announced even when the validator dies between
-            // storing it and announcing it. The announcement is guarded: it is stored once.
-            Role::Judge => !matches!(code, ResultCode::Repetition | ResultCode::PerpetualCheck),
+            Role::Watcher => &WATCHER,
+            Role::Judge => &JUDGE,
         }
     }
 }
@@ -194,6 +202,10 @@ pub struct Stats {
     pub verdicts: AtomicU64,
     /// Warnings published.
     pub warnings: AtomicU64,
+    /// Partitions whose consumer is up and consumed now.
+    pub consuming: AtomicU64,
+    /// Whether the instance has joined the partition leases (with leases).
+    pub joined: std::sync::atomic::AtomicBool,
 }
 
 impl Stats {
@@ -207,16 +219,6 @@ impl Stats {
     }
 }
 
-/// One game being judged.
-#[derive(Debug)]
-struct Judged {
-    game: Game,
-    /// The sequence of the creation event: the log starts after it.
-    created_seq: u64,
-    /// The sequence of the last log event judged.
-    last_seq: u64,
-}
-
 /// A pipeline worker: its games, in memory; the truth is on the bus.
 #[derive(Debug)]
 pub struct Worker {
@@ -224,7 +226,7 @@ pub struct Worker {
     config: WorkerConfig,
     /// The partitions this worker consumes, ascending.
     partitions: Vec<u32>,
-    games: HashMap<String, Judged>,
+    games: HashMap<String, Replay>,
     /// Games whose verdict this worker has seen; their later events are void. Forgetting one
     /// only costs a rebuild from the bus, which finds the verdict again.
     finished: HashSet<String>,
@@ -256,12 +258,7 @@ struct Announcement {
     decided_at: Option<SystemTime>,
 }
 
-/// The header of a copy set aside: the stream sequence of the event in the game stream.
-pub const ASIDE_SEQ_HEADER: &str = "Shogi-Aside-Seq";
-/// The header of a copy set aside: why it was set aside.
-pub const ASIDE_REASON_HEADER: &str = "Shogi-Aside-Reason";
-/// The header of a copy set aside: the event's own message type.
-pub const ASIDE_TYPE_HEADER: &str = "Shogi-Aside-Type";
+pub use arbiter_runtime::games::{ASIDE_REASON_HEADER, ASIDE_SEQ_HEADER, ASIDE_TYPE_HEADER};
 
 const MAX_FINISHED: usize = 200_000;
 const MAX_SET_ASIDE: usize = 1024;
@@ -356,6 +353,7 @@ impl Worker {
                 () = &mut shutdown => return Ok(()),
             };
             tracing::info!(role, partitions = ?self.partitions, "consuming");
+            let _consuming = Consuming::new(&self.stats, self.partitions.len());
             loop {
                 let next = tokio::select! {
                     next = deliveries.next() => next,
@@ -412,7 +410,10 @@ impl Worker {
     async fn handle_in_background(&mut self, d: Delivery) -> Result<(), Error> {
         let pending = self.judge(&d).await?;
         if self.hold {
-            tracing::debug!(seq = d.message.sequence, "held until the game's announcement settles");
+            tracing::debug!(
+                seq = d.message.sequence,
+                "held until the game's announcement settles"
+            );
             return Ok(());
         }
         if pending.is_empty() {
@@ -506,7 +507,7 @@ impl Worker {
         if !self.games.contains_key(&game_id) && !self.load(&game_id, msg).await? {
             return Ok(());
         }
-        let last = self.games.get(&game_id).map(|g| g.last_seq).unwrap_or(0);
+        let last = self.games.get(&game_id).map_or(0, Replay::last_seq);
         if msg.sequence <= last {
             Stats::bump(&self.stats.duplicates);
             return Ok(());
@@ -536,14 +537,25 @@ impl Worker {
         Ok(())
     }
 
+    /// Whether `msg` is the game's next log entry by its ply: a move for the next ply, or an
+    /// ending recorded at the ply the game has reached (a forfeit: at the next one). Writers
+    /// append only after the log's last entry, so nothing valid can sit between it and the
+    /// last entry judged.
     fn is_next(&self, game_id: &str, msg: &Message) -> bool {
         let Some(g) = self.games.get(game_id) else {
             return false;
         };
         match msg.message_type.as_deref() {
-            Some(shogi_proto::VERDICT_TYPE) => true,
-            _ => pb::MoveAccepted::decode(msg.payload.clone())
-                .is_ok_and(|m| m.ply == g.game.plies() + 1),
+            Some(shogi_proto::VERDICT_TYPE) => {
+                pb::Verdict::decode(msg.payload.clone()).is_ok_and(|v| {
+                    let forfeit = v.code == pb::ResultCode::IllegalMove as i32;
+                    v.ply == g.ply() + u32::from(forfeit)
+                })
+            }
+            Some(shogi_proto::MOVE_ACCEPTED_TYPE) => {
+                pb::MoveAccepted::decode(msg.payload.clone()).is_ok_and(|m| m.ply == g.ply() + 1)
+            }
+            _ => false,
         }
     }
 
@@ -551,78 +563,40 @@ impl Worker {
     /// or it is unreadable.
     async fn load(&mut self, game_id: &str, msg: &Message) -> Result<bool, Error> {
         let seq = msg.sequence;
-        let Some(created) = self.bus.last(&subject::created(game_id)).await? else {
-            Stats::bump(&self.stats.unknown_game);
-            tracing::warn!(game_id, seq, "event for a game never created, set aside");
-            if self.set_aside.len() >= MAX_SET_ASIDE {
-                self.set_aside.remove(0);
-            }
-            self.set_aside.push(seq);
-            self.put_aside(game_id, msg, "game never created").await;
-            return Ok(false);
-        };
-        let game = pb::GameCreated::decode(created.payload.clone())
-            .map_err(|e| e.to_string())
-            .and_then(|c| {
-                let ruleset = ruleset_from_pb(c.ruleset.as_ref()).map_err(|e| e.to_string())?;
-                let start = Position::from_sfen(&c.start_sfen).map_err(|e| e.to_string())?;
-                Ok(Game::new(start, ruleset))
-            });
-        match game {
-            Ok(game) => {
-                let over = game.is_over();
-                self.games.insert(
-                    game_id.to_owned(),
-                    Judged {
-                        game,
-                        created_seq: created.sequence,
-                        last_seq: created.sequence,
-                    },
-                );
+        let reader = self.config.role.reader();
+        match reader.load(&self.bus, game_id).await {
+            Ok(Some(replay)) => {
+                let over = replay.game().is_over();
+                self.games.insert(game_id.to_owned(), replay);
                 if over {
-                    // Decided at the start (the validator announces it).
+                    // Decided at the start: no move reaches the pipeline, so the validator
+                    // announces it when it creates the game.
                     self.finish(game_id);
                     Stats::bump(&self.stats.void);
                     return Ok(false);
                 }
                 Ok(true)
             }
-            Err(reason) => {
-                Stats::bump(&self.stats.garbage);
-                tracing::warn!(
-                    game_id,
-                    seq = created.sequence,
-                    reason,
-                    "unreadable game creation"
-                );
+            Ok(None) => {
+                Stats::bump(&self.stats.unknown_game);
+                if self.set_aside.len() >= MAX_SET_ASIDE {
+                    self.set_aside.remove(0);
+                }
+                self.set_aside.push(seq);
+                let aside = SetAside {
+                    sequence: seq,
+                    reason: AsideReason::UnknownGame,
+                    detail: "the game was never created".into(),
+                };
+                reader.put_aside(&self.bus, game_id, msg, &aside).await;
                 Ok(false)
             }
-        }
-    }
-
-    /// Copies the event at `seq` to `shogi.aside.<game_id>` (stream `SHOGI_ASIDE`) with why,
-    /// once per role (the message id), for an operator to inspect. The event itself stays in
-    /// the game stream at its sequence, so a failed copy loses nothing: it is logged, counted
-    /// and the delivery is acknowledged all the same.
-    async fn put_aside(&self, game_id: &str, copy: &Message, reason: &str) {
-        let seq = copy.sequence;
-        let mut out = Outgoing::new(
-            subject::aside(game_id),
-            shogi_proto::ASIDE_TYPE,
-            format!("{game_id}:aside:{seq}:{}", self.config.role.name()),
-            copy.payload.clone(),
-        );
-        out.headers = vec![
-            (ASIDE_SEQ_HEADER.to_owned(), seq.to_string()),
-            (ASIDE_REASON_HEADER.to_owned(), reason.to_owned()),
-            (
-                ASIDE_TYPE_HEADER.to_owned(),
-                copy.message_type.clone().unwrap_or_default(),
-            ),
-        ];
-        if let Err(e) = self.bus.publish(out).await {
-            Stats::bump(&self.stats.aside_failed);
-            tracing::warn!(game_id, seq, error = %e, "event not copied aside");
+            Err(arbiter_runtime::games::ReadError::Bus(e)) => Err(Error::Bus(e)),
+            Err(arbiter_runtime::games::ReadError::Unreadable(u)) => {
+                Stats::bump(&self.stats.garbage);
+                tracing::warn!(game_id, seq = u.sequence, reason = %u.reason, "unreadable game creation");
+                Ok(false)
+            }
         }
     }
 
@@ -634,108 +608,80 @@ impl Worker {
         self.finished.insert(game_id.to_owned());
     }
 
-    /// Judges the game's next log event `m`.
+    /// Judges the game's next log entry `m` through the one replay of a game log.
     async fn judge_event(&mut self, game_id: &str, m: &Message) -> Result<Step, Error> {
-        let Some(state) = self.games.get_mut(game_id) else {
+        let Some(replay) = self.games.get_mut(game_id) else {
             return Ok(Step::Ended);
         };
-        debug_assert!(m.sequence > state.last_seq && state.created_seq < m.sequence);
         Stats::bump(&self.stats.judged);
-        if m.message_type.as_deref() == Some(shogi_proto::VERDICT_TYPE) {
-            // An ending written in the log (by the validator, or by an instance of a pipeline
-            // role): the game is over. The owner announces it (again: the notice is guarded).
-            tracing::debug!(game_id, seq = m.sequence, "ending in the log");
-            match pb::Verdict::decode(m.payload.clone()) {
-                Ok(v) => {
-                    let owned =
-                        result_code_from_pb(v.code).is_some_and(|c| self.config.role.owns(c));
-                    if owned {
-                        self.pending.push(Announcement {
-                            game_id: game_id.to_owned(),
-                            verdict: v,
-                            after_move: None,
-                            decided_at: None,
-                        });
+        let role = self.config.role;
+        let applied = role.reader().apply(&self.bus, replay, m).await;
+        let (verdict, after_move) = match applied {
+            Applied::Duplicate => {
+                Stats::bump(&self.stats.duplicates);
+                return Ok(Step::Next);
+            }
+            Applied::SetAside(_) => {
+                Stats::bump(&self.stats.garbage);
+                return Ok(Step::Next);
+            }
+            Applied::EndingCopy => {
+                self.finish(game_id);
+                return Ok(Step::Ended);
+            }
+            // An ending recorded in the log (a report, a declaration, a forfeit): its owner
+            // announces it (again, if it did already: the notice is guarded).
+            Applied::Ended(verdict) => (verdict, None),
+            Applied::Played { outcome, .. } => {
+                let ply = outcome.ply;
+                telemetry::record_game(game_id, Some(ply));
+                if role == Role::Watcher {
+                    for (i, w) in outcome.warnings.iter().enumerate() {
+                        let out = Outgoing::new(
+                            subject::warning(game_id),
+                            shogi_proto::WARNING_TYPE,
+                            msg_id::warning(game_id, ply, i),
+                            warning_pb(game_id, w).encode_to_vec(),
+                        );
+                        if let Published::Stored(_) = self.bus.publish(out).await? {
+                            Stats::bump(&self.stats.warnings);
+                            tracing::info!(game_id, ply, "warning");
+                        }
                     }
                 }
-                Err(e) => {
-                    Stats::bump(&self.stats.garbage);
-                    tracing::warn!(game_id, seq = m.sequence, error = %e, "unreadable ending in the log");
-                }
+                let Some(verdict) = outcome.verdict else {
+                    return Ok(Step::Next);
+                };
+                (verdict, Some(m.sequence))
             }
-            self.finish(game_id);
-            return Ok(Step::Ended);
-        }
-        let garbage = |stats: &Stats, reason: String| {
-            Stats::bump(&stats.garbage);
-            tracing::warn!(
-                game_id,
-                seq = m.sequence,
-                reason,
-                "garbage in the game log, skipped"
-            );
-        };
-        let event = match pb::MoveAccepted::decode(m.payload.clone()) {
-            Ok(e) => e,
-            Err(e) => {
-                garbage(&self.stats, format!("not a MoveAccepted: {e}"));
-                state.last_seq = m.sequence;
-                return Ok(Step::Next);
-            }
-        };
-        telemetry::record_game(game_id, Some(event.ply));
-        let expected = state.game.plies() + 1;
-        if event.ply != expected {
-            garbage(
-                &self.stats,
-                format!("ply {} where ply {expected} is due", event.ply),
-            );
-            state.last_seq = m.sequence;
-            return Ok(Step::Next);
-        }
-        let outcome = match Move::from_usi(&event.usi)
-            .map_err(|e| e.to_string())
-            .and_then(|mv| state.game.play(mv).map_err(|e| e.to_string()))
-        {
-            Ok(outcome) => outcome,
-            Err(reason) => {
-                garbage(&self.stats, format!("move {}: {reason}", event.usi));
-                state.last_seq = m.sequence;
-                return Ok(Step::Next);
-            }
-        };
-        let ply = outcome.ply;
-        let role = self.config.role;
-        if role == Role::Watcher {
-            for (i, w) in outcome.warnings.iter().enumerate() {
-                let warning = warning_pb(game_id, w);
-                let out = Outgoing::new(
-                    subject::warning(game_id),
-                    shogi_proto::WARNING_TYPE,
-                    format!("{game_id}:{ply}:warning:{i}"),
-                    warning.encode_to_vec(),
-                );
-                if let Published::Stored(_) = self.bus.publish(out).await? {
-                    Stats::bump(&self.stats.warnings);
-                    tracing::info!(game_id, ply, "warning");
-                }
-            }
-        }
-        let Some(verdict) = outcome.verdict else {
-            state.last_seq = m.sequence;
-            return Ok(Step::Next);
         };
         if role.owns(verdict.code) {
-            let message = verdict_pb(game_id, &verdict);
             self.pending.push(Announcement {
                 game_id: game_id.to_owned(),
-                verdict: message,
-                after_move: Some(m.sequence),
-                decided_at: m.time,
+                verdict: verdict_pb(game_id, &verdict),
+                after_move,
+                decided_at: after_move.and(m.time),
             });
         }
         self.finish(game_id);
         Ok(Step::Ended)
+    }
+}
+
+/// Counts partitions as consumed while it lives.
+struct Consuming(Arc<Stats>, u64);
+
+impl Consuming {
+    fn new(stats: &Arc<Stats>, partitions: usize) -> Consuming {
+        let n = partitions as u64;
+        stats.consuming.fetch_add(n, Ordering::Relaxed);
+        Consuming(stats.clone(), n)
+    }
+}
+
+impl Drop for Consuming {
+    fn drop(&mut self) {
+        self.0.consuming.fetch_sub(self.1, Ordering::Relaxed);
     }
 }
 
@@ -750,7 +696,7 @@ async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Res
     let notice = Outgoing::new(
         subject::verdict(game_id),
         shogi_proto::VERDICT_TYPE,
-        format!("{game_id}:{ply}:verdict"),
+        msg_id::verdict(game_id, ply),
         payload.clone(),
     )
     .expect(0);
@@ -759,7 +705,7 @@ async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Res
             let log = Outgoing::new(
                 subject::moves(game_id),
                 shogi_proto::VERDICT_TYPE,
-                format!("{game_id}:{ply}:end"),
+                msg_id::ending(game_id, ply),
                 payload,
             )
             .expect(move_seq);
@@ -845,23 +791,25 @@ pub struct ServiceConfig {
     pub grace_period: Duration,
 }
 
-/// Runs a pipeline service over `bus` until `shutdown`: grpc.health.v1 SERVING while the
-/// worker consumes (the service name is the role's name, and ""), NOT_SERVING first on
-/// shutdown, then the worker stops after its in-flight delivery, within the grace period.
+/// Runs a pipeline service over `bus` until `shutdown`: grpc.health.v1 (the service name is
+/// the role's name, and "") SERVING only while the bus is connected and the worker consumes
+/// (its consumers are up, or, with leases, it has joined them), NOT_SERVING first on shutdown;
+/// then the worker stops after its in-flight delivery, within the grace period.
 pub async fn run_service(
     bus: Bus,
     config: ServiceConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
+    use arbiter_runtime::grpc::{self, Health};
     config.worker.validate()?;
     if let Some(leases) = &config.leases {
         leases.validate()?;
     }
     let role = config.worker.role;
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_service_status(role.name(), tonic_health::ServingStatus::Serving)
-        .await;
+    let (health, health_service) = Health::new(&[role.name()]).await;
+    let stats = Arc::new(Stats::default());
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let follower = tokio::spawn(follow_readiness(health.clone(), bus.clone(), stats.clone()));
     let (stop_health, health_stopped) = tokio::sync::oneshot::channel::<()>();
     let health_task = match config.health {
         Some(addr) => {
@@ -869,46 +817,64 @@ pub async fn run_service(
                 .await
                 .map_err(|e| Error::Config(format!("bind health {addr}: {e}")))?;
             tracing::info!(role = role.name(), addr = ?listener.local_addr().ok(), "health serving");
-            Some(tokio::spawn(
-                tonic::transport::Server::builder()
-                    .add_service(health_service)
-                    .serve_with_incoming_shutdown(
-                        tokio_stream::wrappers::TcpListenerStream::new(listener),
-                        async {
-                            let _ = health_stopped.await;
-                        },
-                    ),
-            ))
+            let health = health.clone();
+            let options = grpc::ServeOptions {
+                request_timeout: Some(Duration::from_secs(5)),
+                grace_period: Duration::from_secs(1),
+            };
+            Some(tokio::spawn(async move {
+                grpc::serve(
+                    tokio_stream::wrappers::TcpListenerStream::new(listener),
+                    tonic::service::Routes::new(health_service),
+                    &health,
+                    &options,
+                    async {
+                        let _ = health_stopped.await;
+                    },
+                    || {},
+                )
+                .await
+            }))
         }
         None => None,
     };
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let worker = spawn_workers(
-        bus,
-        &config.worker,
-        config.leases.clone(),
-        Arc::new(Stats::default()),
-        stop_rx,
-    );
+    let worker = spawn_workers(bus, &config.worker, config.leases.clone(), stats, stop_rx);
     tokio::pin!(worker);
     tokio::select! {
         () = shutdown => {}
         done = &mut worker => {
+            follower.abort();
             return done.map_err(|e| Error::Config(format!("worker: {e}")))?;
         }
     }
     tracing::info!(role = role.name(), "shutting down: NOT_SERVING, draining");
-    health
-        .set_service_status(role.name(), tonic_health::ServingStatus::NotServing)
-        .await;
-    health
-        .set_service_status("", tonic_health::ServingStatus::NotServing)
-        .await;
+    follower.abort();
+    health.set(false).await;
     let _ = stop_tx.send(true);
     let _ = tokio::time::timeout(config.grace_period, &mut worker).await;
     let _ = stop_health.send(());
     if let Some(task) = health_task {
-        let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
+        let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
     }
     Ok(())
+}
+
+/// Keeps a worker's health true, checked every 250 ms: SERVING while the bus is connected and
+/// the worker consumes (or has joined the leases, holding nothing for now), NOT_SERVING
+/// otherwise.
+async fn follow_readiness(health: arbiter_runtime::grpc::Health, bus: Bus, stats: Arc<Stats>) {
+    let mut serving = None;
+    loop {
+        let ready =
+            stats.consuming.load(Ordering::Relaxed) > 0 || stats.joined.load(Ordering::Relaxed);
+        let now = bus.connected() && ready;
+        if serving != Some(now) {
+            if serving.is_some() || now {
+                tracing::info!(serving = now, connected = bus.connected(), ready, "health");
+            }
+            health.set(now).await;
+            serving = Some(now);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }

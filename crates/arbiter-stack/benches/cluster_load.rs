@@ -18,13 +18,13 @@
 //! "Under load" leaves out the last `--inflight` games of a run, whose verdicts come while the
 //! load drains, to tell a tail that the end of a burst causes from one under steady load.
 //!
-//! `cargo bench -p repetition-watcher --bench cluster_load [-- --games N --inflight K
+//! `cargo bench -p arbiter-stack --bench cluster_load [-- --games N --inflight K
 //! --rounds R --consumer-replicas C]` (default 200 games, 20,000 moves, per run; the durable
 //! consumers as many replicas as the stream).
 
 use arbiter_bus::{Bus, JetStreamBus, NatsOptions, StreamSettings};
+use arbiter_worker::{Role, WorkerConfig};
 use futures::StreamExt;
-use repetition_watcher::{Role, WorkerConfig};
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use shogi_rules::Move;
 use std::collections::HashMap;
@@ -119,12 +119,9 @@ async fn run(
         let bus = connect(nats, i, "bench-validator").await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(move_validator::serve(
-            listener,
-            bus,
-            move_validator::ServeOptions::default(),
-            stopped(),
-        ));
+        let mut config = move_validator::Config::new(nats.url(i));
+        config.pipeline = true;
+        tokio::spawn(move_validator::serve(listener, bus, config, stopped()));
         channels.push(
             Channel::from_shared(format!("http://{addr}"))
                 .unwrap()
@@ -139,7 +136,7 @@ async fn run(
             config.instances = instances as u32;
             config.consumer_replicas = consumer_replicas;
             // As the binaries run them: a task per partition.
-            repetition_watcher::spawn_workers(bus, &config, None, Arc::default(), stop_rx.clone());
+            arbiter_worker::spawn_workers(bus, &config, None, Arc::default(), stop_rx.clone());
         }
     }
 

@@ -66,17 +66,11 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
         health: Some(s.health_listen),
         grace_period: Duration::from_secs(s.grace_secs),
     };
-    let shutdown = shutdown_signal()?;
-    let bus = arbiter_bus::JetStreamBus::connect(
-        &nats,
-        role.name(),
-        &arbiter_bus::StreamSettings {
-            replicas: s.stream_replicas.into(),
-            ..arbiter_bus::StreamSettings::new(&s.stream, shogi_proto::STREAM_SUBJECTS)
-        },
-    )
-    .await
-    .context("connect to NATS")?;
+    let shutdown = arbiter_runtime::shutdown_signal()?;
+    let bus =
+        arbiter_runtime::streams::connect(&nats, role.name(), &s.stream, s.stream_replicas.into())
+            .await
+            .context("connect to NATS")?;
     let lease_bus = lease::side_streams(&bus, s.stream_replicas.into())
         .await
         .context("create the side streams")?;
@@ -90,17 +84,4 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     run_service(Arc::new(bus), config, shutdown)
         .await
         .with_context(|| format!("{} failed", role.name()))
-}
-
-/// A future that completes on the first SIGTERM or SIGINT; the handlers are installed at once.
-fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).context("listen for SIGTERM")?;
-    let mut int = signal(SignalKind::interrupt()).context("listen for SIGINT")?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM"),
-            _ = int.recv() => tracing::info!("SIGINT"),
-        }
-    })
 }

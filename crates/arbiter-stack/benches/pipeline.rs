@@ -9,13 +9,13 @@
 //!    (validator, watcher and judge in this process over JetStream, as `shogi-arbiter serve
 //!    --nats-url` runs them).
 //!
-//! `cargo bench -p repetition-watcher --bench pipeline [-- GAMES]` (default 500 games, 50,000
+//! `cargo bench -p arbiter-stack --bench pipeline [-- GAMES]` (default 500 games, 50,000
 //! events).
 
 use arbiter_bus::{Bus, JetStreamBus};
+use arbiter_worker::{Role, Stats, WorkerConfig};
 use futures::StreamExt;
 use prost::Message as _;
-use repetition_watcher::{Role, Stats, WorkerConfig};
 use shogi_adjudication::{Game, Ruleset};
 use shogi_proto::subject;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
@@ -152,7 +152,7 @@ async fn watcher_rate(
         config.instances = instances;
         let s = Arc::new(Stats::default());
         stats.push(s.clone());
-        repetition_watcher::spawn_workers(bus.clone(), &config, None, s, stop_rx.clone());
+        arbiter_worker::spawn_workers(bus.clone(), &config, None, s, stop_rx.clone());
     }
     loop {
         let judged: u64 = stats.iter().map(|s| Stats::get(&s.judged)).sum();
@@ -263,27 +263,11 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
         .unwrap_or(5000.0);
     const DRIVERS: usize = 50;
     const SECONDS: u64 = 10;
-    let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let mut rx = stop_rx.clone();
-    tokio::spawn(move_validator::serve(
-        listener,
-        bus.clone(),
-        move_validator::ServeOptions::default(),
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        },
-    ));
-    for role in [Role::Watcher, Role::Judge] {
-        repetition_watcher::spawn_workers(
-            bus.clone(),
-            &WorkerConfig::new(role),
-            None,
-            Arc::default(),
-            stop_rx.clone(),
-        );
-    }
+    let stack = arbiter_stack::Stack::start(listener, bus.clone(), Default::default())
+        .await
+        .unwrap();
     // Steady state: the measurement starts once every consumer has caught up with the stream
     // (the judge's consumers are new here and read the earlier runs' events first).
     let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
@@ -435,5 +419,5 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
         pct(&sub, 0.5),
         pct(&sub, 0.99)
     );
-    let _ = stop.send(true);
+    stack.shutdown().await;
 }

@@ -1,0 +1,119 @@
+//! The one gRPC bootstrap: health (grpc.health.v1) and, where asked, reflection (v1) beside
+//! the service's own routes, a per-call time limit, and a drain bounded by a grace period.
+//! The validator serves its API through it, the workers their health endpoint.
+//!
+//! Health tells the truth: a service is SERVING only while it can do its job; the caller
+//! sets it through [`Health`] (the validator follows its bus connection, a worker its
+//! consumers), and on shutdown everything turns NOT_SERVING before the drain.
+
+use std::future::Future;
+use std::time::Duration;
+use tokio_stream::Stream;
+use tonic::service::Routes;
+use tonic::transport::server::Connected;
+
+pub use tonic_health::ServingStatus;
+
+/// The health of a process's gRPC services: the named ones and the server as a whole (`""`).
+#[derive(Debug, Clone)]
+pub struct Health {
+    reporter: tonic_health::server::HealthReporter,
+    names: Vec<&'static str>,
+}
+
+impl Health {
+    /// Health for the services `names`, NOT_SERVING until told otherwise, and its gRPC
+    /// service for [`serve`].
+    pub async fn new(
+        names: &[&'static str],
+    ) -> (
+        Health,
+        tonic_health::pb::health_server::HealthServer<impl tonic_health::pb::health_server::Health>,
+    ) {
+        let (reporter, service) = tonic_health::server::health_reporter();
+        let health = Health {
+            reporter,
+            names: names.to_vec(),
+        };
+        health.set(false).await;
+        (health, service)
+    }
+
+    /// Every named service and the server: SERVING when `serving`, NOT_SERVING otherwise.
+    pub async fn set(&self, serving: bool) {
+        let status = if serving {
+            ServingStatus::Serving
+        } else {
+            ServingStatus::NotServing
+        };
+        for name in self.names.iter().copied().chain([""]) {
+            self.reporter.set_service_status(name, status).await;
+        }
+    }
+}
+
+/// The reflection service (v1) for the `shogi.v1` contracts and grpc.health.v1.
+pub fn reflection() -> Result<
+    tonic_reflection::server::v1::ServerReflectionServer<
+        impl tonic_reflection::server::v1::ServerReflection,
+    >,
+    tonic_reflection::server::Error,
+> {
+    tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(shogi_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+}
+
+/// How [`serve`] serves.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The longest a call may run, whatever deadline the client asks for.
+    pub request_timeout: Option<Duration>,
+    /// How long in-flight calls get to finish once `shutdown` completes.
+    pub grace_period: Duration,
+}
+
+/// Serves `routes` on the connections of `incoming` until `shutdown` completes; then `health`
+/// turns NOT_SERVING, `on_shutdown` runs (to end long-lived streams), new connections stop and
+/// in-flight calls get the grace period to finish.
+pub async fn serve<I, IO, IE>(
+    incoming: I,
+    routes: Routes,
+    health: &Health,
+    options: &ServeOptions,
+    shutdown: impl Future<Output = ()> + Send,
+    on_shutdown: impl FnOnce(),
+) -> Result<(), tonic::transport::Error>
+where
+    I: Stream<Item = Result<IO, IE>> + Send + 'static,
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Connected + Unpin + Send + 'static,
+    IE: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
+{
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(timeout) = options.request_timeout {
+        builder = builder.timeout(timeout);
+    }
+    let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = builder
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(incoming, async {
+            let _ = drain_rx.await;
+        });
+    tokio::pin!(server);
+    tokio::select! {
+        result = &mut server => return result,
+        () = shutdown => {}
+    }
+    tracing::info!(grace = ?options.grace_period, "shutting down: NOT_SERVING, draining");
+    health.set(false).await;
+    on_shutdown();
+    let _ = drain_tx.send(());
+    match tokio::time::timeout(options.grace_period, server).await {
+        Ok(result) => result,
+        Err(_) => {
+            tracing::warn!("grace period over with calls still in flight; stopping");
+            Ok(())
+        }
+    }
+}

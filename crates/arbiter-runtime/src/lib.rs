@@ -1,0 +1,29 @@
+//! What every arbiter service runs on, in one place:
+//!
+//! - [`games`]: a game read from the bus (its creation event and its log) through the one
+//!   replay of the contract crate ([`shogi_proto::log::Replay`]), with entries that cannot be
+//!   applied set aside on the bus, counted and logged the same way by every reader;
+//! - [`grpc`]: the one gRPC bootstrap (health, reflection, drain on shutdown) that the
+//!   validator and the workers' health endpoints share;
+//! - [`streams`]: the arbiter's streams, opened the same way by every service;
+//! - [`shutdown_signal`]: the first SIGTERM or SIGINT.
+
+pub mod games;
+pub mod grpc;
+pub mod streams;
+
+/// A future that completes on the first SIGTERM or SIGINT. The handlers are installed here, at
+/// once, so that a signal arriving before the future is first polled still drains instead of
+/// killing the process.
+pub fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()> + Send> {
+    use anyhow::Context as _;
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("listen for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("listen for SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM"),
+            _ = int.recv() => tracing::info!("SIGINT"),
+        }
+    })
+}

@@ -1,0 +1,712 @@
+//! A game's log, and the one replay of it that every reader shares.
+//!
+//! A game is its creation event (`shogi.game.<id>.created`, a [`pb::GameCreated`]) and its log
+//! (`shogi.game.<id>.move.<partition>`): a [`pb::MoveAccepted`] for each move played and, when
+//! the game ended by something other than the moves (a platform's report, a declaration, a
+//! forfeited illegal move), the [`pb::Verdict`] that ended it; after an ending that followed
+//! from the moves, the log holds a copy of its verdict, which closes the log. The
+//! [`MESSAGE_TYPE_HEADER`](crate::MESSAGE_TYPE_HEADER) tells the entries apart.
+//!
+//! [`Replay`] is the one reader of that log: the move validator, the pipeline workers and
+//! WatchGame build a game with it, so they agree on every game whatever the log holds. Its
+//! policy for an entry it cannot apply is one: the entry is [set aside](Applied::SetAside)
+//! with its reason (the caller copies it to `SHOGI_ASIDE`, counts it and logs it), the game
+//! stays as its valid entries made it, and the next write to the log still names the set-aside
+//! entry's sequence as the last one read, so the game stays playable. An entry never makes a
+//! game unreadable; only an unreadable creation event does ([`Unreadable`]).
+
+use crate::convert::{self, color_from_pb, ordinary_from_pb, result_code_from_pb};
+use crate::v1 as pb;
+use crate::{MOVE_ACCEPTED_TYPE, VERDICT_TYPE};
+use prost::Message as _;
+use shogi_adjudication::{Game, GameError, PlyOutcome, ResultCode, Verdict, Warning};
+use shogi_rules::{Move, Position};
+
+/// One entry of a game's log, as the bus gives it back.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    /// Its stream sequence.
+    pub sequence: u64,
+    /// Its [`MESSAGE_TYPE_HEADER`](crate::MESSAGE_TYPE_HEADER), if it has one.
+    pub message_type: Option<&'a str>,
+    /// Its payload.
+    pub payload: &'a [u8],
+}
+
+/// Why an entry of a log was set aside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AsideReason {
+    /// Not a log entry: no or an unknown message type, a payload that does not decode as its
+    /// type, or an entry of another game.
+    Garbage,
+    /// A move whose ply is not the game's next one: a gap, or a ply already played (a
+    /// duplicate under another message id).
+    OutOfOrder,
+    /// A move the game refuses, or one whose recorded position is not the one it leads to.
+    Illegal,
+    /// A recorded ending that the game's state does not reproduce: an unknown result code,
+    /// missing evidence, or an ending that follows from moves that did not decide it.
+    BadEnding,
+    /// An entry after the game's end that is not the log's copy of its verdict.
+    AfterEnd,
+    /// An entry of a game that was never created (its creation event is missing).
+    UnknownGame,
+}
+
+impl AsideReason {
+    /// The reason's name, as logs, metrics and the `Shogi-Aside-Reason` header carry it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AsideReason::Garbage => "garbage",
+            AsideReason::OutOfOrder => "out_of_order",
+            AsideReason::Illegal => "illegal",
+            AsideReason::BadEnding => "bad_ending",
+            AsideReason::AfterEnd => "after_end",
+            AsideReason::UnknownGame => "unknown_game",
+        }
+    }
+
+    /// Every reason.
+    pub const ALL: [AsideReason; 6] = [
+        AsideReason::Garbage,
+        AsideReason::OutOfOrder,
+        AsideReason::Illegal,
+        AsideReason::BadEnding,
+        AsideReason::AfterEnd,
+        AsideReason::UnknownGame,
+    ];
+}
+
+/// An entry set aside: its sequence, why, and what exactly was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAside {
+    /// The entry's stream sequence.
+    pub sequence: u64,
+    /// Why.
+    pub reason: AsideReason,
+    /// What exactly, for the log line and the copy's header.
+    pub detail: String,
+}
+
+/// What applying one entry did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Applied {
+    /// The entry was read already (its sequence is at or before the last one read).
+    Duplicate,
+    /// A move was played; its outcome says whether it ended the game.
+    Played {
+        /// The move.
+        mv: Move,
+        /// What it did: its warnings and the verdict it decided, if any.
+        outcome: PlyOutcome,
+    },
+    /// A recorded ending (a report, a declaration, a forfeit) ended the game.
+    Ended(Verdict),
+    /// The log's copy of the ending the moves had decided: nothing changes.
+    EndingCopy,
+    /// The entry cannot be applied and was set aside; the game is as it was.
+    SetAside(SetAside),
+}
+
+/// A game whose creation event cannot be read: no reader can build it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("creation event {sequence} of game {game_id} is unreadable: {reason}")]
+pub struct Unreadable {
+    /// The game.
+    pub game_id: String,
+    /// The creation event's stream sequence.
+    pub sequence: u64,
+    /// Why.
+    pub reason: String,
+}
+
+/// A forfeited illegal move, kept so that a retry gets the same answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forfeit {
+    /// The ply it was submitted for.
+    pub ply: u32,
+    /// The move.
+    pub mv: Move,
+}
+
+/// A move tried on a copy of the game, to be written and then committed.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    /// The move.
+    pub mv: Move,
+    /// The game after it.
+    pub game: Game,
+    /// What it did.
+    pub outcome: PlyOutcome,
+}
+
+impl Trial {
+    /// Whether the move was forfeited (an illegal move under the forfeit policy): the game
+    /// ended without the move being played.
+    pub fn forfeited(&self) -> bool {
+        self.game.plies() < self.outcome.ply
+    }
+}
+
+/// A game rebuilt from its log, entry by entry, in stream order.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    created: pb::GameCreated,
+    created_seq: u64,
+    last_seq: u64,
+    game: Game,
+    forfeit: Option<Forfeit>,
+    last_warnings: Vec<Warning>,
+    set_aside: u32,
+    /// Whether the game's ending was recorded in the log (a report, a declaration, a forfeit)
+    /// rather than decided by its last move.
+    recorded_ending: bool,
+}
+
+/// What the move of one ply did, as a retry of it is answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlyAnswer {
+    /// The move.
+    pub mv: Move,
+    /// The position after it.
+    pub position: Position,
+    /// Whether it gave check.
+    pub gave_check: bool,
+    /// The verdict it decided, if it ended the game.
+    pub verdict: Option<Verdict>,
+    /// The warnings it raised.
+    pub warnings: Vec<Warning>,
+}
+
+impl Replay {
+    /// A game from its creation event, stored at `sequence`.
+    pub fn new(game_id: &str, sequence: u64, payload: &[u8]) -> Result<Replay, Unreadable> {
+        let unreadable = |reason: String| Unreadable {
+            game_id: game_id.to_owned(),
+            sequence,
+            reason,
+        };
+        let created = pb::GameCreated::decode(payload).map_err(|e| unreadable(e.to_string()))?;
+        if created.game_id != game_id {
+            return Err(unreadable(format!("it creates game {:?}", created.game_id)));
+        }
+        Replay::from_created(created, sequence).map_err(|e| unreadable(e.to_string()))
+    }
+
+    /// A game from its creation event `created`, stored at `sequence`: its log starts after it.
+    pub fn from_created(
+        created: pb::GameCreated,
+        sequence: u64,
+    ) -> Result<Replay, convert::FieldError> {
+        let ruleset = convert::ruleset_from_pb(created.ruleset.as_ref())?;
+        let start = Position::from_sfen(&created.start_sfen)
+            .map_err(|e| convert::FieldError::new("start_sfen", e.to_string()))?;
+        Ok(Replay {
+            game: Game::new(start, ruleset),
+            created,
+            created_seq: sequence,
+            last_seq: 0,
+            forfeit: None,
+            last_warnings: Vec::new(),
+            set_aside: 0,
+            recorded_ending: false,
+        })
+    }
+
+    /// The game's id.
+    pub fn id(&self) -> &str {
+        &self.created.game_id
+    }
+
+    /// The creation event.
+    pub fn created(&self) -> &pb::GameCreated {
+        &self.created
+    }
+
+    /// The game, as its valid entries made it.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// Plies played.
+    pub fn ply(&self) -> u32 {
+        self.game.plies()
+    }
+
+    /// The stream sequence of the last log entry read (0 before the first): the expected last
+    /// sequence of the log's next write.
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// Where the next read of the log starts.
+    pub fn read_from(&self) -> u64 {
+        self.last_seq.max(self.created_seq) + 1
+    }
+
+    /// The forfeited move that ended the game, if one did.
+    pub fn forfeit(&self) -> Option<&Forfeit> {
+        self.forfeit.as_ref()
+    }
+
+    /// The warnings of the last ply played.
+    pub fn last_warnings(&self) -> &[Warning] {
+        &self.last_warnings
+    }
+
+    /// How many entries were set aside.
+    pub fn set_aside(&self) -> u32 {
+        self.set_aside
+    }
+
+    /// What ply `ply`'s move did, as it was answered: the last ply's from the game, an earlier
+    /// one's replayed from the start (a retry of an old ply is rare).
+    pub fn answer(&self, ply: u32) -> Option<PlyAnswer> {
+        if ply == 0 || ply > self.game.plies() {
+            return None;
+        }
+        let gave_check = self.game.gave_check(ply)?;
+        if ply == self.game.plies() {
+            let verdict = self
+                .game
+                .verdict()
+                .filter(|_| !self.recorded_ending)
+                .cloned();
+            return Some(PlyAnswer {
+                mv: self.game.moves().last()?,
+                position: self.game.position().clone(),
+                gave_check,
+                verdict,
+                warnings: self.last_warnings.clone(),
+            });
+        }
+        let mut game = Game::new(self.game.start_position().clone(), *self.game.ruleset());
+        let mut last = None;
+        for mv in self.game.moves().take(ply as usize) {
+            last = Some((mv, game.play(mv).ok()?));
+        }
+        let (mv, outcome) = last?;
+        Some(PlyAnswer {
+            mv,
+            position: game.position().clone(),
+            gave_check,
+            verdict: None,
+            warnings: outcome.warnings,
+        })
+    }
+
+    /// Plays `mv` on a copy of the game: the copy and what the ply did, or why not.
+    pub fn trial(&self, mv: Move) -> Result<Trial, GameError> {
+        let mut game = self.game.clone();
+        let outcome = game.play(mv)?;
+        Ok(Trial { mv, game, outcome })
+    }
+
+    /// Takes a trial whose entry (a [`pb::MoveAccepted`], or the verdict of its forfeit) the
+    /// caller stored at `sequence` as the game's new state.
+    pub fn commit(&mut self, sequence: u64, trial: Trial) {
+        self.last_seq = self.last_seq.max(sequence);
+        if trial.forfeited() {
+            self.forfeit = Some(Forfeit {
+                ply: trial.outcome.ply,
+                mv: trial.mv,
+            });
+            self.recorded_ending = true;
+        } else {
+            self.last_warnings = trial.outcome.warnings;
+        }
+        self.game = trial.game;
+    }
+
+    /// Takes `game` (a copy this game was ended on: a report or a declaration) whose verdict
+    /// the caller stored at `sequence` in the log.
+    pub fn commit_ending(&mut self, sequence: u64, game: Game) {
+        self.last_seq = self.last_seq.max(sequence);
+        self.game = game;
+        self.recorded_ending = true;
+    }
+
+    /// Applies the next entry of the game's log, in stream order: the one policy for every
+    /// reader (see the module documentation).
+    pub fn apply(&mut self, entry: Entry<'_>) -> Applied {
+        if entry.sequence <= self.last_seq || entry.sequence <= self.created_seq {
+            return Applied::Duplicate;
+        }
+        self.last_seq = entry.sequence;
+        let applied = match entry.message_type {
+            Some(MOVE_ACCEPTED_TYPE) => self.apply_move(entry.payload),
+            Some(VERDICT_TYPE) => self.apply_ending(entry.payload),
+            Some(other) => Err((AsideReason::Garbage, format!("a {other} in a game log"))),
+            None => Err((AsideReason::Garbage, "no message type".to_owned())),
+        };
+        applied.unwrap_or_else(|(reason, detail)| {
+            self.set_aside += 1;
+            Applied::SetAside(SetAside {
+                sequence: entry.sequence,
+                reason,
+                detail,
+            })
+        })
+    }
+
+    fn apply_move(&mut self, payload: &[u8]) -> Result<Applied, (AsideReason, String)> {
+        let m = pb::MoveAccepted::decode(payload)
+            .map_err(|e| (AsideReason::Garbage, format!("not a MoveAccepted: {e}")))?;
+        if m.game_id != self.created.game_id {
+            return Err((
+                AsideReason::Garbage,
+                format!("a move of game {:?}", m.game_id),
+            ));
+        }
+        if self.game.is_over() {
+            return Err((
+                AsideReason::AfterEnd,
+                format!("ply {} after the game's end", m.ply),
+            ));
+        }
+        let next = self.game.plies() + 1;
+        if m.ply != next {
+            return Err((
+                AsideReason::OutOfOrder,
+                format!("ply {} where ply {next} is due", m.ply),
+            ));
+        }
+        let mv = Move::from_usi(&m.usi)
+            .map_err(|e| (AsideReason::Garbage, format!("move {:?}: {e}", m.usi)))?;
+        let trial = self
+            .trial(mv)
+            .map_err(|e| (AsideReason::Illegal, format!("move {mv}: {e}")))?;
+        if trial.forfeited() {
+            return Err((
+                AsideReason::Illegal,
+                format!("move {mv} is illegal: it is recorded as played"),
+            ));
+        }
+        let hash = trial.game.position().hash();
+        if m.position_hash != 0 && m.position_hash != hash {
+            return Err((
+                AsideReason::Illegal,
+                format!(
+                    "move {mv} leads to position {hash:016x}, recorded as {:016x}",
+                    m.position_hash
+                ),
+            ));
+        }
+        let outcome = trial.outcome.clone();
+        let last = self.last_seq;
+        self.commit(last, trial);
+        Ok(Applied::Played { mv, outcome })
+    }
+
+    fn apply_ending(&mut self, payload: &[u8]) -> Result<Applied, (AsideReason, String)> {
+        let v = pb::Verdict::decode(payload)
+            .map_err(|e| (AsideReason::Garbage, format!("not a Verdict: {e}")))?;
+        if v.game_id != self.created.game_id {
+            return Err((
+                AsideReason::Garbage,
+                format!("a verdict of game {:?}", v.game_id),
+            ));
+        }
+        let code = result_code_from_pb(v.code).ok_or_else(|| {
+            (
+                AsideReason::BadEnding,
+                format!("unknown result code {}", v.code),
+            )
+        })?;
+        if let Some(ended) = self.game.verdict() {
+            // The log's copy of the verdict the moves decided closes the log.
+            return if ended.code == code && ended.ply == v.ply {
+                Ok(Applied::EndingCopy)
+            } else {
+                Err((
+                    AsideReason::AfterEnd,
+                    format!(
+                        "a {} verdict after the game's {} at ply {}",
+                        code.as_str(),
+                        ended.code.as_str(),
+                        ended.ply
+                    ),
+                ))
+            };
+        }
+        let bad = |why: &str| (AsideReason::BadEnding, format!("{}: {why}", code.as_str()));
+        // A forfeit is recorded at the ply of the illegal move, every other ending at the
+        // ply the game had reached.
+        let due = self.game.plies() + u32::from(code == ResultCode::IllegalMove);
+        if v.ply != due {
+            return Err(bad(&format!(
+                "recorded at ply {} where ply {due} is due",
+                v.ply
+            )));
+        }
+        let mut game = self.game.clone();
+        match (code, &v.evidence) {
+            (
+                ResultCode::Resignation
+                | ResultCode::Timeout
+                | ResultCode::Abort
+                | ResultCode::Agreement,
+                _,
+            ) => {
+                game.record_result(
+                    code,
+                    color_from_pb(v.winner),
+                    ordinary_from_pb(v.ordinary_result),
+                )
+                .map_err(|e| bad(&e.to_string()))?;
+            }
+            (ResultCode::IllegalMove, Some(pb::verdict::Evidence::IllegalMove(e))) => {
+                let mv = Move::from_usi(&e.usi).map_err(|e| bad(&e.to_string()))?;
+                let trial = self.trial(mv).map_err(|e| bad(&e.to_string()))?;
+                if !trial.forfeited() {
+                    return Err(bad(&format!("move {mv} is not a forfeit in this game")));
+                }
+                let last = self.last_seq;
+                let verdict = trial.outcome.verdict.clone();
+                self.commit(last, trial);
+                return verdict
+                    .map(Applied::Ended)
+                    .ok_or_else(|| bad("the forfeit decided nothing"));
+            }
+            (ResultCode::Declaration, Some(pb::verdict::Evidence::Declaration(r))) => {
+                let declarer = color_from_pb(r.declarer).ok_or_else(|| bad("no declarer"))?;
+                let declared = game
+                    .declare(declarer, r.has_time)
+                    .map_err(|e| bad(&e.to_string()))?;
+                if declared.verdict.is_none() {
+                    return Err(bad("the declaration is refused in this game"));
+                }
+            }
+            _ => {
+                return Err(bad(
+                    "the moves decide this ending, and they did not decide it",
+                ));
+            }
+        }
+        let verdict = game
+            .verdict()
+            .cloned()
+            .ok_or_else(|| bad("nothing ended"))?;
+        let last = self.last_seq;
+        self.commit_ending(last, game);
+        Ok(Applied::Ended(verdict))
+    }
+}
+
+/// The `Nats-Msg-Id`s of the log's writes and the notices: the same write gets the same id, so
+/// a retried publish is stored once.
+pub mod msg_id {
+    /// The creation of a game.
+    pub fn created(game_id: &str) -> String {
+        format!("{game_id}:created")
+    }
+
+    /// Ply `ply`'s move, `usi`.
+    pub fn moved(game_id: &str, ply: u32, usi: &str) -> String {
+        format!("{game_id}:{ply}:{usi}")
+    }
+
+    /// The ending recorded in the log at `ply` (or the log's copy of it).
+    pub fn ending(game_id: &str, ply: u32) -> String {
+        format!("{game_id}:{ply}:end")
+    }
+
+    /// The announcement on `.verdict`.
+    pub fn verdict(game_id: &str, ply: u32) -> String {
+        format!("{game_id}:{ply}:verdict")
+    }
+
+    /// Warning `index` of ply `ply`.
+    pub fn warning(game_id: &str, ply: u32, index: usize) -> String {
+        format!("{game_id}:{ply}:warning:{index}")
+    }
+
+    /// The copy set aside of the log entry at `sequence`, by `reader`.
+    pub fn aside(game_id: &str, sequence: u64, reader: &str) -> String {
+        format!("{game_id}:aside:{sequence}:{reader}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::verdict_pb;
+
+    fn created(id: &str) -> Vec<u8> {
+        pb::GameCreated {
+            game_id: id.into(),
+            ruleset: Some(pb::Ruleset {
+                preset: "online".into(),
+                overrides: None,
+            }),
+            start_sfen: Position::startpos().to_sfen(),
+            handicap: String::new(),
+            strict: false,
+        }
+        .encode_to_vec()
+    }
+
+    fn mv(id: &str, ply: u32, usi: &str) -> Vec<u8> {
+        pb::MoveAccepted {
+            game_id: id.into(),
+            ply,
+            usi: usi.into(),
+            sfen_after: String::new(),
+            gives_check: false,
+            position_hash: 0,
+        }
+        .encode_to_vec()
+    }
+
+    fn entry<'a>(sequence: u64, t: &'a str, payload: &'a [u8]) -> Entry<'a> {
+        Entry {
+            sequence,
+            message_type: Some(t),
+            payload,
+        }
+    }
+
+    /// One check per bad entry: it is set aside with its reason, and the game goes on from its
+    /// valid entries, its next write expecting the bad entry's sequence.
+    #[test]
+    fn bad_entries_are_set_aside_and_the_game_goes_on() {
+        let id = "g";
+        let resign = verdict_pb(
+            id,
+            &Verdict::reported(
+                ResultCode::Resignation,
+                Some(shogi_rules::Color::White),
+                2,
+                None,
+            ),
+        )
+        .encode_to_vec();
+        let mut unknown_code = pb::Verdict::decode(resign.as_slice()).unwrap();
+        unknown_code.code = 999;
+        let mut checkmate = pb::Verdict::decode(resign.as_slice()).unwrap();
+        checkmate.code = pb::ResultCode::Checkmate as i32;
+        let cases: Vec<(&str, Option<&str>, Vec<u8>, AsideReason)> = vec![
+            (
+                "random bytes",
+                Some(MOVE_ACCEPTED_TYPE),
+                vec![0xff, 0x01, 0x02],
+                AsideReason::Garbage,
+            ),
+            (
+                "random verdict",
+                Some(VERDICT_TYPE),
+                vec![0xff, 0xff, 0xff],
+                AsideReason::Garbage,
+            ),
+            ("no type", None, mv(id, 2, "3c3d"), AsideReason::Garbage),
+            (
+                "wrong type",
+                Some(crate::WARNING_TYPE),
+                mv(id, 2, "3c3d"),
+                AsideReason::Garbage,
+            ),
+            (
+                "other game",
+                Some(MOVE_ACCEPTED_TYPE),
+                mv("h", 2, "3c3d"),
+                AsideReason::Garbage,
+            ),
+            (
+                "duplicate ply",
+                Some(MOVE_ACCEPTED_TYPE),
+                mv(id, 1, "7g7f"),
+                AsideReason::OutOfOrder,
+            ),
+            (
+                "gap",
+                Some(MOVE_ACCEPTED_TYPE),
+                mv(id, 4, "3c3d"),
+                AsideReason::OutOfOrder,
+            ),
+            (
+                "illegal",
+                Some(MOVE_ACCEPTED_TYPE),
+                mv(id, 2, "5a5c"),
+                AsideReason::Illegal,
+            ),
+            (
+                "unknown code",
+                Some(VERDICT_TYPE),
+                unknown_code.encode_to_vec(),
+                AsideReason::BadEnding,
+            ),
+            (
+                "undecided ending",
+                Some(VERDICT_TYPE),
+                checkmate.encode_to_vec(),
+                AsideReason::BadEnding,
+            ),
+        ];
+        for (name, t, payload, reason) in cases {
+            let mut r = Replay::new(id, 1, &created(id)).unwrap();
+            assert!(matches!(
+                r.apply(entry(2, MOVE_ACCEPTED_TYPE, &mv(id, 1, "7g7f"))),
+                Applied::Played { .. }
+            ));
+            let bad = Entry {
+                sequence: 3,
+                message_type: t,
+                payload: &payload,
+            };
+            match r.apply(bad) {
+                Applied::SetAside(s) => {
+                    assert_eq!((s.sequence, s.reason), (3, reason), "{name}: {}", s.detail)
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+            assert_eq!(
+                (r.ply(), r.last_seq(), r.game().is_over()),
+                (1, 3, false),
+                "{name}"
+            );
+            assert!(
+                matches!(
+                    r.apply(entry(4, MOVE_ACCEPTED_TYPE, &mv(id, 2, "3c3d"))),
+                    Applied::Played { .. }
+                ),
+                "{name}"
+            );
+            assert_eq!(
+                r.apply(entry(4, MOVE_ACCEPTED_TYPE, &mv(id, 2, "3c3d"))),
+                Applied::Duplicate
+            );
+            let resign_now = verdict_pb(
+                id,
+                &Verdict::reported(
+                    ResultCode::Resignation,
+                    Some(shogi_rules::Color::White),
+                    2,
+                    None,
+                ),
+            )
+            .encode_to_vec();
+            assert!(
+                matches!(
+                    r.apply(entry(5, VERDICT_TYPE, &resign_now)),
+                    Applied::Ended(_)
+                ),
+                "{name}"
+            );
+            assert!(matches!(
+                r.apply(entry(6, MOVE_ACCEPTED_TYPE, &mv(id, 3, "2g2f"))),
+                Applied::SetAside(SetAside {
+                    reason: AsideReason::AfterEnd,
+                    ..
+                })
+            ));
+            assert_eq!(r.set_aside(), 2, "{name}");
+        }
+    }
+
+    #[test]
+    fn an_unreadable_creation_is_the_only_unreadable_game() {
+        assert!(Replay::new("g", 1, &[0xff, 0xff]).is_err());
+        assert!(Replay::new("h", 1, &created("g")).is_err());
+        assert!(Replay::new("g", 1, &created("g")).is_ok());
+    }
+}
