@@ -2,6 +2,14 @@
 //!
 //! Where the authorities disagree, RULES.md makes the disagreement an option rather than a
 //! hard-coded choice; this module is where those options live.
+//!
+//! Every option has a name ([`Ruleset::OPTIONS`], the field's name, which is also the field's
+//! name in the proto's `RulesetOverrides`) and a text form: [`Ruleset::set`] parses one option by
+//! name (the CLI's `--set KEY=VALUE`), [`Ruleset::options`] prints them all back in the same
+//! text, and [`Ruleset::validate`] refuses values no authority means and options that
+//! contradict each other, naming the option ([`RulesetError::field`]).
+
+use std::ops::RangeInclusive;
 
 /// What happens to an illegal move (反則), RULES.md section 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -12,6 +20,19 @@ pub enum IllegalMovePolicy {
     /// The move is recorded and the mover loses at once (JSA over-the-board play; the CSA
     /// shogi-server writes `#ILLEGAL_MOVE`).
     Forfeit,
+}
+
+impl IllegalMovePolicy {
+    /// Every policy, in the order of RULES.md.
+    pub const ALL: [IllegalMovePolicy; 2] = [IllegalMovePolicy::Reject, IllegalMovePolicy::Forfeit];
+
+    /// `reject` or `forfeit`, as RULES.md section 1 names them.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            IllegalMovePolicy::Reject => "reject",
+            IllegalMovePolicy::Forfeit => "forfeit",
+        }
+    }
 }
 
 /// The result of a game that ends without a winner: an ordinary fourfold repetition
@@ -25,6 +46,9 @@ pub enum OrdinaryResult {
 }
 
 impl OrdinaryResult {
+    /// Both results.
+    pub const ALL: [OrdinaryResult; 2] = [OrdinaryResult::Draw, OrdinaryResult::Replay];
+
     /// `draw` or `replay`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -46,6 +70,9 @@ pub enum DeclarationRule {
 }
 
 impl DeclarationRule {
+    /// Both rules.
+    pub const ALL: [DeclarationRule; 2] = [DeclarationRule::Points27, DeclarationRule::Jsa24];
+
     /// `points27` or `jsa24`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -65,6 +92,20 @@ pub enum DeclarationTrigger {
     Automatic,
 }
 
+impl DeclarationTrigger {
+    /// Both triggers.
+    pub const ALL: [DeclarationTrigger; 2] =
+        [DeclarationTrigger::Explicit, DeclarationTrigger::Automatic];
+
+    /// `explicit` or `automatic`, as RULES.md section 4 names them.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DeclarationTrigger::Explicit => "explicit",
+            DeclarationTrigger::Automatic => "automatic",
+        }
+    }
+}
+
 /// What a declaration that does not qualify does, RULES.md section 4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FailedDeclaration {
@@ -72,6 +113,19 @@ pub enum FailedDeclaration {
     Loss,
     /// The declaration is refused and play goes on (some apps).
     Refuse,
+}
+
+impl FailedDeclaration {
+    /// Both choices.
+    pub const ALL: [FailedDeclaration; 2] = [FailedDeclaration::Loss, FailedDeclaration::Refuse];
+
+    /// `loss` or `refuse`, as RULES.md section 4 names them.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FailedDeclaration::Loss => "loss",
+            FailedDeclaration::Refuse => "refuse",
+        }
+    }
 }
 
 /// How a move cap ends the game, RULES.md section 5.
@@ -85,6 +139,19 @@ pub enum CapMode {
     Jsa500,
 }
 
+impl CapMode {
+    /// Both modes.
+    pub const ALL: [CapMode; 2] = [CapMode::Plain, CapMode::Jsa500];
+
+    /// `plain` or `jsa500`, as RULES.md section 5 names them.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CapMode::Plain => "plain",
+            CapMode::Jsa500 => "jsa500",
+        }
+    }
+}
+
 /// Who wins an agreement count where both sides reach the threshold (RULES.md section 4,
 /// agreement counting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,6 +162,126 @@ pub enum AgreementTie {
     WhiteWins,
     /// Black wins.
     BlackWins,
+}
+
+impl AgreementTie {
+    /// Every tie result.
+    pub const ALL: [AgreementTie; 3] = [
+        AgreementTie::Jishogi,
+        AgreementTie::WhiteWins,
+        AgreementTie::BlackWins,
+    ];
+
+    /// `jishogi`, `white_wins` or `black_wins` (the proto's `AGREEMENT_TIE_*` names, lower case).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AgreementTie::Jishogi => "jishogi",
+            AgreementTie::WhiteWins => "white_wins",
+            AgreementTie::BlackWins => "black_wins",
+        }
+    }
+}
+
+/// The agreement-counting thresholds a ruleset may have: 24 to 27 points.
+///
+/// RULES.md section 4 knows two counts, the JSA's 24 and the amateur events' 27, and both count
+/// the 54 points of all 38 non-king pieces (27 a side at the start; the handicap credit gives the
+/// giver the missing pieces, so the total stays 54). Above 27 a count can leave both sides under
+/// the threshold (27-27), so it would decide nothing: not a rule. Below 24 no authority counts,
+/// and the lower the threshold the more counts end as ties, until the count stops deciding
+/// anything: 5 would make nearly every impasse a tie. The range between the two counts RULES.md
+/// knows is the meaningful one; it can be widened later without refusing any stored ruleset,
+/// while narrowing it would.
+pub const AGREEMENT_THRESHOLDS: RangeInclusive<u32> = 24..=27;
+
+/// The longest move cap a ruleset may have, in plies.
+///
+/// The caps of RULES.md section 5 run from 256 (CSA) to 700 plies (Lishogi). Ten thousand is
+/// more than fourteen times the longest of them, so any cap an organiser means fits, while a
+/// typo (a cap of millions of plies) is refused rather than becoming a cap nobody reaches.
+pub const MAX_MOVE_CAP: u32 = 10_000;
+
+/// Why a [`Ruleset`] is refused ([`Ruleset::validate`]): a value no authority means, or two
+/// options that contradict each other. Each names the option at fault ([`RulesetError::field`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum RulesetError {
+    /// The agreement threshold is outside [`AGREEMENT_THRESHOLDS`].
+    #[error(
+        "agreement_threshold {threshold} is outside {lo}..={hi}: RULES.md counts at 24 (JSA) or \
+         27 (amateur events) of 54 points",
+        lo = AGREEMENT_THRESHOLDS.start(),
+        hi = AGREEMENT_THRESHOLDS.end()
+    )]
+    AgreementThreshold {
+        /// The refused threshold.
+        threshold: u32,
+    },
+    /// A move cap of 0 plies: no cap is `None` (the proto's and the CLI's `0` mean none).
+    #[error("move_cap 0 is not a cap: no cap is none")]
+    MoveCapZero,
+    /// A move cap above [`MAX_MOVE_CAP`].
+    #[error("move_cap {cap} is longer than {MAX_MOVE_CAP} plies")]
+    MoveCapTooLong {
+        /// The refused cap.
+        cap: u32,
+    },
+    /// The automatic trigger without a declaration rule: there is nothing to award.
+    #[error("declaration_trigger automatic needs a declaration rule, and declaration is none")]
+    AutomaticWithoutDeclaration,
+    /// The CSA shogi-server's early cap with the JSA 500-move mode: the server's deviation is one
+    /// of its plain cap (RULES.md section 5), and the JSA mode would silently ignore it.
+    #[error("csa_server_cap reproduces the CSA shogi-server's plain cap, and cap_mode is jsa500")]
+    CsaServerCapWithJsa500,
+}
+
+impl RulesetError {
+    /// The option at fault, as [`Ruleset::OPTIONS`] names it: the field of the proto's
+    /// `RulesetOverrides`, so that a gRPC layer reports `ruleset.overrides.<field>` in a
+    /// `google.rpc.BadRequest` field violation. For a contradiction, the option that asks for
+    /// what the other forbids; the message names both.
+    pub const fn field(&self) -> &'static str {
+        match self {
+            RulesetError::AgreementThreshold { .. } => "agreement_threshold",
+            RulesetError::MoveCapZero | RulesetError::MoveCapTooLong { .. } => "move_cap",
+            RulesetError::AutomaticWithoutDeclaration => "declaration_trigger",
+            RulesetError::CsaServerCapWithJsa500 => "csa_server_cap",
+        }
+    }
+}
+
+/// Why [`Ruleset::set`] refused an option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RulesetOptionError {
+    /// No option has this name.
+    #[error("unknown ruleset option {key:?} (known: {known})", known = Ruleset::OPTIONS.join(", "))]
+    UnknownOption {
+        /// The name given.
+        key: String,
+    },
+    /// The value is not one the option takes.
+    #[error("bad value {value:?} for {option}: expected {expected}")]
+    BadValue {
+        /// The option.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// What the option takes.
+        expected: String,
+    },
+    /// The value parses but is refused on its own (a threshold or cap out of range).
+    #[error(transparent)]
+    Refused(#[from] RulesetError),
+}
+
+impl RulesetOptionError {
+    /// The option at fault ([`RulesetError::field`]), or `None` for an unknown name.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            RulesetOptionError::UnknownOption { .. } => None,
+            RulesetOptionError::BadValue { option, .. } => Some(option),
+            RulesetOptionError::Refused(e) => Some(e.field()),
+        }
+    }
 }
 
 /// Every option of RULES.md, as plain public fields: start from a preset and override any
@@ -127,7 +314,8 @@ pub struct Ruleset {
     /// Whether the try rule (トライルール) is in force (RULES.md section 4).
     pub try_rule: bool,
     /// The move cap N in plies, or `None` (RULES.md section 5: CSA 256, 320 or 512; JSA 500;
-    /// Lishogi 700).
+    /// Lishogi 700). `Some(0)` is not a cap: no cap is `None` ([`RulesetError::MoveCapZero`]), and
+    /// a cap above [`MAX_MOVE_CAP`] is refused.
     pub move_cap: Option<u32>,
     /// How the cap ends the game (RULES.md section 5).
     pub cap_mode: CapMode,
@@ -135,7 +323,8 @@ pub struct Ruleset {
     /// gets this wrong"): the game ends with `#MAX_MOVES` as soon as ply N is played, even when
     /// ply N mated, instead of only when ply N+1 would be due. Only [`CapMode::Plain`] uses it.
     pub csa_server_cap: bool,
-    /// The agreement-counting threshold: 24 (JSA) or 27 (amateur events), RULES.md section 4.
+    /// The agreement-counting threshold: 24 (JSA) or 27 (amateur events), RULES.md section 4;
+    /// within [`AGREEMENT_THRESHOLDS`].
     pub agreement_threshold: u32,
     /// The agreement-counting result when both sides reach the threshold, RULES.md section 4.
     pub agreement_tie: AgreementTie,
@@ -267,6 +456,221 @@ impl Ruleset {
             "floodgate" => Some(Ruleset::floodgate()),
             _ => None,
         }
+    }
+}
+
+impl Ruleset {
+    /// The name of every option, in field order: the keys [`Ruleset::set`] takes and
+    /// [`Ruleset::options`] prints, and the field names of the proto's `RulesetOverrides`.
+    pub const OPTIONS: [&'static str; 14] = [
+        "illegal_move",
+        "repetition",
+        "start_position_counted",
+        "declaration",
+        "declaration_trigger",
+        "failed_declaration",
+        "jishogi",
+        "handicap_credit",
+        "try_rule",
+        "move_cap",
+        "cap_mode",
+        "csa_server_cap",
+        "agreement_threshold",
+        "agreement_tie",
+    ];
+
+    /// Sets one option by name from its text, the one parser of ruleset options (the CLI's
+    /// `--set KEY=VALUE`).
+    ///
+    /// Values are the names RULES.md uses ([`Ruleset::options`] prints them back): `reject` or
+    /// `forfeit`; `draw` or `replay`; `points27`, `jsa24` or `none` for the declaration rule;
+    /// `explicit` or `automatic`; `loss` or `refuse`; `plain` or `jsa500`; `jishogi`,
+    /// `white_wins` or `black_wins`; `true`, `false` (or `on`/`off`, `yes`/`no`) for a switch;
+    /// a number of plies for `move_cap`, where `0` and `none` mean no cap; a number of points
+    /// for `agreement_threshold`.
+    ///
+    /// A value that is refused on its own (a cap above [`MAX_MOVE_CAP`], a threshold outside
+    /// [`AGREEMENT_THRESHOLDS`]) is refused here. Contradictions between options are not, since
+    /// they depend on the order options are set in: call [`Ruleset::validate`] once all are set.
+    /// On an error the ruleset is unchanged.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), RulesetOptionError> {
+        let Some(&option) = Ruleset::OPTIONS.iter().find(|o| **o == key) else {
+            return Err(RulesetOptionError::UnknownOption {
+                key: key.to_owned(),
+            });
+        };
+        let bad = |expected: String| RulesetOptionError::BadValue {
+            option,
+            value: value.to_owned(),
+            expected,
+        };
+        match option {
+            "illegal_move" => {
+                self.illegal_move =
+                    one_of(&IllegalMovePolicy::ALL, IllegalMovePolicy::as_str, value)
+                        .map_err(bad)?;
+            }
+            "repetition" => {
+                self.repetition =
+                    one_of(&OrdinaryResult::ALL, OrdinaryResult::as_str, value).map_err(bad)?;
+            }
+            "jishogi" => {
+                self.jishogi =
+                    one_of(&OrdinaryResult::ALL, OrdinaryResult::as_str, value).map_err(bad)?;
+            }
+            "declaration" => {
+                self.declaration = if value == "none" {
+                    None
+                } else {
+                    Some(
+                        one_of(&DeclarationRule::ALL, DeclarationRule::as_str, value)
+                            .map_err(|e| bad(format!("{e} or none")))?,
+                    )
+                };
+            }
+            "declaration_trigger" => {
+                self.declaration_trigger =
+                    one_of(&DeclarationTrigger::ALL, DeclarationTrigger::as_str, value)
+                        .map_err(bad)?;
+            }
+            "failed_declaration" => {
+                self.failed_declaration =
+                    one_of(&FailedDeclaration::ALL, FailedDeclaration::as_str, value)
+                        .map_err(bad)?;
+            }
+            "cap_mode" => {
+                self.cap_mode = one_of(&CapMode::ALL, CapMode::as_str, value).map_err(bad)?;
+            }
+            "agreement_tie" => {
+                self.agreement_tie =
+                    one_of(&AgreementTie::ALL, AgreementTie::as_str, value).map_err(bad)?;
+            }
+            "start_position_counted" => self.start_position_counted = switch(value).map_err(bad)?,
+            "handicap_credit" => self.handicap_credit = switch(value).map_err(bad)?,
+            "try_rule" => self.try_rule = switch(value).map_err(bad)?,
+            "csa_server_cap" => self.csa_server_cap = switch(value).map_err(bad)?,
+            "move_cap" => {
+                let cap = match value {
+                    "none" | "0" => None,
+                    _ => Some(value.parse::<u32>().map_err(|_| {
+                        bad(format!(
+                            "a number of plies up to {MAX_MOVE_CAP}, or 0 or none for no cap"
+                        ))
+                    })?),
+                };
+                check_move_cap(cap)?;
+                self.move_cap = cap;
+            }
+            "agreement_threshold" => {
+                let threshold = value.parse::<u32>().map_err(|_| {
+                    bad(format!(
+                        "a number of points from {} to {}",
+                        AGREEMENT_THRESHOLDS.start(),
+                        AGREEMENT_THRESHOLDS.end()
+                    ))
+                })?;
+                check_agreement_threshold(threshold)?;
+                self.agreement_threshold = threshold;
+            }
+            _ => unreachable!("every name in Ruleset::OPTIONS has its arm"),
+        }
+        Ok(())
+    }
+
+    /// Every option with its value, in the order and the text of [`Ruleset::OPTIONS`] and
+    /// [`Ruleset::set`]: the effective ruleset, for the CLI and for `GetGame` to show. Setting
+    /// each pair onto any ruleset gives this one back.
+    pub fn options(&self) -> Vec<(&'static str, String)> {
+        let values = [
+            self.illegal_move.as_str().to_owned(),
+            self.repetition.as_str().to_owned(),
+            self.start_position_counted.to_string(),
+            self.declaration
+                .map_or("none", DeclarationRule::as_str)
+                .to_owned(),
+            self.declaration_trigger.as_str().to_owned(),
+            self.failed_declaration.as_str().to_owned(),
+            self.jishogi.as_str().to_owned(),
+            self.handicap_credit.to_string(),
+            self.try_rule.to_string(),
+            self.move_cap
+                .map_or_else(|| "none".to_owned(), |n| n.to_string()),
+            self.cap_mode.as_str().to_owned(),
+            self.csa_server_cap.to_string(),
+            self.agreement_threshold.to_string(),
+            self.agreement_tie.as_str().to_owned(),
+        ];
+        Ruleset::OPTIONS.into_iter().zip(values).collect()
+    }
+
+    /// Checks the ruleset: the first of its [`Ruleset::violations`], if any.
+    ///
+    /// A ruleset is refused when a value is one no authority means (a threshold outside
+    /// [`AGREEMENT_THRESHOLDS`], a cap of `Some(0)` or above [`MAX_MOVE_CAP`]) or when two
+    /// options contradict each other (the automatic trigger without a declaration rule; the CSA
+    /// server's early cap with the JSA 500-move mode). Options that merely have no effect are
+    /// allowed, so that one override never forces another: the cap mode and the CSA server's
+    /// cap without a cap (`move_cap=none` on any preset), the failed-declaration choice and an
+    /// explicit trigger without a declaration rule. The try rule goes with a declaration rule
+    /// too: RULES.md section 6 orders both. Every preset validates.
+    pub fn validate(&self) -> Result<(), RulesetError> {
+        self.violations().into_iter().next().map_or(Ok(()), Err)
+    }
+
+    /// Everything wrong with the ruleset, in the order of [`Ruleset::OPTIONS`] by
+    /// [`RulesetError::field`] (empty when it is valid): for a `google.rpc.BadRequest` with one
+    /// field violation each.
+    pub fn violations(&self) -> Vec<RulesetError> {
+        let mut out = Vec::new();
+        if self.declaration.is_none() && self.declaration_trigger == DeclarationTrigger::Automatic {
+            out.push(RulesetError::AutomaticWithoutDeclaration);
+        }
+        if let Err(e) = check_move_cap(self.move_cap) {
+            out.push(e);
+        }
+        if self.csa_server_cap && self.cap_mode == CapMode::Jsa500 {
+            out.push(RulesetError::CsaServerCapWithJsa500);
+        }
+        if let Err(e) = check_agreement_threshold(self.agreement_threshold) {
+            out.push(e);
+        }
+        out
+    }
+}
+
+/// The value of `all` whose name is `value`, or the list of names for the error.
+fn one_of<T: Copy>(all: &[T], name: fn(T) -> &'static str, value: &str) -> Result<T, String> {
+    all.iter()
+        .copied()
+        .find(|v| name(*v) == value)
+        .ok_or_else(|| {
+            let names: Vec<_> = all.iter().map(|v| name(*v)).collect();
+            names.join(" or ")
+        })
+}
+
+/// A switch: `true`, `on`, `yes` or `false`, `off`, `no`.
+fn switch(value: &str) -> Result<bool, String> {
+    match value {
+        "true" | "on" | "yes" => Ok(true),
+        "false" | "off" | "no" => Ok(false),
+        _ => Err("true or false".to_owned()),
+    }
+}
+
+fn check_move_cap(cap: Option<u32>) -> Result<(), RulesetError> {
+    match cap {
+        Some(0) => Err(RulesetError::MoveCapZero),
+        Some(cap) if cap > MAX_MOVE_CAP => Err(RulesetError::MoveCapTooLong { cap }),
+        _ => Ok(()),
+    }
+}
+
+fn check_agreement_threshold(threshold: u32) -> Result<(), RulesetError> {
+    if AGREEMENT_THRESHOLDS.contains(&threshold) {
+        Ok(())
+    } else {
+        Err(RulesetError::AgreementThreshold { threshold })
     }
 }
 
