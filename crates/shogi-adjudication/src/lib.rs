@@ -53,9 +53,9 @@ pub use impasse::{
     handicap_credit, is_handicap_start, is_try, try_square,
 };
 pub use judge::{Judgement, judge};
+pub use ruleset::{AGREEMENT_THRESHOLDS, MAX_MOVE_CAP, RulesetError, RulesetOptionError};
 pub use ruleset::{
-    AGREEMENT_THRESHOLDS, AgreementTie, CapMode, DeclarationRule, DeclarationTrigger,
-    FailedDeclaration, IllegalMovePolicy, MAX_MOVE_CAP, OrdinaryResult, Ruleset, RulesetError,
-    RulesetOptionError,
+    AgreementTie, CapMode, DeclarationRule, DeclarationTrigger, FailedDeclaration,
+    IllegalMovePolicy, OrdinaryResult, Ruleset,
 };
 pub use verdict::{Evidence, ResultCode, Verdict};
