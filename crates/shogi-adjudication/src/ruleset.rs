@@ -482,7 +482,9 @@ impl Ruleset {
     /// Sets one option by name from its text, the one parser of ruleset options (the CLI's
     /// `--set KEY=VALUE`).
     ///
-    /// Values are the names RULES.md uses ([`Ruleset::options`] prints them back): `reject` or
+    /// Values are the names RULES.md uses, and the proto's enum value names in lower case
+    /// without their prefix where RULES.md has none ([`Ruleset::options`] prints them back):
+    /// `reject` or
     /// `forfeit`; `draw` or `replay`; `points27`, `jsa24` or `none` for the declaration rule;
     /// `explicit` or `automatic`; `loss` or `refuse`; `plain` or `jsa500`; `jishogi`,
     /// `white_wins` or `black_wins`; `true`, `false` (or `on`/`off`, `yes`/`no`) for a switch;
@@ -493,6 +495,22 @@ impl Ruleset {
     /// [`AGREEMENT_THRESHOLDS`]) is refused here. Contradictions between options are not, since
     /// they depend on the order options are set in: call [`Ruleset::validate`] once all are set.
     /// On an error the ruleset is unchanged.
+    ///
+    /// ```
+    /// use shogi_adjudication::{AgreementTie, Ruleset};
+    ///
+    /// let mut rules = Ruleset::csa();
+    /// rules.set("move_cap", "320").unwrap();
+    /// rules.set("agreement_tie", "jishogi").unwrap();
+    /// assert_eq!((rules.move_cap, rules.agreement_tie), (Some(320), AgreementTie::Jishogi));
+    /// // Refused on its own, naming the option.
+    /// let err = rules.set("agreement_threshold", "5").unwrap_err();
+    /// assert_eq!(err.field(), Some("agreement_threshold"));
+    /// // A contradiction shows once every option is set.
+    /// rules.set("declaration", "none").unwrap();
+    /// rules.set("declaration_trigger", "automatic").unwrap();
+    /// assert_eq!(rules.validate().unwrap_err().field(), "declaration_trigger");
+    /// ```
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), RulesetOptionError> {
         let Some(&option) = Ruleset::OPTIONS.iter().find(|o| **o == key) else {
             return Err(RulesetOptionError::UnknownOption {
