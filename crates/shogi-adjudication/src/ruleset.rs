@@ -517,81 +517,35 @@ impl Ruleset {
                 key: key.to_owned(),
             });
         };
-        let bad = |expected: String| RulesetOptionError::BadValue {
-            option,
-            value: value.to_owned(),
-            expected,
-        };
+        let mut next = *self;
         match option {
-            "illegal_move" => {
-                self.illegal_move =
-                    one_of(&IllegalMovePolicy::ALL, IllegalMovePolicy::as_str, value)
-                        .map_err(bad)?;
-            }
-            "repetition" => {
-                self.repetition =
-                    one_of(&OrdinaryResult::ALL, OrdinaryResult::as_str, value).map_err(bad)?;
-            }
-            "jishogi" => {
-                self.jishogi =
-                    one_of(&OrdinaryResult::ALL, OrdinaryResult::as_str, value).map_err(bad)?;
-            }
-            "declaration" => {
-                self.declaration = if value == "none" {
-                    None
-                } else {
-                    Some(
-                        one_of(&DeclarationRule::ALL, DeclarationRule::as_str, value)
-                            .map_err(|e| bad(format!("{e} or none")))?,
-                    )
-                };
-            }
-            "declaration_trigger" => {
-                self.declaration_trigger =
-                    one_of(&DeclarationTrigger::ALL, DeclarationTrigger::as_str, value)
-                        .map_err(bad)?;
-            }
-            "failed_declaration" => {
-                self.failed_declaration =
-                    one_of(&FailedDeclaration::ALL, FailedDeclaration::as_str, value)
-                        .map_err(bad)?;
-            }
-            "cap_mode" => {
-                self.cap_mode = one_of(&CapMode::ALL, CapMode::as_str, value).map_err(bad)?;
-            }
-            "agreement_tie" => {
-                self.agreement_tie =
-                    one_of(&AgreementTie::ALL, AgreementTie::as_str, value).map_err(bad)?;
-            }
-            "start_position_counted" => self.start_position_counted = switch(value).map_err(bad)?,
-            "handicap_credit" => self.handicap_credit = switch(value).map_err(bad)?,
-            "try_rule" => self.try_rule = switch(value).map_err(bad)?,
-            "csa_server_cap" => self.csa_server_cap = switch(value).map_err(bad)?,
-            "move_cap" => {
-                let cap = match value {
-                    "none" | "0" => None,
-                    _ => Some(value.parse::<u32>().map_err(|_| {
-                        bad(format!(
-                            "a number of plies up to {MAX_MOVE_CAP}, or 0 or none for no cap"
-                        ))
-                    })?),
-                };
-                check_move_cap(cap)?;
-                self.move_cap = cap;
-            }
-            "agreement_threshold" => {
-                let threshold = value.parse::<u32>().map_err(|_| {
-                    bad(format!(
-                        "a number of points from {} to {}",
-                        AGREEMENT_THRESHOLDS.start(),
-                        AGREEMENT_THRESHOLDS.end()
-                    ))
-                })?;
-                check_agreement_threshold(threshold)?;
-                self.agreement_threshold = threshold;
-            }
+            "illegal_move" => assign(&mut next.illegal_move, value),
+            "repetition" => assign(&mut next.repetition, value),
+            "start_position_counted" => assign(&mut next.start_position_counted, value),
+            "declaration" => assign(&mut next.declaration, value),
+            "declaration_trigger" => assign(&mut next.declaration_trigger, value),
+            "failed_declaration" => assign(&mut next.failed_declaration, value),
+            "jishogi" => assign(&mut next.jishogi, value),
+            "handicap_credit" => assign(&mut next.handicap_credit, value),
+            "try_rule" => assign(&mut next.try_rule, value),
+            "move_cap" => assign(&mut next.move_cap, value),
+            "cap_mode" => assign(&mut next.cap_mode, value),
+            "csa_server_cap" => assign(&mut next.csa_server_cap, value),
+            "agreement_threshold" => assign(&mut next.agreement_threshold, value),
+            "agreement_tie" => assign(&mut next.agreement_tie, value),
             _ => unreachable!("every name in Ruleset::OPTIONS has its arm"),
         }
+        .map_err(|expected| RulesetOptionError::BadValue {
+            option,
+            value: value.to_owned(),
+            expected: expected.to_owned(),
+        })?;
+        match option {
+            "move_cap" => check_move_cap(next.move_cap)?,
+            "agreement_threshold" => check_agreement_threshold(next.agreement_threshold)?,
+            _ => {}
+        }
+        *self = next;
         Ok(())
     }
 
@@ -600,23 +554,20 @@ impl Ruleset {
     /// each pair onto any ruleset gives this one back.
     pub fn options(&self) -> Vec<(&'static str, String)> {
         let values = [
-            self.illegal_move.as_str().to_owned(),
-            self.repetition.as_str().to_owned(),
-            self.start_position_counted.to_string(),
-            self.declaration
-                .map_or("none", DeclarationRule::as_str)
-                .to_owned(),
-            self.declaration_trigger.as_str().to_owned(),
-            self.failed_declaration.as_str().to_owned(),
-            self.jishogi.as_str().to_owned(),
-            self.handicap_credit.to_string(),
-            self.try_rule.to_string(),
-            self.move_cap
-                .map_or_else(|| "none".to_owned(), |n| n.to_string()),
-            self.cap_mode.as_str().to_owned(),
-            self.csa_server_cap.to_string(),
-            self.agreement_threshold.to_string(),
-            self.agreement_tie.as_str().to_owned(),
+            self.illegal_move.show(),
+            self.repetition.show(),
+            self.start_position_counted.show(),
+            self.declaration.show(),
+            self.declaration_trigger.show(),
+            self.failed_declaration.show(),
+            self.jishogi.show(),
+            self.handicap_credit.show(),
+            self.try_rule.show(),
+            self.move_cap.show(),
+            self.cap_mode.show(),
+            self.csa_server_cap.show(),
+            self.agreement_threshold.show(),
+            self.agreement_tie.show(),
         ];
         Ruleset::OPTIONS.into_iter().zip(values).collect()
     }
@@ -656,23 +607,98 @@ impl Ruleset {
     }
 }
 
-/// The value of `all` whose name is `value`, or the list of names for the error.
-fn one_of<T: Copy>(all: &[T], name: fn(T) -> &'static str, value: &str) -> Result<T, String> {
-    all.iter()
-        .copied()
-        .find(|v| name(*v) == value)
-        .ok_or_else(|| {
-            let names: Vec<_> = all.iter().map(|v| name(*v)).collect();
-            names.join(" or ")
-        })
+/// The text form of one option's value, as [`Ruleset::set`] reads it and [`Ruleset::options`]
+/// writes it.
+trait OptionValue: Sized {
+    /// What the option takes, for the error when `value` is none of it.
+    const EXPECTED: &'static str;
+    /// The value this text names.
+    fn parse(value: &str) -> Option<Self>;
+    /// The text of this value.
+    fn show(&self) -> String;
+}
+
+fn assign<T: OptionValue>(field: &mut T, value: &str) -> Result<(), &'static str> {
+    *field = T::parse(value).ok_or(T::EXPECTED)?;
+    Ok(())
+}
+
+/// The options whose values are names: each enum's `ALL` and `as_str`.
+macro_rules! named_option_values {
+    ($($ty:ident: $expected:literal,)*) => {$(
+        impl OptionValue for $ty {
+            const EXPECTED: &'static str = $expected;
+            fn parse(value: &str) -> Option<Self> {
+                $ty::ALL.into_iter().find(|v| v.as_str() == value)
+            }
+            fn show(&self) -> String {
+                self.as_str().to_owned()
+            }
+        }
+    )*};
+}
+
+named_option_values! {
+    IllegalMovePolicy: "reject or forfeit",
+    OrdinaryResult: "draw or replay",
+    DeclarationRule: "points27 or jsa24",
+    DeclarationTrigger: "explicit or automatic",
+    FailedDeclaration: "loss or refuse",
+    CapMode: "plain or jsa500",
+    AgreementTie: "jishogi, white_wins or black_wins",
+}
+
+/// The declaration rule, or `none` for no declarations.
+impl OptionValue for Option<DeclarationRule> {
+    const EXPECTED: &'static str = "points27, jsa24 or none";
+    fn parse(value: &str) -> Option<Self> {
+        match value {
+            "none" => Some(None),
+            _ => DeclarationRule::parse(value).map(Some),
+        }
+    }
+    fn show(&self) -> String {
+        self.map_or("none", DeclarationRule::as_str).to_owned()
+    }
 }
 
 /// A switch: `true`, `on`, `yes` or `false`, `off`, `no`.
-fn switch(value: &str) -> Result<bool, String> {
-    match value {
-        "true" | "on" | "yes" => Ok(true),
-        "false" | "off" | "no" => Ok(false),
-        _ => Err("true or false".to_owned()),
+impl OptionValue for bool {
+    const EXPECTED: &'static str = "true or false";
+    fn parse(value: &str) -> Option<Self> {
+        match value {
+            "true" | "on" | "yes" => Some(true),
+            "false" | "off" | "no" => Some(false),
+            _ => None,
+        }
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// The agreement threshold, the one plain number; its range is checked apart.
+impl OptionValue for u32 {
+    const EXPECTED: &'static str = "a number of points from 24 to 27";
+    fn parse(value: &str) -> Option<Self> {
+        value.parse().ok()
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// The move cap, the one optional number: `0` and `none` are no cap, and `none` is shown.
+impl OptionValue for Option<u32> {
+    const EXPECTED: &'static str = "a number of plies up to 10000, or 0 or none for no cap";
+    fn parse(value: &str) -> Option<Self> {
+        match value {
+            "none" | "0" => Some(None),
+            _ => value.parse().ok().map(Some),
+        }
+    }
+    fn show(&self) -> String {
+        self.map_or_else(|| "none".to_owned(), |n| n.to_string())
     }
 }
 
@@ -702,6 +728,14 @@ impl Default for Ruleset {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn expected_values_name_the_ranges() {
+        let (lo, hi) = (AGREEMENT_THRESHOLDS.start(), AGREEMENT_THRESHOLDS.end());
+        assert!(<u32 as OptionValue>::EXPECTED.ends_with(&format!("from {lo} to {hi}")));
+        let cap = <Option<u32> as OptionValue>::EXPECTED;
+        assert!(cap.contains(&format!("up to {MAX_MOVE_CAP},")), "{cap}");
+    }
 
     #[test]
     fn every_preset_name_resolves_and_unknown_names_do_not() {
