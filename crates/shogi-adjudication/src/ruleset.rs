@@ -461,7 +461,8 @@ impl Ruleset {
 
 impl Ruleset {
     /// The name of every option, in field order: the keys [`Ruleset::set`] takes and
-    /// [`Ruleset::options`] prints, and the field names of the proto's `RulesetOverrides`.
+    /// [`Ruleset::options`] prints, and the field names of the proto's `RulesetOverrides` in
+    /// field-number order (under test, since a gRPC layer names `ruleset.overrides.<field>`).
     pub const OPTIONS: [&'static str; 14] = [
         "illegal_move",
         "repetition",

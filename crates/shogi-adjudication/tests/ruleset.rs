@@ -395,3 +395,29 @@ fn options_without_effect_are_allowed() {
         assert_eq!(rules.validate(), Ok(()), "{preset} {option}={value}");
     }
 }
+
+#[test]
+fn options_are_the_proto_override_fields_in_field_number_order() {
+    // `RulesetError::field` names `ruleset.overrides.<field>` for a gRPC field violation, so
+    // the option names must stay the proto's field names.
+    let proto = include_str!("../../../proto/shogi/v1/arbiter.proto");
+    let body = proto
+        .split("message RulesetOverrides {")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}").next())
+        .expect("the proto has a RulesetOverrides message");
+    let fields: Vec<(u32, &str)> = body
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.starts_with("//") && line.ends_with(';'))
+        .map(|line| {
+            let (decl, number) = line.trim_end_matches(';').split_once('=').unwrap();
+            let name = decl.split_whitespace().last().unwrap();
+            (number.trim().parse().unwrap(), name)
+        })
+        .collect();
+    let numbers: Vec<u32> = fields.iter().map(|(n, _)| *n).collect();
+    let names: Vec<&str> = fields.iter().map(|(_, name)| *name).collect();
+    assert_eq!(numbers, (1..=14).collect::<Vec<_>>());
+    assert_eq!(names, Ruleset::OPTIONS);
+}
