@@ -20,6 +20,14 @@ enum Expect {
 
 use Expect::{BadValue, Refused, Shows};
 
+const fn threshold_refused(threshold: u32) -> Expect {
+    Refused(RulesetError::AgreementThreshold { threshold })
+}
+
+const fn cap_refused(cap: u32) -> Expect {
+    Refused(RulesetError::MoveCapTooLong { cap })
+}
+
 /// (option, value, expectation), every option of RULES.md.
 const CASES: &[(&str, &str, Expect)] = &[
     ("illegal_move", "reject", Shows("reject")),
@@ -59,16 +67,8 @@ const CASES: &[(&str, &str, Expect)] = &[
     ("move_cap", "10000", Shows("10000")),
     ("move_cap", "0", Shows("none")),
     ("move_cap", "none", Shows("none")),
-    (
-        "move_cap",
-        "10001",
-        Refused(RulesetError::MoveCapTooLong { cap: 10_001 }),
-    ),
-    (
-        "move_cap",
-        "4000000000",
-        Refused(RulesetError::MoveCapTooLong { cap: 4_000_000_000 }),
-    ),
+    ("move_cap", "10001", cap_refused(10_001)),
+    ("move_cap", "4000000000", cap_refused(4_000_000_000)),
     ("move_cap", "-1", BadValue),
     ("move_cap", "99999999999", BadValue),
     ("move_cap", "256 ", BadValue),
@@ -80,37 +80,15 @@ const CASES: &[(&str, &str, Expect)] = &[
     ("agreement_threshold", "24", Shows("24")),
     ("agreement_threshold", "25", Shows("25")),
     ("agreement_threshold", "27", Shows("27")),
-    (
-        "agreement_threshold",
-        "23",
-        Refused(RulesetError::AgreementThreshold { threshold: 23 }),
-    ),
-    (
-        "agreement_threshold",
-        "28",
-        Refused(RulesetError::AgreementThreshold { threshold: 28 }),
-    ),
-    (
-        "agreement_threshold",
-        "5",
-        Refused(RulesetError::AgreementThreshold { threshold: 5 }),
-    ),
-    (
-        "agreement_threshold",
-        "0",
-        Refused(RulesetError::AgreementThreshold { threshold: 0 }),
-    ),
-    (
-        "agreement_threshold",
-        "54",
-        Refused(RulesetError::AgreementThreshold { threshold: 54 }),
-    ),
+    ("agreement_threshold", "23", threshold_refused(23)),
+    ("agreement_threshold", "28", threshold_refused(28)),
+    ("agreement_threshold", "5", threshold_refused(5)),
+    ("agreement_threshold", "0", threshold_refused(0)),
+    ("agreement_threshold", "54", threshold_refused(54)),
     (
         "agreement_threshold",
         "4000000000",
-        Refused(RulesetError::AgreementThreshold {
-            threshold: 4_000_000_000,
-        }),
+        threshold_refused(4_000_000_000),
     ),
     ("agreement_threshold", "twenty-four", BadValue),
     ("agreement_threshold", "-24", BadValue),
