@@ -5,7 +5,8 @@
 //! ([`Verdict`]), never an error; errors ([`GameError`]) are only for actions a game refuses.
 //!
 //! - [`Ruleset`]: every option of RULES.md as a field, with named presets
-//!   ([`Ruleset::preset`]).
+//!   ([`Ruleset::preset`]), one parser of options by name ([`Ruleset::set`]) and a check that
+//!   names the option at fault ([`Ruleset::validate`]).
 //! - [`Game`]: a start position, a ruleset and moves, judged after each ply in the order of
 //!   RULES.md section 6; [`judge`] re-judges a whole record.
 //! - [`repetition`]: the fourfold repetition and perpetual check algorithm over
@@ -52,6 +53,7 @@ pub use impasse::{
     handicap_credit, is_handicap_start, is_try, try_square,
 };
 pub use judge::{Judgement, judge};
+pub use ruleset::{AGREEMENT_THRESHOLDS, MAX_MOVE_CAP, RulesetError, RulesetOptionError};
 pub use ruleset::{
     AgreementTie, CapMode, DeclarationRule, DeclarationTrigger, FailedDeclaration,
     IllegalMovePolicy, OrdinaryResult, Ruleset,

@@ -2,6 +2,14 @@
 //!
 //! Where the authorities disagree, RULES.md makes the disagreement an option rather than a
 //! hard-coded choice; this module is where those options live.
+//!
+//! Every option has a name ([`Ruleset::OPTIONS`], the field's name, which is also the field's
+//! name in the proto's `RulesetOverrides`) and a text form: [`Ruleset::set`] parses one option by
+//! name (the CLI's `--set KEY=VALUE`), [`Ruleset::options`] prints them all back in the same
+//! text, and [`Ruleset::validate`] refuses values no authority means and options that
+//! contradict each other, naming the option ([`RulesetError::field`]).
+
+use std::ops::RangeInclusive;
 
 /// What happens to an illegal move (反則), RULES.md section 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -12,6 +20,19 @@ pub enum IllegalMovePolicy {
     /// The move is recorded and the mover loses at once (JSA over-the-board play; the CSA
     /// shogi-server writes `#ILLEGAL_MOVE`).
     Forfeit,
+}
+
+impl IllegalMovePolicy {
+    /// Every policy, in the order of RULES.md.
+    pub const ALL: [IllegalMovePolicy; 2] = [IllegalMovePolicy::Reject, IllegalMovePolicy::Forfeit];
+
+    /// `reject` or `forfeit`, as RULES.md section 1 names them.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            IllegalMovePolicy::Reject => "reject",
+            IllegalMovePolicy::Forfeit => "forfeit",
+        }
+    }
 }
 
 /// The result of a game that ends without a winner: an ordinary fourfold repetition
@@ -25,6 +46,9 @@ pub enum OrdinaryResult {
 }
 
 impl OrdinaryResult {
+    /// Both results.
+    pub const ALL: [OrdinaryResult; 2] = [OrdinaryResult::Draw, OrdinaryResult::Replay];
+
     /// `draw` or `replay`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -46,6 +70,9 @@ pub enum DeclarationRule {
 }
 
 impl DeclarationRule {
+    /// Both rules.
+    pub const ALL: [DeclarationRule; 2] = [DeclarationRule::Points27, DeclarationRule::Jsa24];
+
     /// `points27` or `jsa24`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -65,6 +92,20 @@ pub enum DeclarationTrigger {
     Automatic,
 }
 
+impl DeclarationTrigger {
+    /// Both triggers.
+    pub const ALL: [DeclarationTrigger; 2] =
+        [DeclarationTrigger::Explicit, DeclarationTrigger::Automatic];
+
+    /// `explicit` or `automatic`, as RULES.md section 4 names them.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DeclarationTrigger::Explicit => "explicit",
+            DeclarationTrigger::Automatic => "automatic",
+        }
+    }
+}
+
 /// What a declaration that does not qualify does, RULES.md section 4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FailedDeclaration {
@@ -72,6 +113,19 @@ pub enum FailedDeclaration {
     Loss,
     /// The declaration is refused and play goes on (some apps).
     Refuse,
+}
+
+impl FailedDeclaration {
+    /// Both choices.
+    pub const ALL: [FailedDeclaration; 2] = [FailedDeclaration::Loss, FailedDeclaration::Refuse];
+
+    /// `loss` or `refuse`, as RULES.md section 4 names them.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FailedDeclaration::Loss => "loss",
+            FailedDeclaration::Refuse => "refuse",
+        }
+    }
 }
 
 /// How a move cap ends the game, RULES.md section 5.
@@ -85,6 +139,19 @@ pub enum CapMode {
     Jsa500,
 }
 
+impl CapMode {
+    /// Both modes.
+    pub const ALL: [CapMode; 2] = [CapMode::Plain, CapMode::Jsa500];
+
+    /// `plain` or `jsa500`, as RULES.md section 5 names them.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CapMode::Plain => "plain",
+            CapMode::Jsa500 => "jsa500",
+        }
+    }
+}
+
 /// Who wins an agreement count where both sides reach the threshold (RULES.md section 4,
 /// agreement counting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,6 +162,126 @@ pub enum AgreementTie {
     WhiteWins,
     /// Black wins.
     BlackWins,
+}
+
+impl AgreementTie {
+    /// Every tie result.
+    pub const ALL: [AgreementTie; 3] = [
+        AgreementTie::Jishogi,
+        AgreementTie::WhiteWins,
+        AgreementTie::BlackWins,
+    ];
+
+    /// `jishogi`, `white_wins` or `black_wins` (the proto's `AGREEMENT_TIE_*` names, lower case).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AgreementTie::Jishogi => "jishogi",
+            AgreementTie::WhiteWins => "white_wins",
+            AgreementTie::BlackWins => "black_wins",
+        }
+    }
+}
+
+/// The agreement-counting thresholds a ruleset may have: 24 to 27 points.
+///
+/// RULES.md section 4 knows two counts, the JSA's 24 and the amateur events' 27, and both count
+/// the 54 points of all 38 non-king pieces (27 a side at the start; the handicap credit gives the
+/// giver the missing pieces, so the total stays 54). Above 27 a count can leave both sides under
+/// the threshold (27-27), so it would decide nothing: not a rule. Below 24 no authority counts,
+/// and the lower the threshold the more counts end as ties, until the count stops deciding
+/// anything: 5 would make nearly every impasse a tie. The range between the two counts RULES.md
+/// knows is the meaningful one; it can be widened later without refusing any stored ruleset,
+/// while narrowing it would.
+pub const AGREEMENT_THRESHOLDS: RangeInclusive<u32> = 24..=27;
+
+/// The longest move cap a ruleset may have, in plies.
+///
+/// The caps of RULES.md section 5 run from 256 (CSA) to 700 plies (Lishogi). Ten thousand is
+/// more than fourteen times the longest of them, so any cap an organiser means fits, while a
+/// typo (a cap of millions of plies) is refused rather than becoming a cap nobody reaches.
+pub const MAX_MOVE_CAP: u32 = 10_000;
+
+/// Why a [`Ruleset`] is refused ([`Ruleset::validate`]): a value no authority means, or two
+/// options that contradict each other. Each names the option at fault ([`RulesetError::field`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum RulesetError {
+    /// The agreement threshold is outside [`AGREEMENT_THRESHOLDS`].
+    #[error(
+        "agreement_threshold {threshold} is outside {lo}..={hi}: RULES.md counts at 24 (JSA) or \
+         27 (amateur events) of 54 points",
+        lo = AGREEMENT_THRESHOLDS.start(),
+        hi = AGREEMENT_THRESHOLDS.end()
+    )]
+    AgreementThreshold {
+        /// The refused threshold.
+        threshold: u32,
+    },
+    /// A move cap of 0 plies: no cap is `None` (the proto's and the CLI's `0` mean none).
+    #[error("move_cap 0 is not a cap: no cap is none")]
+    MoveCapZero,
+    /// A move cap above [`MAX_MOVE_CAP`].
+    #[error("move_cap {cap} is longer than {MAX_MOVE_CAP} plies")]
+    MoveCapTooLong {
+        /// The refused cap.
+        cap: u32,
+    },
+    /// The automatic trigger without a declaration rule: there is nothing to award.
+    #[error("declaration_trigger automatic needs a declaration rule, and declaration is none")]
+    AutomaticWithoutDeclaration,
+    /// The CSA shogi-server's early cap with the JSA 500-move mode: the server's deviation is one
+    /// of its plain cap (RULES.md section 5), and the JSA mode would silently ignore it.
+    #[error("csa_server_cap reproduces the CSA shogi-server's plain cap, and cap_mode is jsa500")]
+    CsaServerCapWithJsa500,
+}
+
+impl RulesetError {
+    /// The option at fault, as [`Ruleset::OPTIONS`] names it: the field of the proto's
+    /// `RulesetOverrides`, so that a gRPC layer reports `ruleset.overrides.<field>` in a
+    /// `google.rpc.BadRequest` field violation. For a contradiction, the option that asks for
+    /// what the other forbids; the message names both.
+    pub const fn field(&self) -> &'static str {
+        match self {
+            RulesetError::AgreementThreshold { .. } => "agreement_threshold",
+            RulesetError::MoveCapZero | RulesetError::MoveCapTooLong { .. } => "move_cap",
+            RulesetError::AutomaticWithoutDeclaration => "declaration_trigger",
+            RulesetError::CsaServerCapWithJsa500 => "csa_server_cap",
+        }
+    }
+}
+
+/// Why [`Ruleset::set`] refused an option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RulesetOptionError {
+    /// No option has this name.
+    #[error("unknown ruleset option {key:?} (known: {known})", known = Ruleset::OPTIONS.join(", "))]
+    UnknownOption {
+        /// The name given.
+        key: String,
+    },
+    /// The value is not one the option takes.
+    #[error("bad value {value:?} for {option}: expected {expected}")]
+    BadValue {
+        /// The option.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// What the option takes.
+        expected: String,
+    },
+    /// The value parses but is refused on its own (a threshold or cap out of range).
+    #[error(transparent)]
+    Refused(#[from] RulesetError),
+}
+
+impl RulesetOptionError {
+    /// The option at fault ([`RulesetError::field`]), or `None` for an unknown name.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            RulesetOptionError::UnknownOption { .. } => None,
+            RulesetOptionError::BadValue { option, .. } => Some(option),
+            RulesetOptionError::Refused(e) => Some(e.field()),
+        }
+    }
 }
 
 /// Every option of RULES.md, as plain public fields: start from a preset and override any
@@ -127,7 +314,8 @@ pub struct Ruleset {
     /// Whether the try rule (トライルール) is in force (RULES.md section 4).
     pub try_rule: bool,
     /// The move cap N in plies, or `None` (RULES.md section 5: CSA 256, 320 or 512; JSA 500;
-    /// Lishogi 700).
+    /// Lishogi 700). `Some(0)` is not a cap: no cap is `None` ([`RulesetError::MoveCapZero`]), and
+    /// a cap above [`MAX_MOVE_CAP`] is refused.
     pub move_cap: Option<u32>,
     /// How the cap ends the game (RULES.md section 5).
     pub cap_mode: CapMode,
@@ -135,7 +323,8 @@ pub struct Ruleset {
     /// gets this wrong"): the game ends with `#MAX_MOVES` as soon as ply N is played, even when
     /// ply N mated, instead of only when ply N+1 would be due. Only [`CapMode::Plain`] uses it.
     pub csa_server_cap: bool,
-    /// The agreement-counting threshold: 24 (JSA) or 27 (amateur events), RULES.md section 4.
+    /// The agreement-counting threshold: 24 (JSA) or 27 (amateur events), RULES.md section 4;
+    /// within [`AGREEMENT_THRESHOLDS`].
     pub agreement_threshold: u32,
     /// The agreement-counting result when both sides reach the threshold, RULES.md section 4.
     pub agreement_tie: AgreementTie,
@@ -270,6 +459,266 @@ impl Ruleset {
     }
 }
 
+impl Ruleset {
+    /// The name of every option, in field order: the keys [`Ruleset::set`] takes and
+    /// [`Ruleset::options`] prints, and the field names of the proto's `RulesetOverrides` in
+    /// field-number order (under test, since a gRPC layer names `ruleset.overrides.<field>`).
+    pub const OPTIONS: [&'static str; 14] = [
+        "illegal_move",
+        "repetition",
+        "start_position_counted",
+        "declaration",
+        "declaration_trigger",
+        "failed_declaration",
+        "jishogi",
+        "handicap_credit",
+        "try_rule",
+        "move_cap",
+        "cap_mode",
+        "csa_server_cap",
+        "agreement_threshold",
+        "agreement_tie",
+    ];
+
+    /// Sets one option by name from its text, the one parser of ruleset options (the CLI's
+    /// `--set KEY=VALUE`).
+    ///
+    /// Values are the names RULES.md uses, and the proto's enum value names in lower case
+    /// without their prefix where RULES.md has none ([`Ruleset::options`] prints them back):
+    /// `reject` or
+    /// `forfeit`; `draw` or `replay`; `points27`, `jsa24` or `none` for the declaration rule;
+    /// `explicit` or `automatic`; `loss` or `refuse`; `plain` or `jsa500`; `jishogi`,
+    /// `white_wins` or `black_wins`; `true`, `false` (or `on`/`off`, `yes`/`no`) for a switch;
+    /// a number of plies for `move_cap`, where `0` and `none` mean no cap; a number of points
+    /// for `agreement_threshold`.
+    ///
+    /// A value that is refused on its own (a cap above [`MAX_MOVE_CAP`], a threshold outside
+    /// [`AGREEMENT_THRESHOLDS`]) is refused here. Contradictions between options are not, since
+    /// they depend on the order options are set in: call [`Ruleset::validate`] once all are set.
+    /// On an error the ruleset is unchanged.
+    ///
+    /// ```
+    /// use shogi_adjudication::{AgreementTie, Ruleset};
+    ///
+    /// let mut rules = Ruleset::csa();
+    /// rules.set("move_cap", "320").unwrap();
+    /// rules.set("agreement_tie", "jishogi").unwrap();
+    /// assert_eq!((rules.move_cap, rules.agreement_tie), (Some(320), AgreementTie::Jishogi));
+    /// // Refused on its own, naming the option.
+    /// let err = rules.set("agreement_threshold", "5").unwrap_err();
+    /// assert_eq!(err.field(), Some("agreement_threshold"));
+    /// // A contradiction shows once every option is set.
+    /// rules.set("declaration", "none").unwrap();
+    /// rules.set("declaration_trigger", "automatic").unwrap();
+    /// assert_eq!(rules.validate().unwrap_err().field(), "declaration_trigger");
+    /// ```
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), RulesetOptionError> {
+        let Some(&option) = Ruleset::OPTIONS.iter().find(|o| **o == key) else {
+            return Err(RulesetOptionError::UnknownOption {
+                key: key.to_owned(),
+            });
+        };
+        let mut next = *self;
+        match option {
+            "illegal_move" => assign(&mut next.illegal_move, value),
+            "repetition" => assign(&mut next.repetition, value),
+            "start_position_counted" => assign(&mut next.start_position_counted, value),
+            "declaration" => assign(&mut next.declaration, value),
+            "declaration_trigger" => assign(&mut next.declaration_trigger, value),
+            "failed_declaration" => assign(&mut next.failed_declaration, value),
+            "jishogi" => assign(&mut next.jishogi, value),
+            "handicap_credit" => assign(&mut next.handicap_credit, value),
+            "try_rule" => assign(&mut next.try_rule, value),
+            "move_cap" => assign(&mut next.move_cap, value),
+            "cap_mode" => assign(&mut next.cap_mode, value),
+            "csa_server_cap" => assign(&mut next.csa_server_cap, value),
+            "agreement_threshold" => assign(&mut next.agreement_threshold, value),
+            "agreement_tie" => assign(&mut next.agreement_tie, value),
+            _ => unreachable!("every name in Ruleset::OPTIONS has its arm"),
+        }
+        .map_err(|expected| RulesetOptionError::BadValue {
+            option,
+            value: value.to_owned(),
+            expected: expected.to_owned(),
+        })?;
+        match option {
+            "move_cap" => check_move_cap(next.move_cap)?,
+            "agreement_threshold" => check_agreement_threshold(next.agreement_threshold)?,
+            _ => {}
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// Every option with its value, in the order and the text of [`Ruleset::OPTIONS`] and
+    /// [`Ruleset::set`]: the effective ruleset, for the CLI and for `GetGame` to show. Setting
+    /// each pair onto any ruleset gives this one back.
+    pub fn options(&self) -> Vec<(&'static str, String)> {
+        let values = [
+            self.illegal_move.show(),
+            self.repetition.show(),
+            self.start_position_counted.show(),
+            self.declaration.show(),
+            self.declaration_trigger.show(),
+            self.failed_declaration.show(),
+            self.jishogi.show(),
+            self.handicap_credit.show(),
+            self.try_rule.show(),
+            self.move_cap.show(),
+            self.cap_mode.show(),
+            self.csa_server_cap.show(),
+            self.agreement_threshold.show(),
+            self.agreement_tie.show(),
+        ];
+        Ruleset::OPTIONS.into_iter().zip(values).collect()
+    }
+
+    /// Checks the ruleset: the first of its [`Ruleset::violations`], if any.
+    ///
+    /// A ruleset is refused when a value is one no authority means (a threshold outside
+    /// [`AGREEMENT_THRESHOLDS`], a cap of `Some(0)` or above [`MAX_MOVE_CAP`]) or when two
+    /// options contradict each other (the automatic trigger without a declaration rule; the CSA
+    /// server's early cap with the JSA 500-move mode). Options that merely have no effect are
+    /// allowed, so that one override never forces another: the cap mode and the CSA server's
+    /// cap without a cap (`move_cap=none` on any preset), the failed-declaration choice and an
+    /// explicit trigger without a declaration rule. The try rule goes with a declaration rule
+    /// too: RULES.md section 6 orders both. Every preset validates.
+    pub fn validate(&self) -> Result<(), RulesetError> {
+        self.violations().into_iter().next().map_or(Ok(()), Err)
+    }
+
+    /// Everything wrong with the ruleset, in the order of [`Ruleset::OPTIONS`] by
+    /// [`RulesetError::field`] (empty when it is valid): for a `google.rpc.BadRequest` with one
+    /// field violation each.
+    pub fn violations(&self) -> Vec<RulesetError> {
+        let mut out = Vec::new();
+        if self.declaration.is_none() && self.declaration_trigger == DeclarationTrigger::Automatic {
+            out.push(RulesetError::AutomaticWithoutDeclaration);
+        }
+        if let Err(e) = check_move_cap(self.move_cap) {
+            out.push(e);
+        }
+        if self.csa_server_cap && self.cap_mode == CapMode::Jsa500 {
+            out.push(RulesetError::CsaServerCapWithJsa500);
+        }
+        if let Err(e) = check_agreement_threshold(self.agreement_threshold) {
+            out.push(e);
+        }
+        out
+    }
+}
+
+/// The text form of one option's value, as [`Ruleset::set`] reads it and [`Ruleset::options`]
+/// writes it.
+trait OptionValue: Sized {
+    /// What the option takes, for the error when `value` is none of it.
+    const EXPECTED: &'static str;
+    /// The value this text names.
+    fn parse(value: &str) -> Option<Self>;
+    /// The text of this value.
+    fn show(&self) -> String;
+}
+
+fn assign<T: OptionValue>(field: &mut T, value: &str) -> Result<(), &'static str> {
+    *field = T::parse(value).ok_or(T::EXPECTED)?;
+    Ok(())
+}
+
+/// The options whose values are names: each enum's `ALL` and `as_str`.
+macro_rules! named_option_values {
+    ($($ty:ident: $expected:literal,)*) => {$(
+        impl OptionValue for $ty {
+            const EXPECTED: &'static str = $expected;
+            fn parse(value: &str) -> Option<Self> {
+                $ty::ALL.into_iter().find(|v| v.as_str() == value)
+            }
+            fn show(&self) -> String {
+                self.as_str().to_owned()
+            }
+        }
+    )*};
+}
+
+named_option_values! {
+    IllegalMovePolicy: "reject or forfeit",
+    OrdinaryResult: "draw or replay",
+    DeclarationRule: "points27 or jsa24",
+    DeclarationTrigger: "explicit or automatic",
+    FailedDeclaration: "loss or refuse",
+    CapMode: "plain or jsa500",
+    AgreementTie: "jishogi, white_wins or black_wins",
+}
+
+/// The declaration rule, or `none` for no declarations.
+impl OptionValue for Option<DeclarationRule> {
+    const EXPECTED: &'static str = "points27, jsa24 or none";
+    fn parse(value: &str) -> Option<Self> {
+        match value {
+            "none" => Some(None),
+            _ => DeclarationRule::parse(value).map(Some),
+        }
+    }
+    fn show(&self) -> String {
+        self.map_or("none", DeclarationRule::as_str).to_owned()
+    }
+}
+
+/// A switch: `true`, `on`, `yes` or `false`, `off`, `no`.
+impl OptionValue for bool {
+    const EXPECTED: &'static str = "true or false";
+    fn parse(value: &str) -> Option<Self> {
+        match value {
+            "true" | "on" | "yes" => Some(true),
+            "false" | "off" | "no" => Some(false),
+            _ => None,
+        }
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// The agreement threshold, the one plain number; its range is checked apart.
+impl OptionValue for u32 {
+    const EXPECTED: &'static str = "a number of points from 24 to 27";
+    fn parse(value: &str) -> Option<Self> {
+        value.parse().ok()
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// The move cap, the one optional number: `0` and `none` are no cap, and `none` is shown.
+impl OptionValue for Option<u32> {
+    const EXPECTED: &'static str = "a number of plies up to 10000, or 0 or none for no cap";
+    fn parse(value: &str) -> Option<Self> {
+        match value {
+            "none" | "0" => Some(None),
+            _ => value.parse().ok().map(Some),
+        }
+    }
+    fn show(&self) -> String {
+        self.map_or_else(|| "none".to_owned(), |n| n.to_string())
+    }
+}
+
+fn check_move_cap(cap: Option<u32>) -> Result<(), RulesetError> {
+    match cap {
+        Some(0) => Err(RulesetError::MoveCapZero),
+        Some(cap) if cap > MAX_MOVE_CAP => Err(RulesetError::MoveCapTooLong { cap }),
+        _ => Ok(()),
+    }
+}
+
+fn check_agreement_threshold(threshold: u32) -> Result<(), RulesetError> {
+    if AGREEMENT_THRESHOLDS.contains(&threshold) {
+        Ok(())
+    } else {
+        Err(RulesetError::AgreementThreshold { threshold })
+    }
+}
+
 impl Default for Ruleset {
     /// The JSA professional rules ([`Ruleset::jsa`]), the authority RULES.md defers to first.
     fn default() -> Ruleset {
@@ -280,6 +729,14 @@ impl Default for Ruleset {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn expected_values_name_the_ranges() {
+        let (lo, hi) = (AGREEMENT_THRESHOLDS.start(), AGREEMENT_THRESHOLDS.end());
+        assert!(<u32 as OptionValue>::EXPECTED.ends_with(&format!("from {lo} to {hi}")));
+        let cap = <Option<u32> as OptionValue>::EXPECTED;
+        assert!(cap.contains(&format!("up to {MAX_MOVE_CAP},")), "{cap}");
+    }
 
     #[test]
     fn every_preset_name_resolves_and_unknown_names_do_not() {
