@@ -189,7 +189,7 @@ impl Interceptor for BearerAuth {
             },
         };
         self.refusals.record(refused, request.remote_addr());
-        Err(Status::unauthenticated("missing or wrong bearer token"))
+        Err(crate::error::unauthenticated())
     }
 }
 

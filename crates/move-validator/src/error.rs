@@ -1,34 +1,24 @@
 //! The service's one error type and the one function that maps it to a gRPC status.
 
+use prost::Message as _;
+use shogi_proto::v1::ErrorReason;
 use std::collections::HashMap;
 use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
 
 /// The `google.rpc.ErrorInfo` domain of this service's errors.
 pub const ERROR_DOMAIN: &str = "shogi-arbiter.move-validator";
 
-/// The `google.rpc.ErrorInfo` reasons this service gives (the `shogi.v1.ErrorReason` value
-/// names without their `ERROR_REASON_` prefix), for a client to branch on.
+/// The `google.rpc.ErrorInfo` reasons this service gives: the `shogi.v1.ErrorReason` value
+/// names without their `ERROR_REASON_` prefix, for a client to branch on (the proto documents
+/// what each asks of a client).
 pub mod reason {
-    /// ABORTED: the ply is already taken by a different move.
-    pub const PLY_TAKEN: &str = "PLY_TAKEN";
-    /// ABORTED: the ply is beyond the game's next ply.
-    pub const PLY_AHEAD: &str = "PLY_AHEAD";
-    /// ABORTED: concurrent writers kept winning the race for the game; retry.
-    pub const CONTENDED: &str = "CONTENDED";
-    /// FAILED_PRECONDITION: the game is over; the verdict is in the metadata.
-    pub const GAME_OVER: &str = "GAME_OVER";
-    /// UNAVAILABLE: a write got no answer from the bus; it may be stored later. Retry the same
-    /// request (it is idempotent), never a different one for the same ply.
-    pub const OUTCOME_UNKNOWN: &str = "OUTCOME_UNKNOWN";
-    /// UNAVAILABLE: the bus could not be reached; nothing was written. Retry.
-    pub const BUS_UNAVAILABLE: &str = "BUS_UNAVAILABLE";
-    /// NOT_FOUND: no game with this id.
-    pub const GAME_NOT_FOUND: &str = "GAME_NOT_FOUND";
-    /// ALREADY_EXISTS: a game with this id exists with a different setup.
-    pub const GAME_EXISTS: &str = "GAME_EXISTS";
-    /// INTERNAL: the game's creation event cannot be read.
-    pub const UNREADABLE_GAME: &str = "UNREADABLE_GAME";
+    use shogi_proto::v1::ErrorReason;
+
+    /// The name `ErrorInfo.reason` carries for `reason`.
+    pub fn name(reason: ErrorReason) -> &'static str {
+        let full = reason.as_str_name();
+        full.strip_prefix("ERROR_REASON_").unwrap_or(full)
+    }
 }
 
 /// Why a submitted ply does not fit the game.
@@ -42,10 +32,10 @@ pub enum PlyConflict {
 
 impl PlyConflict {
     /// The `ErrorInfo` reason: `PLY_TAKEN` or `PLY_AHEAD`.
-    pub const fn reason(self) -> &'static str {
+    pub const fn reason(self) -> ErrorReason {
         match self {
-            PlyConflict::Taken => "PLY_TAKEN",
-            PlyConflict::Ahead => "PLY_AHEAD",
+            PlyConflict::Taken => ErrorReason::PlyTaken,
+            PlyConflict::Ahead => ErrorReason::PlyAhead,
         }
     }
 }
@@ -78,6 +68,12 @@ pub enum Error {
     /// The action is not allowed in this game (for instance, no declaration rule).
     #[error("{0}")]
     FailedPrecondition(String),
+    /// Declarations are not allowed by this game's ruleset.
+    #[error("declarations are not allowed by the ruleset of game {0}")]
+    DeclarationNotAllowed(String),
+    /// Strict mode: the ending is stored but its owner did not announce it in time.
+    #[error("{0}")]
+    VerdictPending(String),
     /// The submitted ply does not follow the game's current ply.
     #[error("ply {requested} does not fit game {game_id}, which is at ply {current_ply}")]
     Ply {
@@ -181,74 +177,92 @@ impl From<Error> for Status {
 /// conflict.
 pub fn to_status(err: Error) -> Status {
     let message = err.to_string();
-    let info = |code: Code, reason: &str, metadata: HashMap<String, String>| {
-        Status::with_error_details(
-            code,
-            message.clone(),
-            ErrorDetails::with_error_info(reason, ERROR_DOMAIN, metadata),
-        )
-    };
-    let status = match err {
-        Error::InvalidArgument { field, description } => Status::with_error_details(
-            Code::InvalidArgument,
-            message,
-            ErrorDetails::with_bad_request_violation(field, description),
-        ),
-        Error::NotFound(id) => info(
-            Code::NotFound,
-            reason::GAME_NOT_FOUND,
-            HashMap::from([("game_id".to_owned(), id)]),
-        ),
-        Error::AlreadyExists(id) => info(
-            Code::AlreadyExists,
-            reason::GAME_EXISTS,
-            HashMap::from([("game_id".to_owned(), id)]),
-        ),
-        Error::GameOver { game_id, verdict } => info(
-            Code::FailedPrecondition,
-            reason::GAME_OVER,
-            HashMap::from([
-                ("game_id".to_owned(), game_id),
-                ("code".to_owned(), verdict.code_name.clone()),
-                ("winner".to_owned(), winner_name(verdict.winner).to_owned()),
-                ("ply".to_owned(), verdict.ply.to_string()),
-            ]),
-        ),
-        Error::FailedPrecondition(_) => Status::failed_precondition(message),
+    let mut details = Details::new(&message);
+    let code = match err {
+        Error::InvalidArgument { field, description } => {
+            let reason = if field.starts_with("ruleset") {
+                ErrorReason::InvalidRuleset
+            } else {
+                ErrorReason::InvalidRequest
+            };
+            details.bad_request(field, &description);
+            details.info(reason, []);
+            Code::InvalidArgument
+        }
+        Error::NotFound(id) => {
+            details.info(ErrorReason::GameNotFound, [("game_id", id)]);
+            Code::NotFound
+        }
+        Error::AlreadyExists(id) => {
+            details.info(ErrorReason::GameExists, [("game_id", id)]);
+            Code::AlreadyExists
+        }
+        Error::GameOver { game_id, verdict } => {
+            details.info(
+                ErrorReason::GameOver,
+                [
+                    ("game_id", game_id),
+                    ("verdict_code", verdict.code_name.clone()),
+                    ("verdict_ply", verdict.ply.to_string()),
+                ],
+            );
+            details.verdict(&verdict);
+            Code::FailedPrecondition
+        }
+        Error::DeclarationNotAllowed(id) => {
+            details.info(ErrorReason::DeclarationNotAllowed, [("game_id", id)]);
+            Code::FailedPrecondition
+        }
+        Error::FailedPrecondition(_) => {
+            details.info(ErrorReason::Unspecified, []);
+            Code::FailedPrecondition
+        }
         Error::Ply {
             conflict,
             current_ply,
+            game_id,
             ..
-        } => info(
-            Code::Aborted,
-            conflict.reason(),
-            HashMap::from([("current_ply".to_owned(), current_ply.to_string())]),
-        ),
-        Error::Contended(id) => info(
-            Code::Aborted,
-            reason::CONTENDED,
-            HashMap::from([("game_id".to_owned(), id)]),
-        ),
-        Error::BusUnavailable(_) => {
-            info(Code::Unavailable, reason::BUS_UNAVAILABLE, HashMap::new())
+        } => {
+            details.info(
+                conflict.reason(),
+                [
+                    ("game_id", game_id),
+                    ("current_ply", current_ply.to_string()),
+                ],
+            );
+            Code::Aborted
         }
-        Error::OutcomeUnknown { msg_id, .. } => info(
-            Code::Unavailable,
-            reason::OUTCOME_UNKNOWN,
-            HashMap::from([("msg_id".to_owned(), msg_id)]),
-        ),
+        Error::Contended(id) => {
+            details.info(ErrorReason::Contended, [("game_id", id)]);
+            Code::Aborted
+        }
+        Error::BusUnavailable(_) => {
+            details.info(ErrorReason::BusUnavailable, []);
+            Code::Unavailable
+        }
+        Error::OutcomeUnknown { msg_id, .. } => {
+            details.info(ErrorReason::OutcomeUnknown, [("msg_id", msg_id)]);
+            Code::Unavailable
+        }
+        Error::VerdictPending(_) => {
+            details.info(ErrorReason::VerdictPending, []);
+            Code::Unavailable
+        }
         Error::CorruptEvent {
             game_id, sequence, ..
-        } => info(
-            Code::Internal,
-            reason::UNREADABLE_GAME,
-            HashMap::from([
-                ("game_id".to_owned(), game_id),
-                ("sequence".to_owned(), sequence.to_string()),
-            ]),
-        ),
-        Error::Config(_) | Error::Serve(_) | Error::Reflection(_) => Status::internal(message),
+        } => {
+            details.info(
+                ErrorReason::UnreadableGame,
+                [("game_id", game_id), ("sequence", sequence.to_string())],
+            );
+            Code::Internal
+        }
+        Error::Config(_) | Error::Serve(_) | Error::Reflection(_) => {
+            details.info(ErrorReason::Unspecified, []);
+            Code::Internal
+        }
     };
+    let status = details.into_status(code);
     // Failures of the service, not of the request, are what an operator must see.
     match status.code() {
         Code::Internal => tracing::error!(status = %status.message(), "call failed: INTERNAL"),
@@ -258,17 +272,83 @@ pub fn to_status(err: Error) -> Status {
     status
 }
 
-fn winner_name(value: i32) -> &'static str {
-    match shogi_proto::v1::Color::try_from(value) {
-        Ok(shogi_proto::v1::Color::Black) => "black",
-        Ok(shogi_proto::v1::Color::White) => "white",
-        _ => "none",
+/// A status's `google.rpc` details as they are built: an ErrorInfo, a BadRequest, and the
+/// verdict of a game that is over.
+struct Details {
+    message: String,
+    details: Vec<prost_types::Any>,
+}
+
+impl Details {
+    fn new(message: &str) -> Details {
+        Details {
+            message: message.to_owned(),
+            details: Vec::new(),
+        }
     }
+
+    fn any(&mut self, type_name: &str, value: Vec<u8>) {
+        self.details.push(prost_types::Any {
+            type_url: format!("type.googleapis.com/{type_name}"),
+            value,
+        });
+    }
+
+    fn info<const N: usize>(&mut self, r: ErrorReason, metadata: [(&str, String); N]) {
+        let info = tonic_types::pb::ErrorInfo {
+            reason: reason::name(r).to_owned(),
+            domain: ERROR_DOMAIN.to_owned(),
+            metadata: metadata
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect::<HashMap<_, _>>(),
+        };
+        self.any("google.rpc.ErrorInfo", info.encode_to_vec());
+    }
+
+    fn bad_request(&mut self, field: &str, description: &str) {
+        let bad = tonic_types::pb::BadRequest {
+            field_violations: vec![tonic_types::pb::bad_request::FieldViolation {
+                field: field.to_owned(),
+                description: description.to_owned(),
+                ..Default::default()
+            }],
+        };
+        self.any("google.rpc.BadRequest", bad.encode_to_vec());
+    }
+
+    fn verdict(&mut self, verdict: &shogi_proto::v1::Verdict) {
+        self.any("shogi.v1.Verdict", verdict.encode_to_vec());
+    }
+
+    fn into_status(self, code: Code) -> Status {
+        let status = tonic_types::pb::Status {
+            code: code as i32,
+            message: self.message.clone(),
+            details: self.details,
+        };
+        Status::with_details(code, self.message, status.encode_to_vec().into())
+    }
+}
+
+/// UNAUTHENTICATED with its ErrorInfo, for the bearer-token interceptor.
+pub fn unauthenticated() -> Status {
+    let mut details = Details::new("missing or wrong bearer token");
+    details.info(ErrorReason::Unauthenticated, []);
+    details.into_status(Code::Unauthenticated)
+}
+
+/// UNAVAILABLE with reason SHUTTING_DOWN, for the streams this instance ends as it drains.
+pub fn shutting_down() -> Status {
+    let mut details = Details::new("server shutting down");
+    details.info(ErrorReason::ShuttingDown, []);
+    details.into_status(Code::Unavailable)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tonic_types::StatusExt;
 
     #[test]
     fn bad_input_carries_the_field() {

@@ -356,7 +356,7 @@ impl Validator {
         strict: bool,
     ) -> Result<pb::GameState, Error> {
         // Checked now, so that a bad ruleset is refused before anything is written.
-        convert::ruleset_from_pb(req.ruleset.as_ref())?;
+        convert::checked_ruleset_from_pb(req.ruleset.as_ref())?;
         let (start_sfen, handicap) = match req.start.and_then(|s| s.start) {
             None | Some(pb::start_position::Start::Startpos(_)) => {
                 (shogi_rules::Position::startpos().to_sfen(), String::new())
@@ -470,7 +470,7 @@ impl Validator {
                 reason: e.to_string(),
             }),
             Ok(Some(Err(e))) => Err(Error::unavailable(e)),
-            Ok(None) | Err(_) => Err(Error::BusUnavailable(format!(
+            Ok(None) | Err(_) => Err(Error::VerdictPending(format!(
                 "the verdict of game {id} was not announced within {ANNOUNCE_DEADLINE:?}; \
                  is the pipeline (repetition-watcher, impasse-judge) running?"
             ))),
@@ -555,8 +555,8 @@ impl Validator {
                         None => Error::FailedPrecondition("the game is over".into()),
                     });
                 }
-                Err(e @ GameError::NoDeclarationRule) => {
-                    return Err(Error::FailedPrecondition(e.to_string()));
+                Err(GameError::NoDeclarationRule) => {
+                    return Err(Error::DeclarationNotAllowed(replay.id().to_owned()));
                 }
             };
             let forfeited = trial.forfeited();
@@ -642,9 +642,10 @@ impl Validator {
             }
             let declared_at = replay.ply();
             let mut game = replay.game().clone();
-            let declared = game
-                .declare(declarer, req.has_time)
-                .map_err(|e| Error::FailedPrecondition(e.to_string()))?;
+            let declared = game.declare(declarer, req.has_time).map_err(|e| match e {
+                GameError::NoDeclarationRule => Error::DeclarationNotAllowed(req.game_id.clone()),
+                other => Error::FailedPrecondition(other.to_string()),
+            })?;
             let report = convert::report_pb(&declared.report);
             let verdict = declared
                 .verdict
@@ -713,11 +714,7 @@ impl Validator {
                 let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
                 let game = replay.game();
                 game.declaration_report(game.side_to_move(), req.has_time)
-                    .ok_or_else(|| {
-                        Error::FailedPrecondition(
-                            "declarations are not allowed by this ruleset".into(),
-                        )
-                    })?
+                    .ok_or_else(|| Error::DeclarationNotAllowed(id.clone()))?
             }
             Some(Target::Sfen(sfen)) => {
                 let pos = parse_sfen("sfen", &sfen)?;
@@ -1056,7 +1053,7 @@ impl MoveValidator for Validator {
                         // dropped now, not at the game's next event.
                         () = tx.closed() => return,
                         () = stopped(&mut shutdown) => {
-                            let _ = tx.send(Err(Status::unavailable("server shutting down"))).await;
+                            let _ = tx.send(Err(crate::error::shutting_down())).await;
                             return;
                         }
                     };

@@ -180,6 +180,8 @@ fn run_judge(
             .map_err(anyhow::Error::msg)
             .context("--set")?;
     }
+    // Options that contradict each other are refused once all are set.
+    ruleset.validate().context("--set")?;
     let opts = judge::Options {
         rules: ruleset,
         max_moves: max_moves.map(|n| if n == 0 { None } else { Some(n) }),

@@ -1,9 +1,7 @@
 //! Verdicts, declaration reports and rulesets as JSON and as sentences a player understands.
 
 use serde_json::{Map, Value, json};
-use shogi_adjudication::{
-    DeclarationReport, Evidence, IllegalMovePolicy, OrdinaryResult, Ruleset, Verdict, Warning,
-};
+use shogi_adjudication::{DeclarationReport, Evidence, OrdinaryResult, Ruleset, Verdict, Warning};
 use shogi_rules::Color;
 
 fn color(c: Color) -> Value {
@@ -184,79 +182,13 @@ pub fn verdict_sentence(v: &Verdict) -> String {
     }
 }
 
-/// Parses `key=value` overrides onto a ruleset.
+/// Parses a `key=value` override onto a ruleset: the adjudication layer's one parser of ruleset
+/// options ([`Ruleset::set`]), which the gRPC contract shares.
 pub fn apply_override(rules: &mut Ruleset, text: &str) -> Result<(), String> {
-    use shogi_adjudication::{CapMode, DeclarationRule, DeclarationTrigger, FailedDeclaration};
     let (key, value) = text
         .split_once('=')
         .ok_or_else(|| format!("expected key=value, got {text:?}"))?;
-    let bad = || format!("bad value {value:?} for {key}");
-    let boolean = || match value {
-        "true" | "on" | "yes" => Ok(true),
-        "false" | "off" | "no" => Ok(false),
-        _ => Err(bad()),
-    };
-    let ordinary = || match value {
-        "draw" => Ok(OrdinaryResult::Draw),
-        "replay" => Ok(OrdinaryResult::Replay),
-        _ => Err(bad()),
-    };
-    match key {
-        "illegal_move" => {
-            rules.illegal_move = match value {
-                "reject" => IllegalMovePolicy::Reject,
-                "forfeit" => IllegalMovePolicy::Forfeit,
-                _ => return Err(bad()),
-            }
-        }
-        "repetition" => rules.repetition = ordinary()?,
-        "jishogi" => rules.jishogi = ordinary()?,
-        "start_position_counted" => rules.start_position_counted = boolean()?,
-        "declaration" => {
-            rules.declaration = match value {
-                "points27" => Some(DeclarationRule::Points27),
-                "jsa24" => Some(DeclarationRule::Jsa24),
-                "none" => None,
-                _ => return Err(bad()),
-            }
-        }
-        "declaration_trigger" => {
-            rules.declaration_trigger = match value {
-                "explicit" => DeclarationTrigger::Explicit,
-                "automatic" => DeclarationTrigger::Automatic,
-                _ => return Err(bad()),
-            }
-        }
-        "failed_declaration" => {
-            rules.failed_declaration = match value {
-                "loss" => FailedDeclaration::Loss,
-                "refuse" => FailedDeclaration::Refuse,
-                _ => return Err(bad()),
-            }
-        }
-        "handicap_credit" => rules.handicap_credit = boolean()?,
-        "try_rule" => rules.try_rule = boolean()?,
-        "move_cap" => rules.move_cap = parse_cap(value).ok_or_else(bad)?,
-        "cap_mode" => {
-            rules.cap_mode = match value {
-                "plain" => CapMode::Plain,
-                "jsa500" => CapMode::Jsa500,
-                _ => return Err(bad()),
-            }
-        }
-        "csa_server_cap" => rules.csa_server_cap = boolean()?,
-        "agreement_threshold" => rules.agreement_threshold = value.parse().map_err(|_| bad())?,
-        _ => return Err(format!("unknown ruleset option {key:?}")),
-    }
-    Ok(())
-}
-
-/// `0` or `none` turns the cap off.
-pub fn parse_cap(value: &str) -> Option<Option<u32>> {
-    match value {
-        "none" | "0" => Some(None),
-        v => v.parse().ok().map(Some),
-    }
+    rules.set(key, value).map_err(|e| e.to_string())
 }
 
 /// The preset by name, or an error listing the names.

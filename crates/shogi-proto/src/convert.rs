@@ -412,6 +412,50 @@ pub fn ruleset_from_pb(ruleset: Option<&pb::Ruleset>) -> Result<Ruleset, Error> 
     Ok(r)
 }
 
+/// The ruleset a request names, checked: [`ruleset_from_pb`], then every option in range and
+/// none contradicting another ([`Ruleset::validate`]), the refusal naming its field
+/// (`ruleset.overrides.<option>`). Games are created with it; a stored game is replayed with
+/// [`ruleset_from_pb`] alone, so a later, stricter check never makes it unreadable.
+pub fn checked_ruleset_from_pb(ruleset: Option<&pb::Ruleset>) -> Result<Ruleset, Error> {
+    let r = ruleset_from_pb(ruleset)?;
+    r.validate()
+        .map_err(|e| Error::new(override_field(e.field()), e.to_string()))?;
+    Ok(r)
+}
+
+/// `ruleset.overrides.<option>` for an option's name.
+fn override_field(option: &str) -> &'static str {
+    const FIELDS: [(&str, &str); 14] = [
+        ("illegal_move", "ruleset.overrides.illegal_move"),
+        ("repetition", "ruleset.overrides.repetition"),
+        (
+            "start_position_counted",
+            "ruleset.overrides.start_position_counted",
+        ),
+        ("declaration", "ruleset.overrides.declaration"),
+        (
+            "declaration_trigger",
+            "ruleset.overrides.declaration_trigger",
+        ),
+        ("failed_declaration", "ruleset.overrides.failed_declaration"),
+        ("jishogi", "ruleset.overrides.jishogi"),
+        ("handicap_credit", "ruleset.overrides.handicap_credit"),
+        ("try_rule", "ruleset.overrides.try_rule"),
+        ("move_cap", "ruleset.overrides.move_cap"),
+        ("cap_mode", "ruleset.overrides.cap_mode"),
+        ("csa_server_cap", "ruleset.overrides.csa_server_cap"),
+        (
+            "agreement_threshold",
+            "ruleset.overrides.agreement_threshold",
+        ),
+        ("agreement_tie", "ruleset.overrides.agreement_tie"),
+    ];
+    FIELDS
+        .iter()
+        .find(|(name, _)| *name == option)
+        .map_or("ruleset.overrides", |(_, field)| field)
+}
+
 /// The ruleset a game is judged by, as a message: the preset it was created with, and every
 /// option spelled out in the overrides (what `GetGame` shows), so that a reader needs no
 /// knowledge of the presets.
@@ -525,6 +569,52 @@ mod tests {
                 r,
                 "{preset} over jsa"
             );
+        }
+    }
+
+    #[test]
+    fn out_of_range_and_contradicting_options_name_their_field() {
+        let cases = [
+            (
+                pb::RulesetOverrides {
+                    agreement_threshold: Some(5),
+                    ..Default::default()
+                },
+                "ruleset.overrides.agreement_threshold",
+            ),
+            (
+                pb::RulesetOverrides {
+                    agreement_threshold: Some(4_000_000_000),
+                    ..Default::default()
+                },
+                "ruleset.overrides.agreement_threshold",
+            ),
+            (
+                pb::RulesetOverrides {
+                    declaration: pb::DeclarationRule::None as i32,
+                    declaration_trigger: pb::DeclarationTrigger::Automatic as i32,
+                    ..Default::default()
+                },
+                "ruleset.overrides.declaration_trigger",
+            ),
+        ];
+        for (overrides, field) in cases {
+            let spec = pb::Ruleset {
+                preset: "online".into(),
+                overrides: Some(overrides),
+            };
+            assert!(ruleset_from_pb(Some(&spec)).is_ok(), "read back as stored");
+            assert_eq!(
+                checked_ruleset_from_pb(Some(&spec)).map_err(|e| e.field),
+                Err(field)
+            );
+        }
+        for preset in Ruleset::PRESETS {
+            let spec = pb::Ruleset {
+                preset: preset.into(),
+                overrides: None,
+            };
+            assert!(checked_ruleset_from_pb(Some(&spec)).is_ok(), "{preset}");
         }
     }
 
