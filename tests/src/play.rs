@@ -177,3 +177,129 @@ pub async fn assert_one_right_verdict(bus: &arbiter_bus::Bus, prefix: &str, game
         );
     }
 }
+
+/// A platform listening the cheapest way: a core NATS subscription to every game's republished
+/// verdict (`shogi.verdict.*`), counting what it receives per game, and the times its
+/// connection was down (a core subscriber hears nothing published while it is away).
+#[derive(Debug, Clone)]
+pub struct VerdictSubscriber {
+    received: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    away: std::sync::Arc<
+        std::sync::Mutex<Vec<(std::time::SystemTime, Option<std::time::SystemTime>)>>,
+    >,
+}
+
+impl VerdictSubscriber {
+    /// Subscribes on `url` (one server URL, or several separated by commas).
+    ///
+    /// # Panics
+    ///
+    /// When it cannot connect.
+    pub async fn start(url: &str) -> VerdictSubscriber {
+        use futures::StreamExt as _;
+        let received =
+            std::sync::Arc::<std::sync::Mutex<std::collections::HashMap<String, usize>>>::default();
+        let away = std::sync::Arc::<
+            std::sync::Mutex<Vec<(std::time::SystemTime, Option<std::time::SystemTime>)>>,
+        >::default();
+        let events = away.clone();
+        let urls: Vec<async_nats::ServerAddr> = url
+            .split(',')
+            .map(|u| u.parse().expect("a NATS URL"))
+            .collect();
+        let client = async_nats::ConnectOptions::new()
+            .retry_on_initial_connect()
+            .event_callback(move |event| {
+                let events = events.clone();
+                async move {
+                    let now = std::time::SystemTime::now();
+                    let mut away = events.lock().unwrap();
+                    match event {
+                        async_nats::Event::Disconnected => away.push((now, None)),
+                        async_nats::Event::Connected => {
+                            if let Some(last) = away.last_mut().filter(|w| w.1.is_none()) {
+                                last.1 = Some(now);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            })
+            .connect(urls)
+            .await
+            .expect("connect the verdict subscriber");
+        let mut sub = client
+            .subscribe(shogi_proto::VERDICT_NOTICES)
+            .await
+            .expect("subscribe");
+        client.flush().await.expect("flush the subscription");
+        let counts = received.clone();
+        tokio::spawn(async move {
+            let _client = client;
+            while let Some(m) = sub.next().await {
+                let id = m
+                    .subject
+                    .as_str()
+                    .strip_prefix("shogi.verdict.")
+                    .unwrap_or_default()
+                    .to_owned();
+                *counts.lock().unwrap().entry(id).or_default() += 1;
+            }
+        });
+        VerdictSubscriber { received, away }
+    }
+
+    /// Checks what the subscriber heard of games `<prefix>-<i>`: never two notices of one game,
+    /// and exactly one of every game whose verdict the bus stored while the subscriber was
+    /// connected (with a margin of a second around each time it was away). Waits up to
+    /// `deadline` for notices still on their way. Returns how many games were exempt.
+    ///
+    /// # Panics
+    ///
+    /// On a game heard twice, or not heard though stored while the subscriber was there.
+    pub async fn assert_each_heard_once(
+        &self,
+        bus: &arbiter_bus::Bus,
+        prefix: &str,
+        games: usize,
+        deadline: Duration,
+    ) -> usize {
+        let margin = Duration::from_secs(1);
+        let mut exempt = 0;
+        let until = Instant::now() + deadline;
+        for i in 0..games {
+            let id = format!("{prefix}-{i}");
+            let stored = bus
+                .next(&shogi_proto::subject::verdict(&id), 1)
+                .await
+                .expect("read the verdict")
+                .and_then(|m| m.time);
+            let while_away = stored.is_some_and(|t| {
+                self.away.lock().unwrap().iter().any(|(down, up)| {
+                    let from = down.checked_sub(margin).unwrap_or(*down);
+                    t >= from && up.is_none_or(|up| t <= up + margin)
+                })
+            });
+            loop {
+                let heard = self.received.lock().unwrap().get(&id).copied().unwrap_or(0);
+                assert!(
+                    heard <= 1,
+                    "{id}: {heard} verdict notices on shogi.verdict.{id}"
+                );
+                if heard == 1 {
+                    break;
+                }
+                if while_away {
+                    exempt += 1;
+                    break;
+                }
+                assert!(
+                    Instant::now() < until,
+                    "{id}: no verdict notice on shogi.verdict.{id}"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        exempt
+    }
+}

@@ -9,7 +9,7 @@
 //! the stream's leader.
 
 use arbiter_bus::{Bus, JetStreamBus, NatsOptions, Outgoing, Published, StreamSettings};
-use arbiter_tests::play::{Clients, assert_one_right_verdict, play, read};
+use arbiter_tests::play::{Clients, VerdictSubscriber, assert_one_right_verdict, play, read};
 use arbiter_tests::{fixed_share, games, start_services};
 use futures::TryStreamExt;
 use shogi_proto::subject;
@@ -25,10 +25,7 @@ const VERDICT_DEADLINE: Duration = Duration::from_secs(60);
 
 /// The settings of the arbiter's stream with every node keeping a copy.
 fn replicated() -> StreamSettings {
-    StreamSettings {
-        replicas: 3,
-        ..StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS)
-    }
+    arbiter_runtime::streams::games(shogi_proto::STREAM, 3)
 }
 
 /// The node that leads the stream, by its index in `cluster`: polled until a running node
@@ -146,6 +143,12 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
             fixed_share(i)
         });
     let clients = Clients::new(&validator_ports, CALL_DEADLINE);
+    // A platform listening to the republished verdicts with core NATS, on every node.
+    let all_nodes = {
+        let c = cluster.lock().unwrap();
+        (0..3).map(|i| c.url(i)).collect::<Vec<_>>().join(",")
+    };
+    let subscriber = VerdictSubscriber::start(&all_nodes).await;
 
     // The node goes once a third of the games are over.
     let (done_tx, mut done_rx) = tokio::sync::watch::channel(0usize);
@@ -235,6 +238,10 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
         "{durables} durable consumers: the workers did not run"
     );
     assert_one_right_verdict(&bus, "cluster", &games).await;
+    let exempt = subscriber
+        .assert_each_heard_once(&bus, "cluster", games.len(), VERDICT_DEADLINE)
+        .await;
+    eprintln!("core subscriber: each verdict heard once; {exempt} stored while it was away");
     eprintln!(
         "{} games played in {played:?} on 3 NATS nodes, node {doomed} (the stream's leader) \
          killed after {stopped_at} games; the two nodes left were healthy again {election:?} later",

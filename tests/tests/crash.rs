@@ -4,7 +4,7 @@
 //! the same store directory. Every game must get exactly its one right verdict.
 
 use arbiter_bus::{Bus, JetStreamBus};
-use arbiter_tests::play::{Clients, assert_one_right_verdict, play, read};
+use arbiter_tests::play::{Clients, VerdictSubscriber, assert_one_right_verdict, play, read};
 use arbiter_tests::{Nats, fixed_share, games, start_services};
 use shogi_proto::subject;
 use shogi_proto::v1 as pb;
@@ -36,11 +36,13 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
         JetStreamBus::connect(
             &arbiter_bus::NatsOptions::new(&url),
             "crash-test",
-            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
+            &arbiter_runtime::streams::games(shogi_proto::STREAM, 1),
         )
         .await
         .unwrap(),
     );
+    // A platform listening to the republished verdicts with core NATS.
+    let subscriber = VerdictSubscriber::start(&url).await;
 
     // The watchers share the partitions by lease (a killed one's are taken over by the other
     // until it is back), the judges by fixed share: both ways are tested.
@@ -138,6 +140,12 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
         }
     }
     assert_one_right_verdict(&bus, "crash", &games).await;
+    let exempt = subscriber
+        .assert_each_heard_once(&bus, "crash", games.len(), VERDICT_DEADLINE)
+        .await;
+    eprintln!(
+        "core subscriber: each verdict heard once; {exempt} stored while it was away (nats-server restarting)"
+    );
     let mut endings = std::collections::BTreeMap::<String, usize>::new();
     for g in &games {
         *endings
