@@ -282,6 +282,25 @@ impl Nats {
         format!("nats://127.0.0.1:{}", self.port)
     }
 
+    /// `kill -STOP`: the server stops answering, its connections stay open.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// `kill -CONT` after [`Nats::pause`].
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let child = self.child.as_ref().expect("nats-server running");
+        let status = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill {signal}");
+    }
+
     /// `kill -9` of the server.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
