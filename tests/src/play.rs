@@ -181,12 +181,14 @@ pub async fn assert_one_right_verdict(bus: &arbiter_bus::Bus, prefix: &str, game
 /// A platform listening the cheapest way: a core NATS subscription to every game's republished
 /// verdict (`shogi.verdict.*`), counting what it receives per game, and the times its
 /// connection was down (a core subscriber hears nothing published while it is away).
+/// When a subscriber's connection went down, and came back if it did.
+type Away =
+    std::sync::Arc<std::sync::Mutex<Vec<(std::time::SystemTime, Option<std::time::SystemTime>)>>>;
+
 #[derive(Debug, Clone)]
 pub struct VerdictSubscriber {
     received: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
-    away: std::sync::Arc<
-        std::sync::Mutex<Vec<(std::time::SystemTime, Option<std::time::SystemTime>)>>,
-    >,
+    away: Away,
 }
 
 impl VerdictSubscriber {
@@ -199,9 +201,7 @@ impl VerdictSubscriber {
         use futures::StreamExt as _;
         let received =
             std::sync::Arc::<std::sync::Mutex<std::collections::HashMap<String, usize>>>::default();
-        let away = std::sync::Arc::<
-            std::sync::Mutex<Vec<(std::time::SystemTime, Option<std::time::SystemTime>)>>,
-        >::default();
+        let away = Away::default();
         let events = away.clone();
         let urls: Vec<async_nats::ServerAddr> = url
             .split(',')

@@ -80,7 +80,7 @@ impl Instance {
 
     async fn arbiter(url: &str) -> Instance {
         let bus = arbiter_stack::connect(&arbiter_stack::BusConfig::Nats {
-            options: NatsOptions::new(url),
+            options: Box::new(NatsOptions::new(url)),
             stream: shogi_proto::STREAM.into(),
             replicas: 1,
         })

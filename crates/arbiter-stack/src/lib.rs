@@ -36,7 +36,7 @@ pub enum BusConfig {
     /// NATS JetStream: the servers, the games' stream and its replicas.
     Nats {
         /// How to reach the servers (URLs, credentials, TLS).
-        options: NatsOptions,
+        options: Box<NatsOptions>,
         /// The games' stream.
         stream: String,
         /// Copies of each stream, when this process creates them.

@@ -75,7 +75,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let bus = match &args.nats_url {
         None => arbiter_stack::BusConfig::Embedded,
         Some(url) => arbiter_stack::BusConfig::Nats {
-            options: args.nats.options(url),
+            options: Box::new(args.nats.options(url)),
             stream: args.stream.clone(),
             replicas: args.stream_replicas.into(),
         },
