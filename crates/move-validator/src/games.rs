@@ -57,14 +57,13 @@ pub fn verdict(replay: &Replay) -> Option<pb::Verdict> {
 pub fn state(replay: &Replay) -> pb::GameState {
     let game = replay.game();
     let pos = game.position();
-    let created = replay.created();
     pb::GameState {
         game_id: replay.id().to_owned(),
         ruleset: Some(convert::effective_ruleset_pb(
-            created.ruleset.as_ref(),
+            replay.requested_ruleset(),
             game.ruleset(),
         )),
-        start_sfen: created.start_sfen.clone(),
+        start_sfen: game.start_position().to_sfen(),
         sfen: pos.to_sfen(),
         ply: game.plies(),
         side_to_move: convert::color_pb(pos.side_to_move()),
@@ -75,11 +74,12 @@ pub fn state(replay: &Replay) -> pb::GameState {
     }
 }
 
-/// Roughly the bytes a cached game takes: what the cache's memory bound counts.
+/// About the bytes a cached game takes, erring high: what the cache's memory bound counts
+/// (`tests/memory.rs` holds it to what a game really takes).
 pub fn footprint(replay: &Replay) -> usize {
-    // The adjudication game keeps ten bytes a ply in its history plus the move list; the
-    // rest is the position, the creation event and the map entry.
+    // The position, the creation event and the map entry; the adjudication game's history
+    // keeps ten bytes a ply, in a vector up to twice as large as it holds.
     const BASE: usize = 1024;
     const PER_PLY: usize = 24;
-    BASE + replay.created().start_sfen.len() + PER_PLY * replay.ply() as usize
+    BASE + PER_PLY * replay.ply() as usize
 }

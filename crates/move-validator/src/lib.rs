@@ -34,6 +34,7 @@ mod tls;
 pub use auth::{BearerAuth, RefusalReason, Refusals};
 pub use config::{Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
+pub use games::footprint as cached_game_bytes;
 pub use service::{CacheLimits, READER, Validator, validate_move};
 pub use tls::TlsConfig;
 

@@ -240,6 +240,23 @@ impl Validator {
         }
     }
 
+    /// Reads the game again from the bus into `guard`: after a write that did not store what the
+    /// cached game had already played.
+    async fn reload(&self, guard: &mut Guard, id: &str) -> Result<(), Error> {
+        **guard = None;
+        let loaded = READER
+            .load(&self.inner.bus.inner, id)
+            .await
+            .map_err(Error::from_read)?;
+        let Some(mut replay) = loaded else {
+            self.forget(id);
+            return Err(Error::NotFound(id.to_owned()));
+        };
+        self.catch_up(&mut replay).await?;
+        **guard = Some(replay);
+        Ok(())
+    }
+
     /// Appends `event` to the game's log, guarded by the log's expected last sequence.
     async fn append(
         &self,
@@ -419,7 +436,7 @@ impl Validator {
                 Published::Duplicate(_) | Published::Conflict => {
                     let guard = self.game(&id, true).await?;
                     let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
-                    if *replay.created() == created {
+                    if replay.created() == created {
                         Ok(games::state(replay))
                     } else {
                         Err(Error::AlreadyExists(id.clone()))
@@ -448,7 +465,7 @@ impl Validator {
     /// Whether the game was created in strict mode.
     async fn is_strict(&self, id: &str) -> bool {
         match self.game(id, false).await {
-            Ok(guard) => guard.as_ref().is_some_and(|r| r.created().strict),
+            Ok(guard) => guard.as_ref().is_some_and(Replay::strict),
             Err(_) => false,
         }
     }
@@ -526,8 +543,10 @@ impl Validator {
                 }
                 return Err(ply_error(PlyConflict::Ahead, replay, req.ply));
             }
-            let trial = match replay.trial(mv) {
-                Ok(trial) => trial,
+            // Played on the cached game in place; if the write does not store it, the game is
+            // read again from the bus.
+            let outcome = match replay.play(mv) {
+                Ok(outcome) => outcome,
                 Err(GameError::Illegal(_)) if !caught_up => {
                     // Nothing is written for a refusal, so nothing would tell a stale instance
                     // that the ply is taken: read the log before refusing.
@@ -559,23 +578,22 @@ impl Validator {
                     return Err(Error::DeclarationNotAllowed(replay.id().to_owned()));
                 }
             };
-            let forfeited = trial.forfeited();
-            let published = if forfeited {
-                let verdict = trial
-                    .outcome
+            let forfeited = shogi_proto::log::forfeited(&outcome, replay.game());
+            let written = if forfeited {
+                let verdict = outcome
                     .verdict
                     .as_ref()
                     .map(|v| verdict_pb(replay.id(), v))
                     .unwrap_or_default();
-                self.append_end(replay, &verdict).await?
+                self.append_end(replay, &verdict).await
             } else {
-                let pos = trial.game.position();
+                let pos = replay.game().position();
                 let event = pb::MoveAccepted {
                     game_id: replay.id().to_owned(),
                     ply: req.ply,
                     usi: usi.clone(),
                     sfen_after: pos.to_sfen(),
-                    gives_check: trial.outcome.gave_check,
+                    gives_check: outcome.gave_check,
                     position_hash: pos.hash(),
                 };
                 self.append(
@@ -584,11 +602,20 @@ impl Validator {
                     msg_id::moved(replay.id(), req.ply, &usi),
                     event.encode_to_vec(),
                 )
-                .await?
+                .await
+            };
+            let published = match written {
+                Ok(published) => published,
+                Err(e) => {
+                    // The cached game is ahead of the log: read it again next time.
+                    *guard = None;
+                    self.forget(&req.game_id);
+                    return Err(e);
+                }
             };
             match published {
                 Published::Stored(seq) => {
-                    replay.commit(seq, trial);
+                    replay.stored(seq, mv, &outcome);
                     if forfeited {
                         tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move forfeited");
                         let answer = games::forfeit_answer(replay)
@@ -609,8 +636,8 @@ impl Validator {
                 // Someone (a retry through another instance, or another writer) got there
                 // first: read what they wrote and decide again.
                 Published::Duplicate(_) | Published::Conflict => {
-                    tracing::debug!(game_id = %replay.id(), ply = req.ply, %usi, "lost a race, catching up");
-                    self.after_conflict(&mut guard).await?;
+                    tracing::debug!(game_id = %replay.id(), ply = req.ply, %usi, "lost a race, reading the game again");
+                    self.reload(&mut guard, &req.game_id).await?;
                     caught_up = true;
                 }
             }

@@ -129,29 +129,17 @@ pub struct Forfeit {
     pub mv: Move,
 }
 
-/// A move tried on a copy of the game, to be written and then committed.
-#[derive(Debug, Clone)]
-pub struct Trial {
-    /// The move.
-    pub mv: Move,
-    /// The game after it.
-    pub game: Game,
-    /// What it did.
-    pub outcome: PlyOutcome,
-}
-
-impl Trial {
-    /// Whether the move was forfeited (an illegal move under the forfeit policy): the game
-    /// ended without the move being played.
-    pub fn forfeited(&self) -> bool {
-        self.game.plies() < self.outcome.ply
-    }
+/// Whether a ply's outcome is a forfeit: an illegal move under the forfeit policy, which ended
+/// the game without being played.
+pub fn forfeited(outcome: &PlyOutcome, game: &Game) -> bool {
+    game.plies() < outcome.ply
 }
 
 /// A game rebuilt from its log, entry by entry, in stream order.
 #[derive(Debug, Clone)]
 pub struct Replay {
-    created: pb::GameCreated,
+    /// The creation event; the start position and the ruleset are the game's.
+    created: Box<Created>,
     created_seq: u64,
     last_seq: u64,
     game: Game,
@@ -161,6 +149,17 @@ pub struct Replay {
     /// Whether the game's ending was recorded in the log (a report, a declaration, a forfeit)
     /// rather than decided by its last move.
     recorded_ending: bool,
+}
+
+/// What a game keeps of its creation event besides what its [`Game`] keeps (the start position
+/// and the effective ruleset).
+#[derive(Debug, Clone, PartialEq)]
+struct Created {
+    game_id: String,
+    /// The ruleset as the creator named it (a preset and overrides).
+    ruleset: Option<pb::Ruleset>,
+    handicap: String,
+    strict: bool,
 }
 
 /// What the move of one ply did, as a retry of it is answered.
@@ -203,7 +202,12 @@ impl Replay {
             .map_err(|e| convert::FieldError::new("start_sfen", e.to_string()))?;
         Ok(Replay {
             game: Game::new(start, ruleset),
-            created,
+            created: Box::new(Created {
+                game_id: created.game_id,
+                ruleset: created.ruleset,
+                handicap: created.handicap,
+                strict: created.strict,
+            }),
             created_seq: sequence,
             last_seq: 0,
             forfeit: None,
@@ -218,9 +222,25 @@ impl Replay {
         &self.created.game_id
     }
 
-    /// The creation event.
-    pub fn created(&self) -> &pb::GameCreated {
-        &self.created
+    /// The creation event, as it was stored (the start position as SFEN, rebuilt).
+    pub fn created(&self) -> pb::GameCreated {
+        pb::GameCreated {
+            game_id: self.created.game_id.clone(),
+            ruleset: self.created.ruleset.clone(),
+            start_sfen: self.game.start_position().to_sfen(),
+            handicap: self.created.handicap.clone(),
+            strict: self.created.strict,
+        }
+    }
+
+    /// The ruleset as the creator named it.
+    pub fn requested_ruleset(&self) -> Option<&pb::Ruleset> {
+        self.created.ruleset.as_ref()
+    }
+
+    /// Whether the game was created in strict mode.
+    pub fn strict(&self) -> bool {
+        self.created.strict
     }
 
     /// The game, as its valid entries made it.
@@ -295,27 +315,26 @@ impl Replay {
         })
     }
 
-    /// Plays `mv` on a copy of the game: the copy and what the ply did, or why not.
-    pub fn trial(&self, mv: Move) -> Result<Trial, GameError> {
-        let mut game = self.game.clone();
-        let outcome = game.play(mv)?;
-        Ok(Trial { mv, game, outcome })
+    /// Plays `mv` on the game in place, before it is written: what the ply did, or why not (and
+    /// then nothing changed). The replay is then ahead of the log: once the entry is stored the
+    /// caller calls [`Replay::stored`]; if it is not, the caller drops the replay and reads the
+    /// game again from the bus.
+    pub fn play(&mut self, mv: Move) -> Result<PlyOutcome, GameError> {
+        self.game.play(mv)
     }
 
-    /// Takes a trial whose entry (a [`pb::MoveAccepted`], or the verdict of its forfeit) the
-    /// caller stored at `sequence` as the game's new state.
-    pub fn commit(&mut self, sequence: u64, trial: Trial) {
+    /// The entry of a ply played with [`Replay::play`] is stored at `sequence`.
+    pub fn stored(&mut self, sequence: u64, mv: Move, outcome: &PlyOutcome) {
         self.last_seq = self.last_seq.max(sequence);
-        if trial.forfeited() {
+        if forfeited(outcome, &self.game) {
             self.forfeit = Some(Forfeit {
-                ply: trial.outcome.ply,
-                mv: trial.mv,
+                ply: outcome.ply,
+                mv,
             });
             self.recorded_ending = true;
         } else {
-            self.last_warnings = trial.outcome.warnings;
+            self.last_warnings.clone_from(&outcome.warnings);
         }
-        self.game = trial.game;
     }
 
     /// Takes `game` (a copy this game was ended on: a report or a declaration) whose verdict
@@ -373,16 +392,18 @@ impl Replay {
         }
         let mv = Move::from_usi(&m.usi)
             .map_err(|e| (AsideReason::Garbage, format!("move {:?}: {e}", m.usi)))?;
-        let trial = self
-            .trial(mv)
-            .map_err(|e| (AsideReason::Illegal, format!("move {mv}: {e}")))?;
-        if trial.forfeited() {
+        // Checked before the game is touched: the game is played in place, as every reader
+        // plays it, and what is set aside must leave it as it was.
+        let position = self.game.position();
+        if let Err(illegal) = position.check_move(mv) {
             return Err((
                 AsideReason::Illegal,
-                format!("move {mv} is illegal: it is recorded as played"),
+                format!("move {mv} is illegal ({illegal}): it is recorded as played"),
             ));
         }
-        let hash = trial.game.position().hash();
+        let mut after = position.clone();
+        after.play_unchecked(mv);
+        let hash = after.hash();
         if m.position_hash != 0 && m.position_hash != hash {
             return Err((
                 AsideReason::Illegal,
@@ -392,9 +413,12 @@ impl Replay {
                 ),
             ));
         }
-        let outcome = trial.outcome.clone();
+        let outcome = self
+            .game
+            .play(mv)
+            .map_err(|e| (AsideReason::Illegal, format!("move {mv}: {e}")))?;
         let last = self.last_seq;
-        self.commit(last, trial);
+        self.stored(last, mv, &outcome);
         Ok(Applied::Played { mv, outcome })
     }
 
@@ -457,14 +481,16 @@ impl Replay {
             }
             (ResultCode::IllegalMove, Some(pb::verdict::Evidence::IllegalMove(e))) => {
                 let mv = Move::from_usi(&e.usi).map_err(|e| bad(&e.to_string()))?;
-                let trial = self.trial(mv).map_err(|e| bad(&e.to_string()))?;
-                if !trial.forfeited() {
-                    return Err(bad(&format!("move {mv} is not a forfeit in this game")));
+                if self.game.position().check_move(mv).is_ok() {
+                    return Err(bad(&format!("move {mv} is legal: no forfeit")));
                 }
+                // Illegal: under the forfeit policy it ends the game (and changes nothing else);
+                // under the reject policy it is refused and nothing changes.
+                let outcome = self.game.play(mv).map_err(|e| bad(&e.to_string()))?;
                 let last = self.last_seq;
-                let verdict = trial.outcome.verdict.clone();
-                self.commit(last, trial);
-                return verdict
+                self.stored(last, mv, &outcome);
+                return outcome
+                    .verdict
                     .map(Applied::Ended)
                     .ok_or_else(|| bad("the forfeit decided nothing"));
             }
