@@ -6,7 +6,6 @@
 use shogi_adjudication::judge;
 use shogi_proto::v1 as pb;
 use shogi_rules::{Move, Position};
-use std::path::PathBuf;
 
 /// One game to play through the services.
 #[derive(Debug, Clone)]
@@ -25,21 +24,7 @@ pub struct Scripted {
     pub expected: pb::Verdict,
 }
 
-fn shared(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared")
-        .join(path)
-}
-
-fn tsv(path: &str) -> Vec<Vec<String>> {
-    let p = shared(path);
-    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.split('\t').map(str::to_owned).collect())
-        .collect()
-}
+use test_support::{shared, tsv};
 
 /// The oracle: the ending of `moves` from `start` under `ruleset`, and the plies to submit.
 fn oracle(

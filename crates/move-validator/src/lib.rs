@@ -80,6 +80,8 @@ pub async fn serve(
         config.pipeline,
     );
     let (health, health_service) = Health::new(&[SERVICE_NAME]).await;
+    // As the bus is now, before the first call can ask; then followed.
+    health.set(bus.connected()).await;
     let follower = tokio::spawn(follow_the_bus(health.clone(), bus));
     let validator_service = InterceptedService::new(
         MoveValidatorServer::new(validator)

@@ -7,7 +7,6 @@ use futures::StreamExt;
 use move_validator::Config;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use test_support::NatsServer;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -62,11 +61,7 @@ impl Validator {
     }
 }
 
-fn shared(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
-        .join(path)
-}
+use test_support::shared;
 
 fn ruleset(preset: &str) -> Option<pb::Ruleset> {
     Some(pb::Ruleset {

@@ -8,12 +8,53 @@
 //! [`NatsCluster`] runs three of them joined by cluster routes, for replicated (R3) streams and
 //! tests that stop one node under load.
 //!
-//! A test that needs nats-server and cannot find it fails with how to install it; it does not
-//! skip, because a skipped service test is a test that passes silently.
+//! [`Nats`] runs one on a fixed port and store directory, so that a test can kill it, pause it
+//! (SIGSTOP) and start it again on the same store, as a crashed or stalled server would.
+//!
+//! [`shared`] and [`tsv`] read the rule fixtures and game records of `../shared` beside the
+//! checkout, failing with the path when they are missing.
+//!
+//! A test that needs nats-server or the shared data and cannot find them fails with how to get
+//! them; it does not skip, because a skipped test is a test that passes silently.
 
 mod cluster;
+mod restartable;
 
 pub use cluster::NatsCluster;
+pub use restartable::Nats;
+
+/// The path of `path` in the shared fixtures and records (`../shared` beside the checkout).
+///
+/// # Panics
+///
+/// When it does not exist: the tests read the shared data and never skip without it.
+pub fn shared(path: &str) -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared")
+        .join(path);
+    assert!(
+        p.exists(),
+        "{} is missing: the tests read ../shared beside the checkout",
+        p.display()
+    );
+    p
+}
+
+/// The rows of the shared TSV file `path` (its header line skipped, blank lines too), each
+/// split on tabs.
+///
+/// # Panics
+///
+/// When the file cannot be read.
+pub fn tsv(path: &str) -> Vec<Vec<String>> {
+    let p = shared(path);
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split('\t').map(str::to_owned).collect())
+        .collect()
+}
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
