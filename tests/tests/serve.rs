@@ -1,4 +1,5 @@
-//! `shogi-arbiter serve`: one process, no NATS, a game played over gRPC to its verdict.
+//! `shogi-arbiter serve`: one process, no NATS, a game played over gRPC to its verdict; and the
+//! same over NATS, where a platform's core subscriber hears each game's verdict exactly once.
 
 use arbiter_tests::{bin, games};
 use futures::StreamExt;
@@ -9,10 +10,12 @@ use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
-#[tokio::test]
-async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
+/// Starts `shogi-arbiter serve` with `extra` flags; the process and the address it serves on
+/// (its first line of output).
+fn serve(extra: &[&str]) -> (std::process::Child, String) {
     let mut child = Command::new(bin("shogi-arbiter"))
         .args(["serve", "--listen", "127.0.0.1:0", "--grace-secs", "2"])
+        .args(extra)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -30,6 +33,12 @@ async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
     let addr = rx.recv_timeout(DEADLINE).expect("the address line");
     let addr = addr.trim().to_owned();
     assert!(addr.starts_with("127.0.0.1:"), "{addr:?}");
+    (child, addr)
+}
+
+#[tokio::test]
+async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
+    let (mut child, addr) = serve(&[]);
     let mut client = MoveValidatorClient::connect(format!("http://{addr}"))
         .await
         .expect("connect");
@@ -85,6 +94,59 @@ async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
     assert_eq!(verdict.winner, game.expected.winner);
 
     // SIGTERM drains and exits cleanly.
+    let status = arbiter_tests::terminate(&mut child, DEADLINE).await;
+    assert!(status.success(), "{status:?}");
+}
+
+/// Over NATS, one notice per game reaches a core subscriber of the republished verdicts, and one
+/// reaches a subscriber of the stored subject too: each ending has one announcer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_over_nats_announces_each_verdict_once_to_a_core_subscriber() {
+    use futures::StreamExt as _;
+    let nats = test_support::NatsServer::start();
+    let raw_client = async_nats::connect(nats.url()).await.unwrap();
+    let mut raw = raw_client.subscribe("shogi.game.*.verdict").await.unwrap();
+    raw_client.flush().await.unwrap();
+    let subscriber = arbiter_tests::play::VerdictSubscriber::start(nats.url()).await;
+    let (mut child, addr) = serve(&["--nats-url", nats.url()]);
+    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
+    let clients = arbiter_tests::play::Clients::new(&[port], DEADLINE);
+    // Every kind of ending: checkmate, a forfeit, repetition, perpetual check, a move cap.
+    let mut picked = Vec::new();
+    for g in games::at_least(200) {
+        let n = picked
+            .iter()
+            .filter(|p: &&games::Scripted| p.expected.code == g.expected.code)
+            .count();
+        if n < 4 {
+            picked.push(g);
+        }
+    }
+    assert!(picked.len() >= 12, "{} games", picked.len());
+    for (i, g) in picked.iter().enumerate() {
+        arbiter_tests::play::play(&clients, format!("serve-{i}"), g).await;
+    }
+    let bus: arbiter_bus::Bus = std::sync::Arc::new(
+        arbiter_bus::JetStreamBus::connect(
+            &arbiter_bus::NatsOptions::new(nats.url()),
+            "serve-test",
+            &arbiter_runtime::streams::games(shogi_proto::STREAM, 1),
+        )
+        .await
+        .unwrap(),
+    );
+    arbiter_tests::play::assert_one_right_verdict(&bus, "serve", &picked).await;
+    let exempt = subscriber
+        .assert_each_heard_once(&bus, "serve", picked.len(), DEADLINE)
+        .await;
+    assert_eq!(exempt, 0, "the subscriber was never away");
+    // The stored subject's raw publishes: one announcer per ending, so one each here too.
+    let mut heard = std::collections::HashMap::<String, usize>::new();
+    while let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(500), raw.next()).await {
+        *heard.entry(m.subject.to_string()).or_default() += 1;
+    }
+    assert_eq!(heard.len(), picked.len(), "{heard:?}");
+    assert!(heard.values().all(|&n| n == 1), "{heard:?}");
     let status = arbiter_tests::terminate(&mut child, DEADLINE).await;
     assert!(status.success(), "{status:?}");
 }
