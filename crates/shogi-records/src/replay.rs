@@ -1,6 +1,6 @@
 //! Following the moves of a record as they are read.
 
-use crate::{Ending, EndingKind, RecordError, RecordMove};
+use crate::{Ending, EndingKind, MoveTime, RecordError, RecordMove};
 use shogi_rules::{Color, IllegalKind, IllegalMove, Move, Position};
 
 /// The moves read so far, the position they lead to, and the ending once read.
@@ -14,6 +14,10 @@ pub(crate) struct Replay {
     pub ending: Option<Ending>,
     /// Ending lines after the first one, as `later_ending` header values (`line N: raw`).
     pub later_endings: Vec<String>,
+    /// Comments before the first move.
+    pub comments: Vec<String>,
+    /// The destination of the move before the first one (a variation's parent line), for `同`.
+    pub before_to: Option<shogi_rules::Square>,
 }
 
 impl Replay {
@@ -25,7 +29,39 @@ impl Replay {
             broken: None,
             ending: None,
             later_endings: Vec::new(),
+            comments: Vec::new(),
+            before_to: None,
         }
+    }
+
+    /// Attaches a comment to what was read last: the ending, else the last move, else the
+    /// record (a comment before the first move).
+    pub fn comment(&mut self, text: &str) {
+        let slot = match (&mut self.ending, self.moves.last_mut()) {
+            (Some(e), _) => &mut e.comments,
+            (None, Some(m)) => &mut m.comments,
+            (None, None) => &mut self.comments,
+        };
+        slot.push(text.to_string());
+    }
+
+    /// Sets the time of what was read last (the ending, else the last move); `false` when
+    /// nothing was read yet.
+    pub fn set_time(&mut self, time: MoveTime) -> bool {
+        match (&mut self.ending, self.moves.last_mut()) {
+            (Some(e), _) => e.time = Some(time),
+            (None, Some(m)) => m.time = Some(time),
+            (None, None) => return false,
+        }
+        true
+    }
+
+    /// Records `mv` by `color` whatever came before: checked while the position can be
+    /// followed, marked [`IllegalKind::Impossible`] after an illegal move (it cannot be checked
+    /// there).
+    pub fn push_any(&mut self, mv: Move, color: Color, line: u32) {
+        let forced = self.broken.map(|_| IllegalKind::Impossible);
+        self.push(mv, color, line, forced);
     }
 
     /// The current position, or an error naming why a move at `line` cannot be read here
@@ -70,7 +106,7 @@ impl Replay {
 
     /// The destination of the last move (for KIF/KI2 `同`).
     pub fn last_to(&self) -> Option<shogi_rules::Square> {
-        self.moves.last().map(|m| m.mv.to())
+        self.moves.last().map(|m| m.mv.to()).or(self.before_to)
     }
 
     /// Records `mv` by `color`, checking it unless `forced` already names why it is illegal.
@@ -90,6 +126,8 @@ impl Replay {
             color,
             line,
             legal,
+            time: None,
+            comments: Vec::new(),
         });
     }
 
@@ -105,6 +143,8 @@ impl Replay {
             kind,
             line,
             raw: raw.to_string(),
+            time: None,
+            comments: Vec::new(),
         });
     }
 
