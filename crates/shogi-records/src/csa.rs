@@ -62,13 +62,16 @@ pub fn read_csa_games(text: &str) -> Vec<Result<Record, RecordError>> {
     let mut lines = lines(text);
     let mut games = Vec::new();
     loop {
-        games.push(read_game(&mut lines));
-        // After an error the rest of that game is skipped up to its separator.
-        for (_, line) in lines.by_ref() {
-            if line.trim() == "/" {
-                break;
+        let game = read_game(&mut lines);
+        if game.is_err() {
+            // After an error the rest of that game is skipped up to its separator.
+            for (_, line) in lines.by_ref() {
+                if line.trim() == "/" {
+                    break;
+                }
             }
         }
+        games.push(game);
         let mut rest = lines.clone();
         if rest.all(|(_, l)| l.trim().is_empty()) {
             return games;
@@ -611,7 +614,9 @@ fn position_line(stmt: &str, line_no: u32, col: u32, s: &mut Setup) -> Result<()
 /// The record's own ending is written as its special move. When `verdict_special` is given
 /// (for example `%SENNICHITE`), it is written last on its own line and the record's own ending,
 /// if any, becomes a comment before it (`'recorded: %TORYO`), so that the file states one
-/// result. An illegal move whose piece cannot be named (no piece on its origin square) is
+/// result. Times are `T` lines after their move, comments `'*` lines; headers with a key CSA
+/// has no name for are `'key:value` lines before the position, read back as headers. An
+/// illegal move whose piece cannot be named (no piece on its origin square) is
 /// written as a comment, since CSA has no way to write it.
 pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
     let mut out = String::from("V3.0\n");
@@ -641,6 +646,7 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
         let _ = writeln!(out, "$MAX_MOVES:{cap}");
     }
     write_position(&mut out, &record.start);
+    write_comments(&mut out, &record.comments);
 
     let mut pos = Some(record.start.clone());
     for m in &record.moves {
@@ -679,6 +685,8 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
                 let _ = writeln!(out, "'illegal move {} ({why}) by {}", m.mv, m.color);
             }
         }
+        write_time(&mut out, m.time.as_ref());
+        write_comments(&mut out, &m.comments);
         // Checked play: a record built by hand may claim a move legal that is not.
         if m.legal.is_err() || pos.as_mut().is_some_and(|p| p.play(m.mv).is_err()) {
             pos = None;
@@ -696,6 +704,16 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
         }
         (Some(own), None) => {
             let _ = writeln!(out, "{own}");
+            // The time and comments of an ending CSA can name; one it cannot is a comment,
+            // which would take them over.
+            if let Some(e) = record
+                .ending
+                .as_ref()
+                .filter(|e| e.kind.csa_special().is_some())
+            {
+                write_time(&mut out, e.time.as_ref());
+                write_comments(&mut out, &e.comments);
+            }
         }
         (None, Some(v)) => {
             let _ = writeln!(out, "{v}");
@@ -703,6 +721,27 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
         (None, None) => {}
     }
     out
+}
+
+/// A `T` line: whole seconds, or seconds with milliseconds (`T1.250`).
+fn write_time(out: &mut String, time: Option<&crate::MoveTime>) {
+    if let Some(t) = time {
+        let (s, ms) = (t.spent_ms / 1000, t.spent_ms % 1000);
+        if ms == 0 {
+            let _ = writeln!(out, "T{s}");
+        } else {
+            let _ = writeln!(out, "T{s}.{ms:03}");
+        }
+    }
+}
+
+/// Comments as CSA V3.0 move comments, `'*` lines (a comment of several lines, several).
+fn write_comments(out: &mut String, comments: &[String]) {
+    for c in comments {
+        for line in c.split(['\r', '\n']) {
+            let _ = writeln!(out, "'*{line}");
+        }
+    }
 }
 
 fn write_position(out: &mut String, pos: &Position) {

@@ -162,12 +162,12 @@ fn read_line(
             let name = special
                 .as_str()
                 .ok_or_else(|| at(&format!("{here}.special"), "expected a string"))?;
-            let kind = crate::csa::special_kind(name.trim_start_matches('%')).ok_or_else(|| {
-                at(
-                    &format!("{here}.special"),
-                    "unknown special move (TORYO, SENNICHITE, KACHI ...)",
-                )
-            })?;
+            if name.is_empty() {
+                return Err(at(&format!("{here}.special"), "empty special move"));
+            }
+            // Names CSA does not have (a KIF word such as 封じ手) are kept as they are.
+            let kind = crate::csa::special_kind(name.trim_start_matches('%'))
+                .unwrap_or_else(|| EndingKind::Other(name.to_string()));
             r.end(kind, 0, name);
         } else {
             let mv = item
