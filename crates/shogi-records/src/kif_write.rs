@@ -153,10 +153,34 @@ pub(crate) fn kif_headers(record: &Record) -> Vec<(String, String)> {
     out
 }
 
+/// Whether a KIF reader reads `key：value` back as this header: a key that does not look like
+/// a move, a board row, a comment or another kind of line, and holds no colon or `#`.
+fn kif_key_ok(key: &str) -> bool {
+    let Some(first) = key.chars().next() else {
+        return false;
+    };
+    !(first.is_ascii_digit()
+        || ('０'..='９').contains(&first)
+        || "|+*#&▲△▽▼☗☖変".contains(first)
+        || key.starts_with("手数")
+        || key.starts_with("まで")
+        || key.contains([':', '：', '#'])
+        || key.ends_with("手番")
+        || key.ends_with("の持駒"))
+}
+
 /// Writes the lines before the moves: headers, the start position, the record's comments.
+/// A header KIF cannot say as `key：value` is written as a `#` comment line, so that it is in
+/// the file even though a reader skips it; a `#` in a value (which starts a comment in KIF) is
+/// written full-width.
 fn preamble(record: &Record, out: &mut String) {
     for (k, v) in kif_headers(record) {
-        let _ = writeln!(out, "{k}：{v}");
+        let v = v.replace('#', "＃");
+        if kif_key_ok(&k) {
+            let _ = writeln!(out, "{k}：{v}");
+        } else {
+            let _ = writeln!(out, "#{k}：{v}");
+        }
     }
     match handicap_of(&record.start) {
         Some(h) => {
