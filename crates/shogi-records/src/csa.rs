@@ -138,7 +138,7 @@ fn read_game<'a>(
         }
     }
 
-    let mut replay = match replay {
+    let replay = match replay {
         Some(r) => r,
         None => {
             // No side-to-move line: a record of headers (and maybe a position) only.
@@ -153,18 +153,7 @@ fn read_game<'a>(
             Replay::new(Position::startpos())
         }
     };
-    headers.extend(replay.later_ending_headers());
-    comments.append(&mut replay.comments);
-    Ok(Record {
-        format: Format::Csa,
-        headers,
-        start: replay.start,
-        moves: replay.moves,
-        ending: replay.ending,
-        max_moves,
-        comments,
-        variations: Vec::new(),
-    })
+    Ok(replay.into_record(Format::Csa, headers, max_moves, comments))
 }
 
 /// What the statements of a game change.

@@ -97,16 +97,9 @@ pub fn read_jkf(bytes: &[u8]) -> Result<Record, RecordError> {
     }
     let mut variations = Vec::new();
     let (replay, _) = read_line(start, body, 1, "moves", 1, 0, None, &mut variations)?;
-    Ok(Record {
-        format: Format::Jkf,
-        headers,
-        start: replay.start,
-        moves: replay.moves,
-        ending: replay.ending,
-        max_moves,
-        comments,
-        variations,
-    })
+    let mut record = replay.into_record(Format::Jkf, headers, max_moves, comments);
+    record.variations = variations;
+    Ok(record)
 }
 
 /// Reads one line of moves (the main line or a fork) from `start`, the first at `first_ply`;

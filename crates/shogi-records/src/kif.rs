@@ -340,9 +340,7 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
         let side = replay.side_to_move();
         replay.end(ki2_ending(&text, side), line_no, &text);
     }
-    headers.extend(replay.later_ending_headers());
-    comments.append(&mut replay.comments);
-    let variations = variations
+    let variations: Vec<Variation> = variations
         .into_iter()
         .map(|(parent, ply, r)| {
             headers.extend(r.later_ending_headers());
@@ -354,16 +352,9 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             }
         })
         .collect();
-    Ok(Record {
-        format,
-        headers,
-        start: replay.start.clone(),
-        moves: replay.moves,
-        ending: replay.ending,
-        max_moves,
-        comments,
-        variations,
-    })
+    let mut record = replay.into_record(format, headers, max_moves, comments);
+    record.variations = variations;
+    Ok(record)
 }
 
 /// The line a variation of `ply` branches from (0: the main line, `i`: `variations[i - 1]`) and
@@ -643,6 +634,20 @@ pub(crate) struct Written {
     pub relative: Vec<char>,
 }
 
+impl Written {
+    /// A move to `to` by a `kind`, with nothing else written.
+    pub(crate) fn new(to: Square, kind: PieceKind) -> Written {
+        Written {
+            to,
+            kind,
+            promote: None,
+            drop: false,
+            from: None,
+            relative: Vec::new(),
+        }
+    }
+}
+
 /// Parses the destination, piece and modifiers at the start of `s`; returns the move and the
 /// byte length read. `same` is the previous move's destination for `同`.
 fn written_move(
@@ -684,14 +689,7 @@ fn written_move(
             "expected a piece (歩 香 桂 銀 金 角 飛 玉 王 と 杏 圭 全 馬 龍 竜)",
         ))?
     };
-    let mut w = Written {
-        to,
-        kind,
-        promote: None,
-        drop: false,
-        from: None,
-        relative: Vec::new(),
-    };
+    let mut w = Written::new(to, kind);
     while let Some(&(_, c)) = it.peek() {
         if with_relative && "右左直上引寄行入".contains(c) {
             w.relative.push(c);

@@ -2,29 +2,10 @@
 //! times and comments, the ending in each format's words, and KIF variations.
 
 use crate::kif::{KIF_OTHER_ENDINGS, Written, resolve_ki2};
-use crate::setup::Setup;
+use crate::setup::{HANDICAPS, Setup};
 use crate::{Ending, EndingKind, MoveTime, Record, RecordMove, WriteError};
 use shogi_rules::{Color, Move, PieceKind, Position, Square};
 use std::fmt::Write as _;
-
-/// Standard handicaps (手合割) by name, as [`Setup::handicap`] knows them.
-const HANDICAPS: &[&str] = &[
-    "香落ち",
-    "右香落ち",
-    "角落ち",
-    "飛車落ち",
-    "飛香落ち",
-    "二枚落ち",
-    "三枚落ち",
-    "四枚落ち",
-    "五枚落ち",
-    "左五枚落ち",
-    "六枚落ち",
-    "左七枚落ち",
-    "右七枚落ち",
-    "八枚落ち",
-    "十枚落ち",
-];
 
 /// Header keys written from other formats' names (CSA `$EVENT` is KIF `棋戦` ...).
 const KEY_NAMES: &[(&str, &str)] = &[
@@ -108,7 +89,7 @@ pub(crate) fn handicap_of(start: &Position) -> Option<&'static str> {
     if start.same_position(&Position::startpos()) {
         return Some("平手");
     }
-    HANDICAPS.iter().copied().find(|name| {
+    HANDICAPS.iter().map(|(name, _)| *name).find(|name| {
         Setup::handicap(name)
             .and_then(|s| s.to_position().ok())
             .is_some_and(|pos| pos.same_position(start))
@@ -465,15 +446,7 @@ fn ki2_move(pos: &Position, mv: Move, last_to: Option<Square>) -> Option<String>
     match mv {
         Move::Drop { kind, to } => {
             text.push_str(kif_piece(kind));
-            let plain = Written {
-                to,
-                kind,
-                promote: None,
-                drop: false,
-                from: None,
-                relative: Vec::new(),
-            };
-            if resolve_ki2(pos, color, &plain) != Ok(mv) {
+            if resolve_ki2(pos, color, &Written::new(to, kind)) != Ok(mv) {
                 text.push('打');
             }
             Some(text)
@@ -510,12 +483,9 @@ fn ki2_move(pos: &Position, mv: Move, last_to: Option<Square>) -> Option<String>
             ];
             let words = WORDS.iter().find(|words| {
                 let w = Written {
-                    to,
-                    kind,
                     promote: promote_word,
-                    drop: false,
-                    from: None,
                     relative: words.to_vec(),
+                    ..Written::new(to, kind)
                 };
                 resolve_ki2(pos, color, &w) == Ok(mv)
             })?;

@@ -1,6 +1,6 @@
 //! Following the moves of a record as they are read.
 
-use crate::{Ending, EndingKind, MoveTime, RecordError, RecordMove};
+use crate::{Ending, EndingKind, Format, MoveTime, Record, RecordError, RecordMove};
 use shogi_rules::{Color, IllegalKind, IllegalMove, Move, Position};
 
 /// The moves read so far, the position they lead to, and the ending once read.
@@ -158,5 +158,28 @@ impl Replay {
         self.later_endings
             .iter()
             .map(|v| ("later_ending".to_string(), v.clone()))
+    }
+
+    /// The record read: later ending lines become `later_ending` headers after `headers`, and
+    /// the comments read before the first move follow `comments` (those before the position).
+    pub fn into_record(
+        mut self,
+        format: Format,
+        mut headers: Vec<(String, String)>,
+        max_moves: Option<u32>,
+        mut comments: Vec<String>,
+    ) -> Record {
+        headers.extend(self.later_ending_headers());
+        comments.append(&mut self.comments);
+        Record {
+            format,
+            headers,
+            start: self.start,
+            moves: self.moves,
+            ending: self.ending,
+            max_moves,
+            comments,
+            variations: Vec::new(),
+        }
     }
 }

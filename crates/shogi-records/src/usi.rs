@@ -129,16 +129,7 @@ pub fn read_usi(text: &str) -> Result<Record, RecordError> {
         }
         i += 1;
     }
-    Ok(Record {
-        format: Format::Usi,
-        headers: Vec::new(),
-        start: replay.start,
-        moves: replay.moves,
-        ending: replay.ending,
-        max_moves: None,
-        comments: Vec::new(),
-        variations: Vec::new(),
-    })
+    Ok(replay.into_record(Format::Usi, Vec::new(), None, Vec::new()))
 }
 
 /// Writes a record as a USI `position` line: `position startpos moves ...` from the even-game
