@@ -113,7 +113,7 @@ fn main() {
         .filter(|r| {
             r.moves
                 .iter()
-                .any(|m| m.time.is_some() || !m.comments.is_empty())
+                .any(|m| m.time.is_some() || m.comment.is_some())
         })
         .count();
     println!(

@@ -88,7 +88,7 @@ fn read_game<'a>(
     let mut setup: Option<Setup> = None;
     let mut setup_line = 0u32;
     let mut replay: Option<Replay> = None;
-    let mut comments = Vec::new();
+    let mut comment = None;
 
     for (line_no, line) in lines.by_ref() {
         if line.trim_end() == "/" {
@@ -117,7 +117,7 @@ fn read_game<'a>(
                     setup: &mut setup,
                     setup_line: &mut setup_line,
                     replay: &mut replay,
-                    comments: &mut comments,
+                    comment: &mut comment,
                 };
                 statement(stmt_trim, line_no, col, &mut state)?;
             } else if next.is_some() {
@@ -153,7 +153,7 @@ fn read_game<'a>(
             Replay::new(Position::startpos())
         }
     };
-    Ok(replay.into_record(Format::Csa, headers, max_moves, comments))
+    Ok(replay.into_record(Format::Csa, headers, max_moves, comment))
 }
 
 /// What the statements of a game change.
@@ -164,7 +164,7 @@ struct State<'s> {
     setup_line: &'s mut u32,
     replay: &'s mut Option<Replay>,
     /// Comments before the side-to-move line.
-    comments: &'s mut Vec<String>,
+    comment: &'s mut Option<String>,
 }
 
 /// A CSA time, `T` followed by seconds with an optional fraction (`T12`, `T0.5`), in
@@ -196,7 +196,7 @@ fn statement(stmt: &str, line_no: u32, col: u32, st: &mut State<'_>) -> Result<(
         setup,
         setup_line,
         replay,
-        comments,
+        comment,
     } = st;
     let err = |c: u32, token: &str, reason: &str| RecordError::new(line_no, c, token, reason);
     let first = stmt.as_bytes()[0];
@@ -217,7 +217,7 @@ fn statement(stmt: &str, line_no: u32, col: u32, st: &mut State<'_>) -> Result<(
             let text = body.strip_prefix('*').unwrap_or(body);
             match replay.as_mut() {
                 Some(r) => r.comment(text),
-                None => comments.push(text.to_string()),
+                None => crate::add_comment(comment, text),
             }
             Ok(())
         }
@@ -635,7 +635,7 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
         let _ = writeln!(out, "$MAX_MOVES:{cap}");
     }
     write_position(&mut out, &record.start);
-    write_comments(&mut out, &record.comments);
+    write_comments(&mut out, &record.comment);
 
     let mut pos = Some(record.start.clone());
     for m in &record.moves {
@@ -675,7 +675,7 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
             }
         }
         write_time(&mut out, m.time.as_ref());
-        write_comments(&mut out, &m.comments);
+        write_comments(&mut out, &m.comment);
         // Checked play: a record built by hand may claim a move legal that is not.
         if m.legal.is_err() || pos.as_mut().is_some_and(|p| p.play(m.mv).is_err()) {
             pos = None;
@@ -701,7 +701,7 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
                 .filter(|e| e.kind.csa_special().is_some())
             {
                 write_time(&mut out, e.time.as_ref());
-                write_comments(&mut out, &e.comments);
+                write_comments(&mut out, &e.comment);
             }
         }
         (None, Some(v)) => {
@@ -725,11 +725,9 @@ fn write_time(out: &mut String, time: Option<&crate::MoveTime>) {
 }
 
 /// Comments as CSA V3.0 move comments, `'*` lines (a comment of several lines, several).
-fn write_comments(out: &mut String, comments: &[String]) {
-    for c in comments {
-        for line in c.split(['\r', '\n']) {
-            let _ = writeln!(out, "'*{line}");
-        }
+fn write_comments(out: &mut String, comment: &Option<String>) {
+    for line in crate::comment_lines(comment) {
+        let _ = writeln!(out, "'*{}", line.trim_end_matches('\r'));
     }
 }
 

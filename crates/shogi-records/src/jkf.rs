@@ -86,18 +86,20 @@ pub fn read_jkf(bytes: &[u8]) -> Result<Record, RecordError> {
         .map(|m| m.as_array().ok_or_else(|| at("moves", "expected an array")))
         .transpose()?
         .map_or(&[][..], Vec::as_slice);
-    let mut comments = Vec::new();
+    let mut comment = None;
     let mut body = moves;
     if let Some(first) = moves.first()
         && first.get("move").is_none()
         && first.get("special").is_none()
     {
-        comments = strings(first.get("comments"), "moves[0].comments")?;
+        for c in strings(first.get("comments"), "moves[0].comments")? {
+            crate::add_comment(&mut comment, &c);
+        }
         body = &moves[1..];
     }
     let mut variations = Vec::new();
     let (replay, _) = read_line(start, body, 1, "moves", 1, 0, None, &mut variations)?;
-    let mut record = replay.into_record(Format::Jkf, headers, max_moves, comments);
+    let mut record = replay.into_record(Format::Jkf, headers, max_moves, comment);
     record.variations = variations;
     Ok(record)
 }
@@ -388,7 +390,7 @@ fn place_json(sq: Square) -> Value {
 /// Times, comments and forks of one element of a moves array.
 struct Extras<'a> {
     time: Option<&'a MoveTime>,
-    comments: &'a [String],
+    comment: &'a Option<String>,
 }
 
 fn extras(obj: &mut Map<String, Value>, e: Extras<'_>, totals: &mut [u64; 2], color: Color) {
@@ -400,8 +402,9 @@ fn extras(obj: &mut Map<String, Value>, e: Extras<'_>, totals: &mut [u64; 2], co
             json!({"now": clock_json(t.spent_ms, false), "total": clock_json(*slot, true)}),
         );
     }
-    if !e.comments.is_empty() {
-        obj.insert("comments".into(), json!(e.comments));
+    if e.comment.is_some() {
+        let lines: Vec<&str> = crate::comment_lines(e.comment).collect();
+        obj.insert("comments".into(), json!(lines));
     }
 }
 
@@ -459,7 +462,7 @@ fn line_json(
             &mut obj,
             Extras {
                 time: m.time.as_ref(),
-                comments: &m.comments,
+                comment: &m.comment,
             },
             &mut totals,
             m.color,
@@ -495,7 +498,7 @@ fn line_json(
             &mut obj,
             Extras {
                 time: e.time.as_ref(),
-                comments: &e.comments,
+                comment: &e.comment,
             },
             &mut totals,
             side,
@@ -573,10 +576,9 @@ pub fn write_jkf(record: &Record) -> String {
             })
         }
     };
-    let mut moves = vec![if record.comments.is_empty() {
-        json!({})
-    } else {
-        json!({ "comments": record.comments })
+    let mut moves = vec![match &record.comment {
+        None => json!({}),
+        Some(c) => json!({ "comments": c.split('\n').collect::<Vec<_>>() }),
     }];
     moves.extend(line_json(
         record,

@@ -101,7 +101,7 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
     // Within a variation, the plies before it.
     let mut played_before: u64 = 0;
     // Comments before the moves begin.
-    let mut comments: Vec<String> = Vec::new();
+    let mut comment: Option<String> = None;
     // Once variations begin: the main line, and each variation read so far.
     let mut lines_done: Option<(Replay, u64)> = None;
     let mut variations: Vec<(usize, u64, Replay)> = Vec::new();
@@ -125,7 +125,7 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             let c = raw.trim_start().strip_prefix('*').unwrap_or(c).trim_end();
             match replay.as_mut() {
                 Some(r) => r.comment(c),
-                None => comments.push(c.to_string()),
+                None => crate::add_comment(&mut comment, c),
             }
             continue;
         }
@@ -352,7 +352,7 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             }
         })
         .collect();
-    let mut record = replay.into_record(format, headers, max_moves, comments);
+    let mut record = replay.into_record(format, headers, max_moves, comment);
     record.variations = variations;
     Ok(record)
 }
@@ -758,18 +758,26 @@ const KIF_ENDINGS: &[(&str, Option<EndingKind>)] = &[
 /// KIF words that end the record without a result of play.
 pub(crate) const KIF_OTHER_ENDINGS: &[&str] = &["封じ手", "不戦勝", "不戦敗"];
 
-/// A KIF clock, `m:ss` or `h:mm:ss` (any number of `:`-separated fields), in milliseconds.
+/// A KIF clock, `m:ss` or `h:mm:ss` (any number of `:`-separated fields, blanks around
+/// them), in milliseconds.
 fn clock_ms(s: &str) -> Option<u64> {
-    let s = s.trim();
-    if s.is_empty() {
-        return None;
-    }
     let mut total = 0u64;
-    for part in s.split(':') {
-        let n: u64 = part.trim().parse().ok()?;
-        total = total.checked_mul(60)?.checked_add(n)?;
+    let mut field: Option<u64> = None;
+    for b in s.bytes() {
+        match b {
+            b'0'..=b'9' => {
+                let f = field.unwrap_or(0);
+                field = Some(f.checked_mul(10)?.checked_add(u64::from(b - b'0'))?);
+            }
+            b':' => total = total.checked_mul(60)?.checked_add(field.take()?)?,
+            b' ' => {}
+            _ => return None,
+        }
     }
-    total.checked_mul(1000)
+    total
+        .checked_mul(60)?
+        .checked_add(field?)?
+        .checked_mul(1000)
 }
 
 /// What may follow a KIF move: blanks, a time column `( 0:01/00:00:01)`, the `+` mark of a

@@ -169,9 +169,7 @@ fn preamble(record: &Record, out: &mut String) {
         }
         None => diagram(&record.start, out),
     }
-    for c in &record.comments {
-        comment(c, out);
-    }
+    comment(&record.comment, out);
 }
 
 /// A board diagram (BOD) with both hands and the side to move.
@@ -236,10 +234,10 @@ fn kanji_count(n: u8) -> String {
     }
 }
 
-fn comment(c: &str, out: &mut String) {
-    for line in c.split(['\r', '\n']) {
+fn comment(c: &Option<String>, out: &mut String) {
+    for line in crate::comment_lines(c) {
         out.push('*');
-        out.push_str(line);
+        out.push_str(line.trim_end_matches('\r'));
         out.push('\n');
     }
 }
@@ -328,9 +326,7 @@ fn kif_line(
             let _ = write!(out, "{:pad$}{}", "", totals.column(m.color, t));
         }
         out.push('\n');
-        for c in &m.comments {
-            comment(c, out);
-        }
+        comment(&m.comment, out);
         if m.legal.is_err() || pos.as_mut().is_some_and(|p| p.play(m.mv).is_err()) {
             pos = None;
         }
@@ -344,9 +340,7 @@ fn kif_line(
             let _ = write!(out, "{:pad$}{}", "", totals.column(side, t));
         }
         out.push('\n');
-        for c in &e.comments {
-            comment(c, out);
-        }
+        comment(&e.comment, out);
     }
 }
 
@@ -559,13 +553,11 @@ pub fn write_ki2(record: &Record) -> Result<String, WriteError> {
         });
         out.push_str(&text);
         on_line += 1;
-        if on_line == 6 || !m.comments.is_empty() {
+        if on_line == 6 || m.comment.is_some() {
             out.push('\n');
             on_line = 0;
         }
-        for c in &m.comments {
-            comment(c, &mut out);
-        }
+        comment(&m.comment, &mut out);
         pos.play_unchecked(m.mv);
         last_to = Some(m.mv.to());
     }

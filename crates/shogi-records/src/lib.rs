@@ -3,10 +3,12 @@
 //!
 //! Every reader turns text into a [`Record`]: headers, the starting [`Position`], the moves in
 //! order with their times and comments, the recorded ending, and the variations of a KIF or JKF
-//! record. [`write`] turns a record into the bytes of any format. The readers are built on `shogi-rules` and replay the moves as
-//! they read them, because several notations only make sense against a position (CSA infers
-//! promotion from the piece on the origin square, KIF's `同` names the previous destination, KI2
-//! names no origin square at all).
+//! record. [`write()`] turns a record into the bytes of any format.
+//!
+//! The readers are built on `shogi-rules` and replay the moves as they read them, because
+//! several notations only make sense against a position (CSA infers promotion from the piece on
+//! the origin square, KIF's `同` names the previous destination, KI2 names no origin square at
+//! all).
 //!
 //! Invariants:
 //! - No IO: callers pass bytes or text in. No panics on any input; every problem is a
@@ -115,8 +117,9 @@ pub struct Record {
     /// The record's own move cap, if it states one (CSA `$MAX_MOVES`, floodgate's
     /// `'Max_Moves:`, KIF `最大手数`).
     pub max_moves: Option<u32>,
-    /// Comments before the first move (CSA `'*` lines, KIF `*` lines, JKF `moves[0].comments`).
-    pub comments: Vec<String>,
+    /// The comment before the first move (CSA `'*` lines, KIF `*` lines, JKF
+    /// `moves[0].comments`), its lines joined by `\n`.
+    pub comment: Option<String>,
     /// Alternatives to moves of the record (KIF `変化：N手` blocks, JKF `forks`), in file order.
     pub variations: Vec<Variation>,
 }
@@ -132,6 +135,22 @@ pub struct Variation {
     pub moves: Vec<RecordMove>,
     /// Its own ending, if it states one.
     pub ending: Option<Ending>,
+}
+
+/// Adds a comment line to `slot`: a new comment, or a line after those already there.
+pub(crate) fn add_comment(slot: &mut Option<String>, line: &str) {
+    match slot {
+        Some(c) => {
+            c.push('\n');
+            c.push_str(line);
+        }
+        None => *slot = Some(line.to_string()),
+    }
+}
+
+/// The lines of a comment (none for `None`).
+pub(crate) fn comment_lines(c: &Option<String>) -> impl Iterator<Item = &str> {
+    c.iter().flat_map(|c| c.split('\n'))
 }
 
 /// Time used for a move: on the move itself and, when the record says, in total for that side.
@@ -153,9 +172,11 @@ impl Record {
             .map(|(_, v)| v.as_str())
     }
 
-    /// A record of `moves` from `start`, each checked in turn (a move after an illegal one is
-    /// kept and marked illegal as the illegal one is), without times, comments or ending: what
-    /// an export from a game log starts from. `format` is what it will be said to be read from.
+    /// A record of `moves` from `start`, each checked in turn (a move after an illegal one
+    /// cannot be checked: it is kept and marked [`shogi_rules::IllegalKind::Impossible`]),
+    /// without times, comments or ending: what an export from a game log starts from. Set
+    /// `moves[i].time`, `moves[i].comment` and `ending` ([`Ending::new`]), then [`write()`].
+    /// `format` is what the record will be said to be read from.
     pub fn from_moves(format: Format, start: Position, moves: &[Move]) -> Record {
         let mut replay = replay::Replay::new(start);
         for &mv in moves {
@@ -169,7 +190,7 @@ impl Record {
             moves: replay.moves,
             ending: None,
             max_moves: None,
-            comments: Vec::new(),
+            comment: None,
             variations: Vec::new(),
         }
     }
@@ -200,8 +221,10 @@ pub struct RecordMove {
     pub legal: Result<(), IllegalMove>,
     /// The time it took, if the record says.
     pub time: Option<MoveTime>,
-    /// Comments written after it, in order.
-    pub comments: Vec<String>,
+    /// The comment written after it (CSA `'*` lines, KIF `*` lines, JKF `comments`), its lines
+    /// joined by `\n`. One string rather than a list of lines: reading an archive allocates
+    /// once a commented move, not once a line (the archive benchmark's budget).
+    pub comment: Option<String>,
 }
 
 /// What a record's special move or result line says happened.
@@ -284,8 +307,8 @@ pub struct Ending {
     pub raw: String,
     /// The time the ending took (KIF `投了 ( 0:05/00:10:00)`, CSA `T5` after `%TORYO`).
     pub time: Option<MoveTime>,
-    /// Comments written after it.
-    pub comments: Vec<String>,
+    /// The comment written after it, its lines joined by `\n`.
+    pub comment: Option<String>,
 }
 
 impl Ending {
@@ -300,7 +323,7 @@ impl Ending {
             line: 0,
             raw,
             time: None,
-            comments: Vec::new(),
+            comment: None,
         }
     }
 }

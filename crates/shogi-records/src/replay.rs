@@ -14,8 +14,8 @@ pub(crate) struct Replay {
     pub ending: Option<Ending>,
     /// Ending lines after the first one, as `later_ending` header values (`line N: raw`).
     pub later_endings: Vec<String>,
-    /// Comments before the first move.
-    pub comments: Vec<String>,
+    /// The comment before the first move.
+    pub comment: Option<String>,
     /// The destination of the move before the first one (a variation's parent line), for `同`.
     pub before_to: Option<shogi_rules::Square>,
 }
@@ -25,11 +25,12 @@ impl Replay {
         Replay {
             pos: start.clone(),
             start,
-            moves: Vec::new(),
+            // Most games end within 160 plies: one allocation instead of six growths.
+            moves: Vec::with_capacity(160),
             broken: None,
             ending: None,
             later_endings: Vec::new(),
-            comments: Vec::new(),
+            comment: None,
             before_to: None,
         }
     }
@@ -38,11 +39,11 @@ impl Replay {
     /// record (a comment before the first move).
     pub fn comment(&mut self, text: &str) {
         let slot = match (&mut self.ending, self.moves.last_mut()) {
-            (Some(e), _) => &mut e.comments,
-            (None, Some(m)) => &mut m.comments,
-            (None, None) => &mut self.comments,
+            (Some(e), _) => &mut e.comment,
+            (None, Some(m)) => &mut m.comment,
+            (None, None) => &mut self.comment,
         };
-        slot.push(text.to_string());
+        crate::add_comment(slot, text);
     }
 
     /// Sets the time of what was read last (the ending, else the last move); `false` when
@@ -127,7 +128,7 @@ impl Replay {
             line,
             legal,
             time: None,
-            comments: Vec::new(),
+            comment: None,
         });
     }
 
@@ -144,7 +145,7 @@ impl Replay {
             line,
             raw: raw.to_string(),
             time: None,
-            comments: Vec::new(),
+            comment: None,
         });
     }
 
@@ -161,16 +162,18 @@ impl Replay {
     }
 
     /// The record read: later ending lines become `later_ending` headers after `headers`, and
-    /// the comments read before the first move follow `comments` (those before the position).
+    /// the comment read before the first move follows `comment` (the one before the position).
     pub fn into_record(
         mut self,
         format: Format,
         mut headers: Vec<(String, String)>,
         max_moves: Option<u32>,
-        mut comments: Vec<String>,
+        mut comment: Option<String>,
     ) -> Record {
         headers.extend(self.later_ending_headers());
-        comments.append(&mut self.comments);
+        if let Some(c) = self.comment.take() {
+            crate::add_comment(&mut comment, &c);
+        }
         Record {
             format,
             headers,
@@ -178,7 +181,7 @@ impl Replay {
             moves: self.moves,
             ending: self.ending,
             max_moves,
-            comments,
+            comment,
             variations: Vec::new(),
         }
     }

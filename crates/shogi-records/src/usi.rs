@@ -129,7 +129,7 @@ pub fn read_usi(text: &str) -> Result<Record, RecordError> {
         }
         i += 1;
     }
-    Ok(replay.into_record(Format::Usi, Vec::new(), None, Vec::new()))
+    Ok(replay.into_record(Format::Usi, Vec::new(), None, None))
 }
 
 /// Writes a record as a USI `position` line: `position startpos moves ...` from the even-game

@@ -27,7 +27,7 @@ fn a_record_built_from_moves_is_written_in_every_format_with_its_ending() {
         spent_ms: 3000,
         total_ms: None,
     });
-    rec.moves[2].comments.push("bishop trade".into());
+    rec.moves[2].comment = Some("bishop trade".into());
     rec.ending = Some(Ending::new(EndingKind::Resign));
     let expect: [(Format, &[&str]); 5] = [
         (
@@ -130,8 +130,8 @@ fn jkf_with_times_comments_forks_and_a_special_is_read() {
     }"#;
     let rec = read_jkf(text.as_bytes()).expect("reads");
     assert_eq!(usi(&rec.moves), "7g7f 3c3d 8h2b+ 3a2b");
-    assert_eq!(rec.comments, ["opening"]);
-    assert_eq!(rec.moves[1].comments, ["usual"]);
+    assert_eq!(rec.comment.as_deref(), Some("opening"));
+    assert_eq!(rec.moves[1].comment.as_deref(), Some("usual"));
     assert_eq!(
         rec.moves[0].time,
         Some(MoveTime {
@@ -207,7 +207,7 @@ fn a_bad_variation_is_reported_and_the_main_line_kept() {
 #[test]
 fn shift_jis_output_names_a_character_it_cannot_encode() {
     let mut rec = Record::from_moves(Format::Kif, Position::startpos(), &[]);
-    rec.comments.push("ok 🙂".into());
+    rec.comment = Some("ok 🙂".into());
     match write(&rec, Format::Kif, Encoding::ShiftJis) {
         Err(shogi_records::WriteError::Unencodable { token, .. }) => assert_eq!(token, "🙂"),
         other => panic!("expected an unencodable error, got {other:?}"),

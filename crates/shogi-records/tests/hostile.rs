@@ -109,7 +109,7 @@ fn a_kif_with_cr_only_line_endings_is_read() {
     let rec = read_any("game.kif", text.as_bytes()).expect("reads");
     assert_eq!(rec.format, Format::Kif);
     assert_eq!(rec.moves.len(), 2);
-    assert_eq!(rec.moves[1].comments, ["a comment"]);
+    assert_eq!(rec.moves[1].comment.as_deref(), Some("a comment"));
     assert_eq!(rec.moves[1].time.map(|t| t.spent_ms), Some(5000));
     assert!(rec.ending.is_some());
     // Sniffed without an extension too.

@@ -141,8 +141,11 @@ fn csa_cannot_write(rec: &Record) -> bool {
 }
 
 /// Comments CSA writes for an ending it cannot name (`'ending: 封じ手`).
-fn own_comments(c: &[String]) -> Vec<&String> {
-    c.iter().filter(|c| !c.starts_with("ending: ")).collect()
+fn own_comments(c: &Option<String>) -> Vec<&str> {
+    c.iter()
+        .flat_map(|c| c.split('\n'))
+        .filter(|c| !c.starts_with("ending: "))
+        .collect()
 }
 
 /// Compares `back` (after the chain `path`) with `orig`, as far as `caps` says; returns what
@@ -175,17 +178,17 @@ fn compare(orig: &Record, back: &Record, path: &[Format], caps: Caps) -> Result<
                 return Err(format!("ply {ply}: total {:?} became {:?}", a.time, b.time));
             }
         }
-        if caps.comments && own_comments(&a.comments) != own_comments(&b.comments) {
+        if caps.comments && own_comments(&a.comment) != own_comments(&b.comment) {
             return Err(format!(
-                "ply {ply}: comments {:?} became {:?}",
-                a.comments, b.comments
+                "ply {ply}: comment {:?} became {:?}",
+                a.comment, b.comment
             ));
         }
     }
-    if caps.comments && orig.comments != back.comments {
+    if caps.comments && orig.comment != back.comment {
         return Err(format!(
-            "record comments {:?} became {:?}",
-            orig.comments, back.comments
+            "record comment {:?} became {:?}",
+            orig.comment, back.comment
         ));
     }
     let mut expected = orig.ending.as_ref().map(|e| e.kind.clone());
@@ -200,10 +203,10 @@ fn compare(orig: &Record, back: &Record, path: &[Format], caps: Caps) -> Result<
         if caps.spent && a.time.map(|t| t.spent_ms / 1000) != b.time.map(|t| t.spent_ms / 1000) {
             return Err(format!("ending time {:?} became {:?}", a.time, b.time));
         }
-        if a.comments != b.comments {
+        if a.comment != b.comment {
             return Err(format!(
-                "ending comments {:?} became {:?}",
-                a.comments, b.comments
+                "ending comment {:?} became {:?}",
+                a.comment, b.comment
             ));
         }
     }
@@ -265,7 +268,7 @@ fn every_corpus_record_round_trips_through_every_pair_of_formats() {
     let mut with_variations = 0;
     for (name, rec) in &records {
         with_times += usize::from(rec.moves.iter().any(|m| m.time.is_some()));
-        with_comments += usize::from(rec.moves.iter().any(|m| !m.comments.is_empty()));
+        with_comments += usize::from(rec.moves.iter().any(|m| m.comment.is_some()));
         with_variations += usize::from(!rec.variations.is_empty());
         for f1 in Format::ALL {
             let one = match hop(rec, f1, Encoding::Utf8) {
