@@ -38,38 +38,21 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Cow<'_, str>, RecordError> {
 }
 
 /// The lines of a text with their 1-based numbers, without line terminators or a leading BOM.
-/// A line ends at `\n`, `\r\n` or a lone `\r` (classic Mac OS files, which some KIF exporters
-/// still write).
+/// A line ends at `\n` or `\r\n`, or, in a file without `\n`, at `\r` (classic Mac OS files,
+/// which some KIF exporters still write).
 pub(crate) fn lines(text: &str) -> impl Iterator<Item = (u32, &str)> + Clone {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    // Most files have no lone `\r`: then a line ends at each `\n`, found with memchr (a
-    // search for either byte goes a character at a time, and costs a fifth of all reading).
-    let lone_cr = text
-        .match_indices('\r')
-        .any(|(i, _)| text.as_bytes().get(i + 1) != Some(&b'\n'));
-    let mut rest = Some(text);
-    let mut no = 0u32;
-    std::iter::from_fn(move || {
-        let t = rest?;
-        no += 1;
-        let end = if lone_cr {
-            t.bytes().position(|b| b == b'\n' || b == b'\r')
-        } else {
-            t.find('\n')
-        };
-        match end {
-            Some(i) => {
-                let skip = if t[i..].starts_with("\r\n") { 2 } else { 1 };
-                rest = Some(&t[i + skip..]);
-                let line = &t[..i];
-                Some((no, line.strip_suffix('\r').unwrap_or(line)))
-            }
-            None => {
-                rest = None;
-                Some((no, t))
-            }
-        }
-    })
+    // A file with `\n` ends its lines at `\n` (a `\r` before it is dropped); only a file
+    // without any `\n` is split at `\r`. One separator, found with memchr: a search for
+    // either of two bytes goes a character at a time, and made reading a tenth slower.
+    let sep = if !text.contains('\n') && text.contains('\r') {
+        '\r'
+    } else {
+        '\n'
+    };
+    text.split(sep)
+        .enumerate()
+        .map(|(i, l)| ((i + 1) as u32, l.strip_suffix('\r').unwrap_or(l)))
 }
 
 /// An error for input larger than [`crate::MAX_RECORD_BYTES`].

@@ -791,8 +791,8 @@ fn kif_trailer(s: &str) -> Result<Option<MoveTime>, (usize, &'static str)> {
         let close = rest.find(')').ok_or((at, "unclosed time column"))?;
         let inner = &rest[..close];
         if !inner
-            .chars()
-            .all(|c| c.is_ascii_digit() || c == ':' || c == '/' || c == ' ' || c == '.')
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b':' | b'/' | b' ' | b'.'))
         {
             return Err((at, "a time column holds only digits, ':' and '/'"));
         }
@@ -825,7 +825,10 @@ fn kif_move(
     let err =
         |off: usize, reason: &str| RecordError::new(line_no, column_of(line, at + off), s, reason);
     let side = r.side_to_move();
-    for (word, kind) in KIF_ENDINGS {
+    // A move starts with its destination (a digit) or 同; only other lines can be endings, so
+    // most lines skip the comparisons with every ending word.
+    let is_move = s.starts_with(|c: char| c == '同' || digit(c).is_some());
+    for (word, kind) in KIF_ENDINGS.iter().filter(|_| !is_move) {
         if let Some(rest) = s.strip_prefix(word) {
             let time = kif_trailer(rest).map_err(|(o, reason)| err(word.len() + o, reason))?;
             let kind = kind.clone().unwrap_or(EndingKind::IllegalAction(!side));
@@ -837,7 +840,7 @@ fn kif_move(
             return Ok(());
         }
     }
-    for word in KIF_OTHER_ENDINGS {
+    for word in KIF_OTHER_ENDINGS.iter().filter(|_| !is_move) {
         if let Some(rest) = s.strip_prefix(word) {
             let time = kif_trailer(rest).map_err(|(o, reason)| err(word.len() + o, reason))?;
             let first = r.ending.is_none();
