@@ -137,6 +137,8 @@ pub(crate) fn kif_headers(record: &Record) -> Vec<(String, String)> {
 /// Whether a KIF reader reads `key：value` back as this header: a key that does not look like
 /// a move, a board row, a comment or another kind of line, and holds no colon or `#`.
 fn kif_key_ok(key: &str) -> bool {
+    // The reader trims the line and the key.
+    let key = key.trim();
     let Some(first) = key.chars().next() else {
         return false;
     };
