@@ -106,6 +106,8 @@ fn main() {
     }
     rounds.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (rps, pps) = rounds[rounds.len() / 2];
+    // On a shared machine the median says how busy it is; the best round, what one core does.
+    let best = rounds[rounds.len() - 1].0;
     let (n, plies) = judge_all(&records, &rules);
     let kept = records
         .iter()
@@ -117,7 +119,7 @@ fn main() {
         })
         .count();
     println!(
-        "archive: {n} records ({plies} plies, {kept} with times or comments, kept) over {} rounds; median {rps:.0} records/s, {:.1}M plies/s on one core, parsing included",
+        "archive: {n} records ({plies} plies, {kept} with times or comments, kept) over {} rounds; median {rps:.0} records/s (best round {best:.0}), {:.1}M plies/s on one core, parsing included",
         rounds.len(),
         pps / 1e6
     );
@@ -126,7 +128,6 @@ fn main() {
     let mut rounds2 = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline || rounds2.len() < 5 {
-        let t = Instant::now();
         let halves: Vec<Vec<(String, Vec<u8>)>> = (0..2)
             .map(|k| records.iter().skip(k).step_by(2).cloned().collect())
             .collect();
@@ -138,13 +139,13 @@ fn main() {
                 .collect();
             hs.into_iter().map(|h| h.join().expect("no panic")).sum()
         });
-        let _ = t;
         rounds2.push(n as f64 / start.elapsed().as_secs_f64());
     }
     rounds2.sort_by(f64::total_cmp);
     println!(
-        "archive --jobs 2: median {:.0} records/s on two threads ({} cores available)",
+        "archive --jobs 2: median {:.0} records/s (best round {:.0}) on two threads ({} cores available)",
         rounds2[rounds2.len() / 2],
+        rounds2[rounds2.len() - 1],
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
 
