@@ -162,6 +162,14 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<bool> {
                     continue;
                 }
             };
+            if !record.variations.is_empty() && !matches!(to, Format::Kif | Format::Jkf) {
+                // Not an error: the main line is converted; but nothing goes without a word.
+                eprintln!(
+                    "shogi-arbiter: {name}: {} variations not written ({} has none; kif and jkf do)",
+                    record.variations.len(),
+                    to.name()
+                );
+            }
             let bytes = match write(&record, to, encoding) {
                 Ok(b) => b,
                 Err(e) => {
