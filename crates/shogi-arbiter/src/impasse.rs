@@ -18,5 +18,6 @@ pub fn calculate(
     let r = evaluate_declaration(&pos, initial.as_ref(), rule);
     let mut v = report::declaration_json(&r);
     v["sfen"] = sfen.into();
+    v["schema"] = "shogi-arbiter.impasse.v1".into();
     Ok(v)
 }

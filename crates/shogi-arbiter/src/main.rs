@@ -1,16 +1,18 @@
 //! `shogi-arbiter`: one command line for the arbiter.
 
+mod convert;
 mod impasse;
 mod judge;
 mod play;
 mod report;
 mod serve;
+mod stdin;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use shogi_adjudication::DeclarationRule;
 use shogi_rules::{PerftMode, Position, STARTPOS};
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -19,12 +21,23 @@ use std::time::Instant;
 #[command(
     name = "shogi-arbiter",
     version,
-    about = "Judges shogi games exactly as the rules say"
+    about = "Judges shogi games exactly as the rules say",
+    after_help = EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The exit codes, as `--help` shows them and the README lists them.
+const EXIT_CODES: &str = "Exit codes:
+  0  success: every record, line or position was read (a verdict is not an error)
+  1  some records, lines or entries could not be read or written; each is reported and the
+     rest processed (judge and moves print an `error` line for it, convert writes to stderr)
+  2  usage or fatal error: bad arguments, an unknown preset, an output that cannot be written
+
+JSON lines carry a `schema` field (shogi-arbiter.judge.v1, shogi-arbiter.moves.v1,
+shogi-arbiter.impasse.v1); docs/cli-json.md describes every field.";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -52,7 +65,7 @@ enum Command {
         #[arg(long)]
         stdin: bool,
     },
-    /// Judges game records (CSA, KIF, KI2, USI position lines): one verdict a game.
+    /// Judges game records (CSA, KIF, KI2, JKF, USI position lines): one verdict a game.
     Judge {
         /// Ruleset preset: jsa, amateur, csa, online, floodgate.
         #[arg(long, default_value = "jsa")]
@@ -74,9 +87,21 @@ enum Command {
         /// special move.
         #[arg(long, value_name = "DIR")]
         csa_out: Option<PathBuf>,
-        /// Record files and directories (walked).
+        /// Files judged at once (default: one a core).
+        #[arg(long, short = 'j', value_name = "N")]
+        jobs: Option<usize>,
+        /// Record files and directories (walked; symlinks followed, each directory once;
+        /// FIFOs, sockets and devices are reported, never opened).
         #[arg(required_unless_present = "stdin")]
         paths: Vec<PathBuf>,
+    },
+    /// Converts records between CSA, KIF, KI2, JKF and USI, with times, comments, the ending
+    /// and (KIF, JKF) variations.
+    Convert(convert::ConvertArgs),
+    /// Prints a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
     },
     /// The impasse declaration calculator for the side to move.
     Impasse {
@@ -127,10 +152,28 @@ fn main() -> ExitCode {
             format,
             stdin,
             csa_out,
+            jobs,
             paths,
         } => run_judge(
-            &rules, &overrides, max_moves, format, stdin, csa_out, &paths,
+            &rules, &overrides, max_moves, format, stdin, csa_out, jobs, &paths,
         ),
+        Command::Convert(args) => convert::run(args).map(|ok| {
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "shogi-arbiter",
+                &mut io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Impasse {
             sfen,
             initial_sfen,
@@ -160,6 +203,7 @@ fn main() -> ExitCode {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_judge(
     rules: &str,
     overrides: &[String],
@@ -167,6 +211,7 @@ fn run_judge(
     format: judge::Format,
     stdin: bool,
     csa_out: Option<PathBuf>,
+    jobs: Option<usize>,
     paths: &[PathBuf],
 ) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &csa_out {
@@ -187,6 +232,7 @@ fn run_judge(
         max_moves: max_moves.map(|n| if n == 0 { None } else { Some(n) }),
         format,
         csa_out,
+        jobs: jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
     };
     let ok = if stdin {
         judge::run_stdin(&opts)?
@@ -228,38 +274,56 @@ fn perft(sfen: &str, depth: u32, mode: Mode, divide: bool) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// The `schema` field of every line `moves` prints.
+const MOVES_SCHEMA: &str = "shogi-arbiter.moves.v1";
+
 fn moves_line(sfen: &str) -> serde_json::Value {
     match Position::from_sfen(sfen) {
         Ok(pos) => {
             let moves: Vec<String> = pos.legal_moves().iter().map(|m| m.to_string()).collect();
-            serde_json::json!({ "sfen": sfen, "in_check": pos.in_check(), "moves": moves })
+            serde_json::json!({ "schema": MOVES_SCHEMA, "sfen": sfen, "in_check": pos.in_check(), "moves": moves })
         }
-        Err(e) => serde_json::json!({ "sfen": sfen, "error": e.to_string() }),
+        Err(e) => {
+            serde_json::json!({ "schema": MOVES_SCHEMA, "sfen": sfen, "error": e.to_string() })
+        }
     }
 }
 
 fn moves(sfen: Option<String>, stdin: bool) -> anyhow::Result<ExitCode> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     let mut failed = false;
+    let mut bad_line = false;
     let mut emit = |line: &str, out: &mut dyn Write| -> io::Result<()> {
         let v = moves_line(line);
         failed |= v.get("error").is_some();
         writeln!(out, "{v}")
     };
     if stdin {
-        for line in io::stdin().lock().lines() {
-            let line = line.context("reading standard input")?;
-            let line = line.trim();
-            if line.is_empty() {
-                continue;
+        // A line that is not UTF-8, or absurdly long, is that line's error; the rest go on.
+        let mut lines = stdin::Lines::new(io::stdin().lock(), 1 << 16);
+        while let Some((no, line)) = lines.next_line().context("reading standard input")? {
+            match line.and_then(|l| {
+                String::from_utf8(l).map_err(|e| {
+                    format!(
+                        "line is not utf-8 (invalid byte at offset {})",
+                        e.utf8_error().valid_up_to()
+                    )
+                })
+            }) {
+                Ok(text) if text.trim().is_empty() => {}
+                Ok(text) => emit(text.trim(), &mut out)?,
+                Err(e) => {
+                    bad_line = true;
+                    let v = serde_json::json!({ "schema": MOVES_SCHEMA, "line": no, "error": e });
+                    writeln!(out, "{v}")?;
+                }
             }
-            emit(line, &mut out)?;
         }
     } else if let Some(s) = sfen {
         emit(s.trim(), &mut out)?;
     }
     out.flush()?;
-    Ok(if failed {
+    Ok(if failed || bad_line {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

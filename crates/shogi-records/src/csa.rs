@@ -36,18 +36,70 @@ const COMMENT_HEADERS: &[&str] = &[
 /// A record without any position lines starts from the even-game position. Moves and special
 /// moves may only follow the side-to-move line.
 pub fn read_csa(text: &str) -> Result<Record, RecordError> {
+    crate::decode::check_text(text)?;
+    let mut lines = lines(text);
+    let record = read_game(&mut lines)?;
+    if let Some((no, line)) = lines.next() {
+        return Err(RecordError::new(
+            no - 1,
+            1,
+            "/",
+            format!(
+                "a second game begins after the '/' line (the next line, {line:?}); read_csa_games reads each game"
+            ),
+        ));
+    }
+    Ok(record)
+}
+
+/// Reads every game of a CSA file whose games are separated by `/` lines (the CSA standard's
+/// multi-game files). Errors are per game, with the file's line numbers; a game that cannot be
+/// read does not stop the games after it. Blank text after the last `/` is not a game.
+pub fn read_csa_games(text: &str) -> Vec<Result<Record, RecordError>> {
+    if let Err(e) = crate::decode::check_text(text) {
+        return vec![Err(e)];
+    }
+    let mut lines = lines(text);
+    let mut games = Vec::new();
+    loop {
+        let game = read_game(&mut lines);
+        if game.is_err() {
+            // After an error the rest of that game is skipped up to its separator.
+            for (_, line) in lines.by_ref() {
+                if line.trim() == "/" {
+                    break;
+                }
+            }
+        }
+        games.push(game);
+        let mut rest = lines.clone();
+        if rest.all(|(_, l)| l.trim().is_empty()) {
+            return games;
+        }
+    }
+}
+
+/// Reads one game: lines up to a `/` line (consumed) or the end.
+fn read_game<'a>(
+    lines: &mut (impl Iterator<Item = (u32, &'a str)> + Clone),
+) -> Result<Record, RecordError> {
     let mut headers = Vec::new();
     let mut max_moves = None;
     let mut setup: Option<Setup> = None;
     let mut setup_line = 0u32;
     let mut replay: Option<Replay> = None;
+    let mut comment = None;
 
-    for (line_no, line) in lines(text) {
+    for (line_no, line) in lines.by_ref() {
+        if line.trim_end() == "/" {
+            break;
+        }
         // Statements: moves, times and special moves may share a line, separated by commas.
         // Comments, names, information and position lines run to the end of the line (a
-        // player's name or an event may hold a comma).
+        // player's name or an event may hold a comma). The column is kept as a running count,
+        // so that a line of 80,000 moves is read in linear time.
         let mut rest = line;
-        let mut offset = 0usize;
+        let mut col = 1u32;
         loop {
             let (stmt, next) = if rest.starts_with(['\'', 'N', '$', 'V', 'P']) {
                 (rest, None)
@@ -57,21 +109,17 @@ pub fn read_csa(text: &str) -> Result<Record, RecordError> {
                     None => (rest, None),
                 }
             };
-            let col = column_of(line, offset);
             let stmt_trim = stmt.trim_end();
             if !stmt_trim.is_empty() {
-                statement(
-                    stmt_trim,
-                    line_no,
-                    col,
-                    line,
-                    offset,
-                    &mut headers,
-                    &mut max_moves,
-                    &mut setup,
-                    &mut setup_line,
-                    &mut replay,
-                )?;
+                let mut state = State {
+                    headers: &mut headers,
+                    max_moves: &mut max_moves,
+                    setup: &mut setup,
+                    setup_line: &mut setup_line,
+                    replay: &mut replay,
+                    comment: &mut comment,
+                };
+                statement(stmt_trim, line_no, col, &mut state)?;
             } else if next.is_some() {
                 return Err(RecordError::new(
                     line_no,
@@ -82,7 +130,7 @@ pub fn read_csa(text: &str) -> Result<Record, RecordError> {
             }
             match next {
                 Some(n) => {
-                    offset += n;
+                    col += rest[..n].chars().count() as u32;
                     rest = &rest[n..];
                 }
                 None => break,
@@ -105,43 +153,71 @@ pub fn read_csa(text: &str) -> Result<Record, RecordError> {
             Replay::new(Position::startpos())
         }
     };
-    headers.extend(replay.later_ending_headers());
-    Ok(Record {
-        format: Format::Csa,
-        headers,
-        start: replay.start,
-        moves: replay.moves,
-        ending: replay.ending,
-        max_moves,
-    })
+    Ok(replay.into_record(Format::Csa, headers, max_moves, comment))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn statement(
-    stmt: &str,
-    line_no: u32,
-    col: u32,
-    line: &str,
-    offset: usize,
-    headers: &mut Vec<(String, String)>,
-    max_moves: &mut Option<u32>,
-    setup: &mut Option<Setup>,
-    setup_line: &mut u32,
-    replay: &mut Option<Replay>,
-) -> Result<(), RecordError> {
+/// What the statements of a game change.
+struct State<'s> {
+    headers: &'s mut Vec<(String, String)>,
+    max_moves: &'s mut Option<u32>,
+    setup: &'s mut Option<Setup>,
+    setup_line: &'s mut u32,
+    replay: &'s mut Option<Replay>,
+    /// Comments before the side-to-move line.
+    comment: &'s mut Option<String>,
+}
+
+/// A CSA time, `T` followed by seconds with an optional fraction (`T12`, `T0.5`), in
+/// milliseconds.
+fn parse_seconds(t: &str) -> Option<u64> {
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    if whole.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !whole.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let secs: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let mut ms = 0u64;
+    for (i, b) in frac.bytes().take(3).enumerate() {
+        ms += u64::from(b - b'0') * [100, 10, 1][i];
+    }
+    secs.checked_mul(1000)?.checked_add(ms)
+}
+
+fn statement(stmt: &str, line_no: u32, col: u32, st: &mut State<'_>) -> Result<(), RecordError> {
+    let State {
+        headers,
+        max_moves,
+        setup,
+        setup_line,
+        replay,
+        comment,
+    } = st;
     let err = |c: u32, token: &str, reason: &str| RecordError::new(line_no, c, token, reason);
     let first = stmt.as_bytes()[0];
     match first {
         b'\'' => {
             let body = &stmt[1..];
             if let Some((key, value)) = body.split_once(':')
-                && COMMENT_HEADERS.contains(&key)
+                && (COMMENT_HEADERS.contains(&key) || (replay.is_none() && is_header_key(key)))
             {
                 let key = key.trim_start_matches('$');
                 if key == "Max_Moves" {
-                    *max_moves = Some(parse_cap(value, line_no, col, stmt)?);
+                    **max_moves = Some(parse_cap(value, line_no, col, stmt)?);
                 }
                 headers.push((key.to_string(), value.to_string()));
+                return Ok(());
+            }
+            // `'*` is the CSA V3.0 move comment; other `'` lines are comments too.
+            let text = body.strip_prefix('*').unwrap_or(body);
+            match replay.as_mut() {
+                Some(r) => r.comment(text),
+                None => crate::add_comment(comment, text),
             }
             Ok(())
         }
@@ -173,7 +249,7 @@ fn statement(
                 return Err(err(col, stmt, "information line must be $KEY:value"));
             };
             if key == "MAX_MOVES" {
-                *max_moves = Some(parse_cap(value, line_no, col, stmt)?);
+                **max_moves = Some(parse_cap(value, line_no, col, stmt)?);
             }
             headers.push((key.to_string(), value.to_string()));
             Ok(())
@@ -183,21 +259,17 @@ fn statement(
                 return Err(err(col, stmt, "position line after the side-to-move line"));
             }
             let s = setup.get_or_insert_with(Setup::empty);
-            *setup_line = line_no;
-            position_line(stmt, line_no, col, line, offset, s)
+            **setup_line = line_no;
+            position_line(stmt, line_no, col, s)
         }
         b'T' => {
-            let t = &stmt[1..];
-            let ok = !t.is_empty()
-                && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-                && t.bytes().filter(|&b| b == b'.').count() <= 1;
-            if !ok {
-                return Err(err(col, stmt, "time must be T followed by seconds"));
-            }
-            if replay
-                .as_ref()
-                .is_none_or(|r| r.moves.is_empty() && r.ending.is_none())
-            {
+            let ms = parse_seconds(&stmt[1..])
+                .ok_or_else(|| err(col, stmt, "time must be T followed by seconds"))?;
+            let time = crate::MoveTime {
+                spent_ms: ms,
+                total_ms: None,
+            };
+            if !replay.as_mut().is_some_and(|r| r.set_time(time)) {
                 return Err(err(col, stmt, "time line before any move"));
             }
             Ok(())
@@ -240,7 +312,7 @@ fn statement(
                     ),
                 )
             })?;
-            *replay = Some(Replay::new(pos));
+            **replay = Some(Replay::new(pos));
             Ok(())
         }
         b'+' | b'-' => {
@@ -279,7 +351,7 @@ fn parse_cap(value: &str, line: u32, col: u32, stmt: &str) -> Result<u32, Record
 
 /// The ending a CSA special move names (`name` without the `%`), or `None` for an empty or
 /// malformed name.
-fn special_kind(name: &str) -> Option<EndingKind> {
+pub(crate) fn special_kind(name: &str) -> Option<EndingKind> {
     if name.is_empty()
         || !name.bytes().enumerate().all(|(i, b)| {
             b.is_ascii_uppercase() || b == b'_' || (i == 0 && (b == b'+' || b == b'-'))
@@ -370,15 +442,17 @@ fn csa_move(stmt: &str, line_no: u32, col: u32, r: &mut Replay) -> Result<(), Re
     Ok(())
 }
 
+/// Whether a `'key:value` comment before the moves is a header (a key of at most 32
+/// characters without blanks), as [`write_csa`] writes headers CSA has no name for.
+fn is_header_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.chars().count() <= 32
+        && !key.starts_with('*')
+        && !key.contains(char::is_whitespace)
+}
+
 /// One `P` statement: `PI...`, `P1`..`P9` or `P+`/`P-`.
-fn position_line(
-    stmt: &str,
-    line_no: u32,
-    col: u32,
-    line: &str,
-    offset: usize,
-    s: &mut Setup,
-) -> Result<(), RecordError> {
+fn position_line(stmt: &str, line_no: u32, col: u32, s: &mut Setup) -> Result<(), RecordError> {
     let b = stmt.as_bytes();
     let err = |c: u32, token: &str, reason: &str| RecordError::new(line_no, c, token, reason);
     let Some(&tag) = b.get(1) else {
@@ -464,7 +538,7 @@ fn position_line(
             }
             if file != 0 {
                 return Err(err(
-                    column_of(line, offset + stmt.len()),
+                    col + stmt.chars().count() as u32,
                     stmt,
                     "a board row must have nine squares",
                 ));
@@ -529,7 +603,9 @@ fn position_line(
 /// The record's own ending is written as its special move. When `verdict_special` is given
 /// (for example `%SENNICHITE`), it is written last on its own line and the record's own ending,
 /// if any, becomes a comment before it (`'recorded: %TORYO`), so that the file states one
-/// result. An illegal move whose piece cannot be named (no piece on its origin square) is
+/// result. Times are `T` lines after their move, comments `'*` lines; headers with a key CSA
+/// has no name for are `'key:value` lines before the position, read back as headers. An
+/// illegal move whose piece cannot be named (no piece on its origin square) is
 /// written as a comment, since CSA has no way to write it.
 pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
     let mut out = String::from("V3.0\n");
@@ -559,6 +635,7 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
         let _ = writeln!(out, "$MAX_MOVES:{cap}");
     }
     write_position(&mut out, &record.start);
+    write_comments(&mut out, &record.comment);
 
     let mut pos = Some(record.start.clone());
     for m in &record.moves {
@@ -597,6 +674,8 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
                 let _ = writeln!(out, "'illegal move {} ({why}) by {}", m.mv, m.color);
             }
         }
+        write_time(&mut out, m.time.as_ref());
+        write_comments(&mut out, &m.comment);
         // Checked play: a record built by hand may claim a move legal that is not.
         if m.legal.is_err() || pos.as_mut().is_some_and(|p| p.play(m.mv).is_err()) {
             pos = None;
@@ -614,6 +693,16 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
         }
         (Some(own), None) => {
             let _ = writeln!(out, "{own}");
+            // The time and comments of an ending CSA can name; one it cannot is a comment,
+            // which would take them over.
+            if let Some(e) = record
+                .ending
+                .as_ref()
+                .filter(|e| e.kind.csa_special().is_some())
+            {
+                write_time(&mut out, e.time.as_ref());
+                write_comments(&mut out, &e.comment);
+            }
         }
         (None, Some(v)) => {
             let _ = writeln!(out, "{v}");
@@ -621,6 +710,25 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
         (None, None) => {}
     }
     out
+}
+
+/// A `T` line: whole seconds, or seconds with milliseconds (`T1.250`).
+fn write_time(out: &mut String, time: Option<&crate::MoveTime>) {
+    if let Some(t) = time {
+        let (s, ms) = (t.spent_ms / 1000, t.spent_ms % 1000);
+        if ms == 0 {
+            let _ = writeln!(out, "T{s}");
+        } else {
+            let _ = writeln!(out, "T{s}.{ms:03}");
+        }
+    }
+}
+
+/// Comments as CSA V3.0 move comments, `'*` lines (a comment of several lines, several).
+fn write_comments(out: &mut String, comment: &Option<String>) {
+    for line in crate::comment_lines(comment) {
+        let _ = writeln!(out, "'*{}", line.trim_end_matches('\r'));
+    }
 }
 
 fn write_position(out: &mut String, pos: &Position) {

@@ -36,3 +36,30 @@ pub(crate) fn column_of(line: &str, byte_offset: usize) -> u32 {
     }
     line[..end].chars().count() as u32 + 1
 }
+
+/// Why a record could not be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    /// A character of the text has no code in the encoding asked for (Shift_JIS covers JIS X
+    /// 0208, not every Unicode character).
+    #[error("line {line}, column {column}: {token:?} cannot be written in {encoding}")]
+    Unencodable {
+        /// 1-based line of the written text.
+        line: u32,
+        /// 1-based column, in characters.
+        column: u32,
+        /// The character.
+        token: String,
+        /// The encoding's name.
+        encoding: &'static str,
+    },
+    /// The record cannot be said in this format at all (USI has no way to write a board
+    /// diagram's move that is not legal, KI2 no way to write an illegal move).
+    #[error("ply {ply}: {reason}")]
+    Unwritable {
+        /// The 1-based ply that cannot be written (0 for the record as a whole).
+        ply: u32,
+        /// Why, lower case.
+        reason: String,
+    },
+}

@@ -8,7 +8,7 @@ use crate::decode::{decode, lines};
 use crate::error::column_of;
 use crate::replay::Replay;
 use crate::setup::Setup;
-use crate::{EndingKind, Format, Record, RecordError};
+use crate::{EndingKind, Format, MoveTime, Record, RecordError, RecordMove, Variation};
 use shogi_rules::{Color, IllegalKind, Move, Piece, PieceKind, Position, Square};
 
 /// Reads a KIF record (`.kif` in Shift_JIS, `.kifu` in UTF-8; the encoding is detected: a BOM
@@ -23,13 +23,19 @@ use shogi_rules::{Color, IllegalKind, Move, Piece, PieceKind, Position, Square};
 /// `封じ手`, `Time-up` ...); comments (`*`, `&`, `#`, and `#` after the text of a line); the
 /// closing `まで…` line, kept as the header `summary`.
 ///
-/// Variations: only the main line is read. Everything from the first `変化：` line on is a
-/// variation (an alternative to a main-line move) and is not read.
+/// Comments (`*` lines) belong to the move before them, or to the record before the first move;
+/// a time column `( 0:12/00:01:30)` is the move's time (this move, and the side's total).
+///
+/// Variations: each `変化：N手` block is an alternative to ply N of the latest line read so far
+/// that has a ply N (the main line or an earlier variation, as Kifu for Windows writes them
+/// depth first), and is read into [`Record::variations`]; its moves are checked from the
+/// position before that ply.
 ///
 /// Move numbers must count up from 1 with no gap, so that a missing or extra line cannot go
 /// unnoticed; after a board diagram with `手数＝N` (BOD) they count up from N + 1.
 pub fn read_kif(bytes: &[u8]) -> Result<Record, RecordError> {
     let text = decode(bytes)?;
+    crate::decode::check_text(&text)?;
     read_japanese(&text, Format::Kif)
 }
 
@@ -46,6 +52,7 @@ pub fn read_kif(bytes: &[u8]) -> Result<Record, RecordError> {
 /// `時間切れ`, `反則` ... by their words).
 pub fn read_ki2(bytes: &[u8]) -> Result<Record, RecordError> {
     let text = decode(bytes)?;
+    crate::decode::check_text(&text)?;
     read_japanese(&text, Format::Ki2)
 }
 
@@ -91,7 +98,15 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
     let mut replay: Option<Replay> = None;
     let mut ki2_end: Option<(u32, String)> = None;
     // Moves already played before the diagram (BOD `手数＝12`): numbering continues from there.
+    // Within a variation, the plies before it.
     let mut played_before: u64 = 0;
+    // Comments before the moves begin.
+    let mut comment: Option<String> = None;
+    // Once variations begin: the main line, and each variation read so far.
+    let mut lines_done: Option<(Replay, u64)> = None;
+    let mut variations: Vec<(usize, u64, Replay)> = Vec::new();
+    // After an error in a variation: its remaining lines are not read.
+    let mut skipping = false;
 
     for (line_no, raw) in lines(text) {
         let full = raw.trim_end();
@@ -105,7 +120,17 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             }
             continue;
         }
-        if body.starts_with('*') || body.starts_with('&') {
+        if let Some(c) = body.strip_prefix('*') {
+            // Keep the comment's own leading blanks; only the line's trailing ones go.
+            let c = raw.trim_start().strip_prefix('*').unwrap_or(c).trim_end();
+            match replay.as_mut() {
+                Some(r) => r.comment(c),
+                None => crate::add_comment(&mut comment, c),
+            }
+            continue;
+        }
+        if body.starts_with('&') {
+            // A bookmark (しおり), a name for the position, not a comment.
             continue;
         }
         // A `#` after the text starts a comment (hand-written files do this).
@@ -123,9 +148,40 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             RecordError::new(line_no, column_of(line, lead + at), token, reason)
         };
 
-        if t.starts_with("変化：") || t.starts_with("変化:") {
-            // The main line ends here; variations are not read.
-            break;
+        if let Some(rest) = t.strip_prefix("変化：").or_else(|| t.strip_prefix("変化:")) {
+            let digits: String = rest
+                .trim_start()
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            let ply: u64 = digits.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                err(
+                    "変化：".len(),
+                    t,
+                    "expected the ply of the variation (変化：12手)",
+                )
+            })?;
+            let Some(current) = replay.take() else {
+                return Err(err(0, t, "a variation before any move"));
+            };
+            match lines_done {
+                None => lines_done = Some((current, played_before)),
+                Some(_) => {
+                    let last = variations.last_mut().expect("a variation is being read");
+                    last.2 = current;
+                }
+            }
+            let (main, main_before) = lines_done.as_ref().expect("set above");
+            let (parent, start, before_to) = branch_point(main, *main_before, &variations, ply)
+                .map_err(|reason| err(0, t, &reason))?;
+            let mut r = Replay::new(start);
+            r.before_to = before_to;
+            // A placeholder until the variation's lines are read.
+            variations.push((parent, ply, Replay::new(r.start.clone())));
+            replay = Some(r);
+            played_before = ply - 1;
+            skipping = false;
+            continue;
         }
         if t.starts_with("手数-") || t.starts_with("手数―") {
             continue;
@@ -190,17 +246,31 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
                 Some(r) => r,
                 None => replay.insert(start_replay(&pre, line_no)?),
             };
+            if skipping {
+                continue;
+            }
             // Ending lines take a number too.
             let expected = played_before + (r.moves.len() + r.ending_lines()) as u64 + 1;
-            if number != expected {
-                return Err(RecordError::new(
+            let result = if number != expected {
+                Err(RecordError::new(
                     line_no,
                     col0,
                     t,
                     format!("move number {} where {expected} was expected", &t[..digits]),
-                ));
+                ))
+            } else {
+                kif_move(rest_trim, line_no, line, at, r)
+            };
+            match result {
+                Ok(()) => {}
+                // A variation that cannot be read does not lose the main line: it is reported
+                // as a header and read up to that move.
+                Err(e) if lines_done.is_some() => {
+                    headers.push(("variation_error".to_string(), e.to_string()));
+                    skipping = true;
+                }
+                Err(e) => return Err(e),
             }
-            kif_move(rest_trim, line_no, line, at, r)?;
             continue;
         }
         if matches!(first, '▲' | '△' | '▽' | '▼' | '☗' | '☖') {
@@ -255,23 +325,78 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
         return Err(err(0, t, reason));
     }
 
-    let mut replay = match replay {
-        Some(r) => r,
-        None => start_replay(&pre, lines(text).count() as u32)?,
+    let mut replay = match (lines_done, replay) {
+        (Some((main, _)), current) => {
+            let last = variations.last_mut().expect("a variation was begun");
+            if let Some(r) = current {
+                last.2 = r;
+            }
+            main
+        }
+        (None, Some(r)) => r,
+        (None, None) => start_replay(&pre, lines(text).count() as u32)?,
     };
     if let Some((line_no, text)) = ki2_end {
         let side = replay.side_to_move();
         replay.end(ki2_ending(&text, side), line_no, &text);
     }
-    headers.extend(replay.later_ending_headers());
-    Ok(Record {
-        format,
-        headers,
-        start: replay.start.clone(),
-        moves: replay.moves,
-        ending: replay.ending,
-        max_moves,
-    })
+    let variations: Vec<Variation> = variations
+        .into_iter()
+        .map(|(parent, ply, r)| {
+            headers.extend(r.later_ending_headers());
+            Variation {
+                parent,
+                ply: ply as u32,
+                moves: r.moves,
+                ending: r.ending,
+            }
+        })
+        .collect();
+    let mut record = replay.into_record(format, headers, max_moves, comment);
+    record.variations = variations;
+    Ok(record)
+}
+
+/// The line a variation of `ply` branches from (0: the main line, `i`: `variations[i - 1]`) and
+/// the position before that ply: the latest line read that has a move at `ply`.
+fn branch_point(
+    main: &Replay,
+    main_before: u64,
+    variations: &[(usize, u64, Replay)],
+    ply: u64,
+) -> Result<(usize, Position, Option<Square>), String> {
+    let covers =
+        |first: u64, moves: &[RecordMove]| first <= ply && ply < first + moves.len() as u64;
+    // The variation being begun is not among them yet; the last one is complete.
+    let found = variations
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, (_, first, r))| covers(*first, &r.moves))
+        .map(|(i, (_, first, r))| (i + 1, *first, r))
+        .or_else(|| covers(main_before + 1, &main.moves).then_some((0, main_before + 1, main)));
+    let Some((mut parent, first, line)) = found else {
+        return Err(format!(
+            "no line read so far has a move {ply} for this variation to replace"
+        ));
+    };
+    // An alternative to a variation's first move is an alternative to its parent's move there:
+    // a sibling, not a child.
+    while parent > 0 && variations[parent - 1].1 == ply {
+        parent = variations[parent - 1].0;
+    }
+    let mut pos = line.start.clone();
+    let before = &line.moves[..(ply - first) as usize];
+    let before_to = before.last().map(|m| m.mv.to()).or(line.before_to);
+    for m in before {
+        if m.legal.is_err() || pos.play(m.mv).is_err() {
+            return Err(format!(
+                "the variation of ply {ply} follows an illegal move (line {})",
+                m.line
+            ));
+        }
+    }
+    Ok((parent, pos, before_to))
 }
 
 /// The start position from the preamble: the diagram if there is one, else the handicap, else
@@ -500,13 +625,27 @@ fn kanji_count(s: &str) -> Option<u8> {
 
 /// A move as written, before it is matched against the position.
 #[derive(Debug)]
-struct Written {
-    to: Square,
-    kind: PieceKind,
-    promote: Option<bool>,
-    drop: bool,
-    from: Option<Square>,
-    relative: Vec<char>,
+pub(crate) struct Written {
+    pub to: Square,
+    pub kind: PieceKind,
+    pub promote: Option<bool>,
+    pub drop: bool,
+    pub from: Option<Square>,
+    pub relative: Vec<char>,
+}
+
+impl Written {
+    /// A move to `to` by a `kind`, with nothing else written.
+    pub(crate) fn new(to: Square, kind: PieceKind) -> Written {
+        Written {
+            to,
+            kind,
+            promote: None,
+            drop: false,
+            from: None,
+            relative: Vec::new(),
+        }
+    }
 }
 
 /// Parses the destination, piece and modifiers at the start of `s`; returns the move and the
@@ -550,14 +689,7 @@ fn written_move(
             "expected a piece (歩 香 桂 銀 金 角 飛 玉 王 と 杏 圭 全 馬 龍 竜)",
         ))?
     };
-    let mut w = Written {
-        to,
-        kind,
-        promote: None,
-        drop: false,
-        from: None,
-        relative: Vec::new(),
-    };
+    let mut w = Written::new(to, kind);
     while let Some(&(_, c)) = it.peek() {
         if with_relative && "右左直上引寄行入".contains(c) {
             w.relative.push(c);
@@ -624,23 +756,51 @@ const KIF_ENDINGS: &[(&str, Option<EndingKind>)] = &[
 ];
 
 /// KIF words that end the record without a result of play.
-const KIF_OTHER_ENDINGS: &[&str] = &["封じ手", "不戦勝", "不戦敗"];
+pub(crate) const KIF_OTHER_ENDINGS: &[&str] = &["封じ手", "不戦勝", "不戦敗"];
+
+/// A KIF clock, `m:ss` or `h:mm:ss` (any number of `:`-separated fields, blanks around
+/// them), in milliseconds.
+fn clock_ms(s: &str) -> Option<u64> {
+    let mut total = 0u64;
+    let mut field: Option<u64> = None;
+    for b in s.bytes() {
+        match b {
+            b'0'..=b'9' => {
+                let f = field.unwrap_or(0);
+                field = Some(f.checked_mul(10)?.checked_add(u64::from(b - b'0'))?);
+            }
+            b':' => total = total.checked_mul(60)?.checked_add(field.take()?)?,
+            b' ' => {}
+            _ => return None,
+        }
+    }
+    total
+        .checked_mul(60)?
+        .checked_add(field?)?
+        .checked_mul(1000)
+}
 
 /// What may follow a KIF move: blanks, a time column `( 0:01/00:00:01)`, the `+` mark of a
-/// move with variations.
-fn kif_trailer(s: &str) -> Result<(), (usize, &'static str)> {
+/// move with variations. Returns the time column's time, if it has one.
+fn kif_trailer(s: &str) -> Result<Option<MoveTime>, (usize, &'static str)> {
     let t = s.trim_start();
     let mut at = s.len() - t.len();
     let mut t = t;
+    let mut time = None;
     if let Some(rest) = t.strip_prefix('(') {
         let close = rest.find(')').ok_or((at, "unclosed time column"))?;
         let inner = &rest[..close];
         if !inner
-            .chars()
-            .all(|c| c.is_ascii_digit() || c == ':' || c == '/' || c == ' ' || c == '.')
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b':' | b'/' | b' ' | b'.'))
         {
             return Err((at, "a time column holds only digits, ':' and '/'"));
         }
+        let (now, total) = inner.split_once('/').unwrap_or((inner, ""));
+        time = clock_ms(now).map(|spent_ms| MoveTime {
+            spent_ms,
+            total_ms: clock_ms(total),
+        });
         at += 1 + close + 1;
         t = &rest[close + 1..];
         let tt = t.trim_start();
@@ -649,7 +809,7 @@ fn kif_trailer(s: &str) -> Result<(), (usize, &'static str)> {
     }
     let t = t.strip_prefix('+').map(str::trim_start).unwrap_or(t);
     if t.is_empty() {
-        Ok(())
+        Ok(time)
     } else {
         Err((at, "unexpected text after the move"))
     }
@@ -665,25 +825,36 @@ fn kif_move(
     let err =
         |off: usize, reason: &str| RecordError::new(line_no, column_of(line, at + off), s, reason);
     let side = r.side_to_move();
-    for (word, kind) in KIF_ENDINGS {
+    // A move starts with its destination (a digit) or 同; only other lines can be endings, so
+    // most lines skip the comparisons with every ending word.
+    let is_move = s.starts_with(|c: char| c == '同' || digit(c).is_some());
+    for (word, kind) in KIF_ENDINGS.iter().filter(|_| !is_move) {
         if let Some(rest) = s.strip_prefix(word) {
-            kif_trailer(rest).map_err(|(o, reason)| err(word.len() + o, reason))?;
+            let time = kif_trailer(rest).map_err(|(o, reason)| err(word.len() + o, reason))?;
             let kind = kind.clone().unwrap_or(EndingKind::IllegalAction(!side));
+            let first = r.ending.is_none();
             r.end(kind, line_no, word);
+            if let (true, Some(t)) = (first, time) {
+                r.set_time(t);
+            }
             return Ok(());
         }
     }
-    for word in KIF_OTHER_ENDINGS {
+    for word in KIF_OTHER_ENDINGS.iter().filter(|_| !is_move) {
         if let Some(rest) = s.strip_prefix(word) {
-            kif_trailer(rest).map_err(|(o, reason)| err(word.len() + o, reason))?;
+            let time = kif_trailer(rest).map_err(|(o, reason)| err(word.len() + o, reason))?;
+            let first = r.ending.is_none();
             r.end(EndingKind::Other(word.to_string()), line_no, word);
+            if let (true, Some(t)) = (first, time) {
+                r.set_time(t);
+            }
             return Ok(());
         }
     }
     let col = column_of(line, at);
     r.position_for_move(line_no, col, s)?;
     let (w, used) = written_move(s, r.last_to(), false).map_err(|(o, reason)| err(o, reason))?;
-    kif_trailer(&s[used..]).map_err(|(o, reason)| err(used + o, reason))?;
+    let time = kif_trailer(&s[used..]).map_err(|(o, reason)| err(used + o, reason))?;
     let pos = r.position_for_move(line_no, col, s)?;
     if w.drop {
         if w.from.is_some() || w.promote.is_some() {
@@ -704,6 +875,9 @@ fn kif_move(
             line_no,
             None,
         );
+        if let Some(t) = time {
+            r.set_time(t);
+        }
         return Ok(());
     }
     let Some(from) = w.from else {
@@ -733,6 +907,9 @@ fn kif_move(
         line_no,
         forced,
     );
+    if let Some(t) = time {
+        r.set_time(t);
+    }
     Ok(())
 }
 
@@ -744,18 +921,22 @@ fn ki2_moves(
     lead: usize,
     r: &mut Replay,
 ) -> Result<(), RecordError> {
-    let marks: Vec<(usize, char)> = t
+    // Marks with their byte offsets and character columns, counted once, so that a long
+    // line of moves is read in linear time.
+    let lead_col = column_of(line, lead);
+    let marks: Vec<(usize, u32, char)> = t
         .char_indices()
-        .filter(|(_, c)| matches!(c, '▲' | '△' | '▽' | '▼' | '☗' | '☖'))
+        .enumerate()
+        .filter(|(_, (_, c))| matches!(c, '▲' | '△' | '▽' | '▼' | '☗' | '☖'))
+        .map(|(n, (i, c))| (i, lead_col + n as u32, c))
         .collect();
-    for (k, &(start, mark)) in marks.iter().enumerate() {
+    for (k, &(start, mark_col, mark)) in marks.iter().enumerate() {
         let end = marks.get(k + 1).map_or(t.len(), |m| m.0);
         let body_at = start + mark.len_utf8();
         let text = t[body_at..end].trim_end();
-        let at = lead + body_at;
-        let col = column_of(line, at);
+        let col = mark_col + 1;
         let err = |off: usize, reason: &str| {
-            RecordError::new(line_no, column_of(line, at + off), text, reason)
+            RecordError::new(line_no, col + column_of(text, off) - 1, text, reason)
         };
         let color = if matches!(mark, '▲' | '▼' | '☗') {
             Color::Black
@@ -778,7 +959,7 @@ fn ki2_moves(
 }
 
 /// Finds the one legal move a KI2 move describes.
-fn resolve_ki2(pos: &Position, color: Color, w: &Written) -> Result<Move, &'static str> {
+pub(crate) fn resolve_ki2(pos: &Position, color: Color, w: &Written) -> Result<Move, &'static str> {
     if w.drop {
         if w.promote.is_some() || !w.relative.is_empty() || !w.kind.is_hand_kind() {
             return Err("a drop (打) names an unpromoted piece and nothing else");

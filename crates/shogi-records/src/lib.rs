@@ -1,17 +1,23 @@
-//! Shogi game records: reading CSA, KIF, KI2 and USI `position` lines, writing CSA V3.0.
+//! Shogi game records: reading and writing CSA, KIF, KI2, JKF (json-kifu-format) and USI
+//! `position` lines.
 //!
 //! Every reader turns text into a [`Record`]: headers, the starting [`Position`], the moves in
-//! order and the recorded ending. The readers are built on `shogi-rules` and replay the moves as
-//! they read them, because several notations only make sense against a position (CSA infers
-//! promotion from the piece on the origin square, KIF's `同` names the previous destination, KI2
-//! names no origin square at all).
+//! order with their times and comments, the recorded ending, and the variations of a KIF or JKF
+//! record. [`write()`] turns a record into the bytes of any format.
+//!
+//! The readers are built on `shogi-rules` and replay the moves as they read them, because
+//! several notations only make sense against a position (CSA infers promotion from the piece on
+//! the origin square, KIF's `同` names the previous destination, KI2 names no origin square at
+//! all).
 //!
 //! Invariants:
 //! - No IO: callers pass bytes or text in. No panics on any input; every problem is a
 //!   [`RecordError`] with its line, column and token.
 //! - Nothing is dropped silently. A line the reader does not understand is an error, not a line
-//!   skipped. The only text deliberately not read is a KIF record's variations (`変化：`), see
-//!   [`read_kif`].
+//!   skipped. Move times and comments are kept; KIF variations (`変化：`) and JKF forks are read
+//!   into [`Record::variations`].
+//! - Reading takes time linear in the input, and no input larger than [`MAX_RECORD_BYTES`] is
+//!   read (an error says so), so that no file makes a reader hang or exhaust memory.
 //! - An illegal move is not a read error: it is kept as a [`RecordMove`] whose `legal` is an
 //!   `Err`, for the adjudicator to judge. The position cannot be followed past it, so a further
 //!   move line is an error ("move after an illegal move cannot be replayed"); special moves and
@@ -20,15 +26,25 @@
 mod csa;
 mod decode;
 mod error;
+mod jkf;
 mod kif;
+mod kif_write;
 mod replay;
 mod setup;
 mod usi;
+mod write;
 
-pub use csa::{read_csa, write_csa};
-pub use error::RecordError;
+pub use csa::{read_csa, read_csa_games, write_csa};
+pub use error::{RecordError, WriteError};
+pub use jkf::{read_jkf, write_jkf};
 pub use kif::{read_ki2, read_kif};
-pub use usi::read_usi;
+pub use kif_write::{write_ki2, write_kif};
+pub use usi::{read_usi, write_usi};
+pub use write::{Encoding, write};
+
+/// The largest record the readers accept, in bytes (16 MiB: some 80 times the longest real
+/// record, a 2,000-ply game with comments). A larger input is an error before any parsing.
+pub const MAX_RECORD_BYTES: usize = 16 << 20;
 
 use shogi_rules::{Color, IllegalMove, Move, Position};
 
@@ -43,6 +59,40 @@ pub enum Format {
     Ki2,
     /// A USI `position` command line.
     Usi,
+    /// JKF, the json-kifu-format of Kifu for JS and shogi web apps (`.jkf`, `.json`).
+    Jkf,
+}
+
+impl Format {
+    /// Every format, in the order the CLI lists them.
+    pub const ALL: [Format; 5] = [
+        Format::Csa,
+        Format::Kif,
+        Format::Ki2,
+        Format::Jkf,
+        Format::Usi,
+    ];
+
+    /// The format's name in lower case (`csa`, `kif`, `ki2`, `jkf`, `usi`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Csa => "csa",
+            Format::Kif => "kif",
+            Format::Ki2 => "ki2",
+            Format::Usi => "usi",
+            Format::Jkf => "jkf",
+        }
+    }
+
+    /// The usual file extension for records written in this format and `encoding` (`.kifu` for
+    /// UTF-8 KIF, `.kif` for Shift_JIS KIF, ...), without the dot.
+    pub fn extension(self, encoding: Encoding) -> &'static str {
+        match (self, encoding) {
+            (Format::Kif, Encoding::Utf8) => "kifu",
+            (Format::Ki2, Encoding::Utf8) => "ki2u",
+            (f, _) => f.name(),
+        }
+    }
 }
 
 /// A game record as read: where it started, the moves, and how it says it ended.
@@ -67,6 +117,50 @@ pub struct Record {
     /// The record's own move cap, if it states one (CSA `$MAX_MOVES`, floodgate's
     /// `'Max_Moves:`, KIF `最大手数`).
     pub max_moves: Option<u32>,
+    /// The comment before the first move (CSA `'*` lines, KIF `*` lines, JKF
+    /// `moves[0].comments`), its lines joined by `\n`.
+    pub comment: Option<String>,
+    /// Alternatives to moves of the record (KIF `変化：N手` blocks, JKF `forks`), in file order.
+    pub variations: Vec<Variation>,
+}
+
+/// An alternative line of play: from its ply on, it replaces the moves of its parent line.
+#[derive(Debug, Clone)]
+pub struct Variation {
+    /// The line it branches from: `0` for the main line, `i` for `variations[i - 1]`.
+    pub parent: usize,
+    /// The 1-based ply its first move replaces.
+    pub ply: u32,
+    /// Its moves, the first one at `ply`.
+    pub moves: Vec<RecordMove>,
+    /// Its own ending, if it states one.
+    pub ending: Option<Ending>,
+}
+
+/// Adds a comment line to `slot`: a new comment, or a line after those already there.
+pub(crate) fn add_comment(slot: &mut Option<String>, line: &str) {
+    match slot {
+        Some(c) => {
+            c.push('\n');
+            c.push_str(line);
+        }
+        None => *slot = Some(line.to_string()),
+    }
+}
+
+/// The lines of a comment (none for `None`).
+pub(crate) fn comment_lines(c: &Option<String>) -> impl Iterator<Item = &str> {
+    c.iter().flat_map(|c| c.split('\n'))
+}
+
+/// Time used for a move: on the move itself and, when the record says, in total for that side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MoveTime {
+    /// Milliseconds spent on this move (CSA `T12`, KIF `( 0:12/...)`, JKF `time.now`).
+    pub spent_ms: u64,
+    /// Milliseconds that side has used so far, this move included (KIF `/00:01:30`, JKF
+    /// `time.total`); CSA does not say it.
+    pub total_ms: Option<u64>,
 }
 
 impl Record {
@@ -76,6 +170,29 @@ impl Record {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// A record of `moves` from `start`, each checked in turn (a move after an illegal one
+    /// cannot be checked: it is kept and marked [`shogi_rules::IllegalKind::Impossible`]),
+    /// without times, comments or ending: what an export from a game log starts from. Set
+    /// `moves[i].time`, `moves[i].comment` and `ending` ([`Ending::new`]), then [`write()`].
+    /// `format` is what the record will be said to be read from.
+    pub fn from_moves(format: Format, start: Position, moves: &[Move]) -> Record {
+        let mut replay = replay::Replay::new(start);
+        for &mv in moves {
+            let color = replay.side_to_move();
+            replay.push_any(mv, color, 0);
+        }
+        Record {
+            format,
+            headers: Vec::new(),
+            start: replay.start,
+            moves: replay.moves,
+            ending: None,
+            max_moves: None,
+            comment: None,
+            variations: Vec::new(),
+        }
     }
 
     /// The position after the last move, or `None` when a move of the record is illegal (the
@@ -102,6 +219,12 @@ pub struct RecordMove {
     pub line: u32,
     /// Whether it was legal in the position reached by the moves before it.
     pub legal: Result<(), IllegalMove>,
+    /// The time it took, if the record says.
+    pub time: Option<MoveTime>,
+    /// The comment written after it (CSA `'*` lines, KIF `*` lines, JKF `comments`), its lines
+    /// joined by `\n`. One string rather than a list of lines: reading an archive allocates
+    /// once a commented move, not once a line (the archive benchmark's budget).
+    pub comment: Option<String>,
 }
 
 /// What a record's special move or result line says happened.
@@ -182,50 +305,104 @@ pub struct Ending {
     /// Its text as written (`%TORYO`, `投了`, `win`, or a KI2 `まで…` line), without time
     /// fields or comments.
     pub raw: String,
+    /// The time the ending took (KIF `投了 ( 0:05/00:10:00)`, CSA `T5` after `%TORYO`).
+    pub time: Option<MoveTime>,
+    /// The comment written after it, its lines joined by `\n`.
+    pub comment: Option<String>,
 }
 
-/// Reads a record of any supported format, chosen by the file name's extension (`.csa`,
-/// `.kif`, `.kifu`, `.ki2`, `.ki2u`, `.usi`, `.sfen`) or, failing that, by looking at the text.
-///
-/// Text encoding is detected for every format: a UTF-8 BOM or valid UTF-8 is UTF-8, otherwise
-/// Shift_JIS, otherwise EUC-JP (old CSA files).
-pub fn read_any(name_hint: &str, bytes: &[u8]) -> Result<Record, RecordError> {
-    let ext = name_hint
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
-        "csa" => read_csa(&decode::decode(bytes)?),
-        "kif" | "kifu" => read_kif(bytes),
-        "ki2" | "ki2u" => read_ki2(bytes),
-        "usi" | "sfen" => read_usi(&decode::decode(bytes)?),
-        _ => {
-            let text = decode::decode(bytes)?;
-            match sniff(&text) {
-                Some(Format::Csa) => read_csa(&text),
-                Some(Format::Kif) => read_kif(bytes),
-                Some(Format::Ki2) => read_ki2(bytes),
-                Some(Format::Usi) => read_usi(&text),
-                None => Err(RecordError::new(
-                    1,
-                    1,
-                    text.lines().next().unwrap_or(""),
-                    "cannot tell the record format (expected csa, kif, ki2 or a usi position line)",
-                )),
-            }
+impl Ending {
+    /// An ending of this kind, with no line, time or comment: for records built by hand.
+    pub fn new(kind: EndingKind) -> Ending {
+        let raw = kind.csa_special().unwrap_or_else(|| match &kind {
+            EndingKind::Other(name) => name.clone(),
+            _ => String::new(),
+        });
+        Ending {
+            kind,
+            line: 0,
+            raw,
+            time: None,
+            comment: None,
         }
     }
+}
+
+/// The format a file name's extension names (`.csa`; `.kif`, `.kifu`; `.ki2`, `.ki2u`; `.jkf`,
+/// `.json`; `.usi`, `.sfen`), if any.
+pub fn format_of_name(name: &str) -> Option<Format> {
+    let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "csa" => Format::Csa,
+        "kif" | "kifu" => Format::Kif,
+        "ki2" | "ki2u" => Format::Ki2,
+        "jkf" | "json" => Format::Jkf,
+        "usi" | "sfen" => Format::Usi,
+        _ => return None,
+    })
+}
+
+/// Reads a record of any supported format, chosen by the file name's extension (see
+/// [`format_of_name`]) or, failing that, by looking at the text.
+///
+/// Text encoding is detected for every format: a UTF-8 BOM or valid UTF-8 is UTF-8, otherwise
+/// Shift_JIS, otherwise EUC-JP (old CSA files). An empty input is an error, as is one larger
+/// than [`MAX_RECORD_BYTES`]. A CSA file of several games (separated by `/` lines) is an
+/// error here: [`read_all`] reads each of its games.
+pub fn read_any(name_hint: &str, bytes: &[u8]) -> Result<Record, RecordError> {
+    read_as(detect(name_hint, bytes)?, bytes)
+}
+
+/// Reads every game of a file: one for most formats, each game of a CSA file whose games are
+/// separated by `/` lines. Errors are per game (a CSA game's line numbers are the file's).
+pub fn read_all(name_hint: &str, bytes: &[u8]) -> Vec<Result<Record, RecordError>> {
+    match detect(name_hint, bytes) {
+        Ok(Format::Csa) => match decode::decode(bytes) {
+            Ok(text) => read_csa_games(&text),
+            Err(e) => vec![Err(e)],
+        },
+        Ok(format) => vec![read_as(format, bytes)],
+        Err(e) => vec![Err(e)],
+    }
+}
+
+/// Reads `bytes` as a record of `format` (encoding detected as for [`read_any`]).
+pub fn read_as(format: Format, bytes: &[u8]) -> Result<Record, RecordError> {
+    match format {
+        Format::Kif => read_kif(bytes),
+        Format::Ki2 => read_ki2(bytes),
+        Format::Jkf => read_jkf(bytes),
+        Format::Csa => read_csa(&decode::decode(bytes)?),
+        Format::Usi => read_usi(&decode::decode(bytes)?),
+    }
+}
+
+/// The format of a record: by its name's extension, else by its text.
+pub fn detect(name_hint: &str, bytes: &[u8]) -> Result<Format, RecordError> {
+    decode::check_size(bytes)?;
+    if let Some(f) = format_of_name(name_hint) {
+        return Ok(f);
+    }
+    let text = decode::decode(bytes)?;
+    sniff(&text).ok_or_else(|| {
+        RecordError::new(
+            1,
+            1,
+            text.lines().next().unwrap_or(""),
+            "cannot tell the record format (expected csa, kif, ki2, jkf or a usi position line)",
+        )
+    })
 }
 
 /// Guesses the format from the first lines that are not blank or comments.
 fn sniff(text: &str) -> Option<Format> {
     let mut kif_like = false;
-    for line in text
-        .lines()
-        .map(|l| l.trim_start_matches('\u{feff}').trim())
-    {
+    for line in decode::lines(text).map(|(_, l)| l.trim_start_matches('\u{feff}').trim()) {
         if line.is_empty() || line.starts_with('#') || line.starts_with('*') {
             continue;
+        }
+        if line.starts_with('{') {
+            return Some(Format::Jkf);
         }
         if line.starts_with("position ") || line.starts_with("sfen ") || line == "startpos" {
             return Some(Format::Usi);

@@ -1,6 +1,6 @@
 //! Following the moves of a record as they are read.
 
-use crate::{Ending, EndingKind, RecordError, RecordMove};
+use crate::{Ending, EndingKind, Format, MoveTime, Record, RecordError, RecordMove};
 use shogi_rules::{Color, IllegalKind, IllegalMove, Move, Position};
 
 /// The moves read so far, the position they lead to, and the ending once read.
@@ -14,6 +14,10 @@ pub(crate) struct Replay {
     pub ending: Option<Ending>,
     /// Ending lines after the first one, as `later_ending` header values (`line N: raw`).
     pub later_endings: Vec<String>,
+    /// The comment before the first move.
+    pub comment: Option<String>,
+    /// The destination of the move before the first one (a variation's parent line), for `同`.
+    pub before_to: Option<shogi_rules::Square>,
 }
 
 impl Replay {
@@ -21,11 +25,44 @@ impl Replay {
         Replay {
             pos: start.clone(),
             start,
-            moves: Vec::new(),
+            // Most games end within 160 plies: one allocation instead of six growths.
+            moves: Vec::with_capacity(160),
             broken: None,
             ending: None,
             later_endings: Vec::new(),
+            comment: None,
+            before_to: None,
         }
+    }
+
+    /// Attaches a comment to what was read last: the ending, else the last move, else the
+    /// record (a comment before the first move).
+    pub fn comment(&mut self, text: &str) {
+        let slot = match (&mut self.ending, self.moves.last_mut()) {
+            (Some(e), _) => &mut e.comment,
+            (None, Some(m)) => &mut m.comment,
+            (None, None) => &mut self.comment,
+        };
+        crate::add_comment(slot, text);
+    }
+
+    /// Sets the time of what was read last (the ending, else the last move); `false` when
+    /// nothing was read yet.
+    pub fn set_time(&mut self, time: MoveTime) -> bool {
+        match (&mut self.ending, self.moves.last_mut()) {
+            (Some(e), _) => e.time = Some(time),
+            (None, Some(m)) => m.time = Some(time),
+            (None, None) => return false,
+        }
+        true
+    }
+
+    /// Records `mv` by `color` whatever came before: checked while the position can be
+    /// followed, marked [`IllegalKind::Impossible`] after an illegal move (it cannot be checked
+    /// there).
+    pub fn push_any(&mut self, mv: Move, color: Color, line: u32) {
+        let forced = self.broken.map(|_| IllegalKind::Impossible);
+        self.push(mv, color, line, forced);
     }
 
     /// The current position, or an error naming why a move at `line` cannot be read here
@@ -70,7 +107,7 @@ impl Replay {
 
     /// The destination of the last move (for KIF/KI2 `同`).
     pub fn last_to(&self) -> Option<shogi_rules::Square> {
-        self.moves.last().map(|m| m.mv.to())
+        self.moves.last().map(|m| m.mv.to()).or(self.before_to)
     }
 
     /// Records `mv` by `color`, checking it unless `forced` already names why it is illegal.
@@ -90,6 +127,8 @@ impl Replay {
             color,
             line,
             legal,
+            time: None,
+            comment: None,
         });
     }
 
@@ -105,6 +144,8 @@ impl Replay {
             kind,
             line,
             raw: raw.to_string(),
+            time: None,
+            comment: None,
         });
     }
 
@@ -118,5 +159,30 @@ impl Replay {
         self.later_endings
             .iter()
             .map(|v| ("later_ending".to_string(), v.clone()))
+    }
+
+    /// The record read: later ending lines become `later_ending` headers after `headers`, and
+    /// the comment read before the first move follows `comment` (the one before the position).
+    pub fn into_record(
+        mut self,
+        format: Format,
+        mut headers: Vec<(String, String)>,
+        max_moves: Option<u32>,
+        mut comment: Option<String>,
+    ) -> Record {
+        headers.extend(self.later_ending_headers());
+        if let Some(c) = self.comment.take() {
+            crate::add_comment(&mut comment, &c);
+        }
+        Record {
+            format,
+            headers,
+            start: self.start,
+            moves: self.moves,
+            ending: self.ending,
+            max_moves,
+            comment,
+            variations: Vec::new(),
+        }
     }
 }

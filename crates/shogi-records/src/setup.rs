@@ -6,6 +6,65 @@ use shogi_rules::{Color, Piece, PieceKind, Position, SfenError, Square};
 /// Bits 1..=9 of [`Setup::rows_given`].
 pub(crate) const ALL_ROWS: u16 = 0b11_1111_1110;
 
+/// The standard handicaps (手合割) by KIF name, with the squares (file, rank) of White's pieces
+/// removed, the even game first.
+///
+/// Source of the removed squares: the handicap tables of tsshogi, python-shogi's KIF reader and
+/// ShogiBoardQ, which agree.
+pub(crate) const HANDICAPS: [(&str, &[(u8, u8)]); 16] = [
+    ("平手", &[]),
+    ("香落ち", &[(1, 1)]),
+    ("右香落ち", &[(9, 1)]),
+    ("角落ち", &[(2, 2)]),
+    ("飛車落ち", &[(8, 2)]),
+    ("飛香落ち", &[(8, 2), (1, 1)]),
+    ("二枚落ち", &[(8, 2), (2, 2)]),
+    ("三枚落ち", &[(8, 2), (2, 2), (1, 1)]),
+    ("四枚落ち", &[(8, 2), (2, 2), (1, 1), (9, 1)]),
+    ("五枚落ち", &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1)]),
+    ("左五枚落ち", &[(8, 2), (2, 2), (1, 1), (9, 1), (2, 1)]),
+    (
+        "六枚落ち",
+        &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1)],
+    ),
+    (
+        "左七枚落ち",
+        &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1), (3, 1)],
+    ),
+    (
+        "右七枚落ち",
+        &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1), (7, 1)],
+    ),
+    (
+        "八枚落ち",
+        &[
+            (8, 2),
+            (2, 2),
+            (1, 1),
+            (9, 1),
+            (8, 1),
+            (2, 1),
+            (3, 1),
+            (7, 1),
+        ],
+    ),
+    (
+        "十枚落ち",
+        &[
+            (8, 2),
+            (2, 2),
+            (1, 1),
+            (9, 1),
+            (8, 1),
+            (2, 1),
+            (3, 1),
+            (7, 1),
+            (4, 1),
+            (6, 1),
+        ],
+    ),
+];
+
 /// Board, hands and side to move, not yet checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Setup {
@@ -59,55 +118,13 @@ impl Setup {
 
     /// A standard handicap (手合割) by its KIF name: the even-game position without the
     /// giver's pieces, White (上手, the giver) to move. `平手` is the even game.
-    ///
-    /// Source of the removed squares: the handicap tables of tsshogi, python-shogi's KIF
-    /// reader and ShogiBoardQ, which agree.
     pub fn handicap(name: &str) -> Option<Setup> {
-        // Squares of White's pieces removed, as (file, rank).
-        let removed: &[(u8, u8)] = match name {
-            "平手" => &[],
-            "香落ち" => &[(1, 1)],
-            "右香落ち" => &[(9, 1)],
-            "角落ち" => &[(2, 2)],
-            "飛車落ち" => &[(8, 2)],
-            "飛香落ち" => &[(8, 2), (1, 1)],
-            "二枚落ち" => &[(8, 2), (2, 2)],
-            "三枚落ち" => &[(8, 2), (2, 2), (1, 1)],
-            "四枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1)],
-            "五枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1)],
-            "左五枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1), (2, 1)],
-            "六枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1)],
-            "左七枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1), (3, 1)],
-            "右七枚落ち" => &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1), (7, 1)],
-            "八枚落ち" => &[
-                (8, 2),
-                (2, 2),
-                (1, 1),
-                (9, 1),
-                (8, 1),
-                (2, 1),
-                (3, 1),
-                (7, 1),
-            ],
-            "十枚落ち" => &[
-                (8, 2),
-                (2, 2),
-                (1, 1),
-                (9, 1),
-                (8, 1),
-                (2, 1),
-                (3, 1),
-                (7, 1),
-                (4, 1),
-                (6, 1),
-            ],
-            _ => return None,
-        };
+        let (_, removed) = HANDICAPS.iter().find(|(n, _)| *n == name)?;
         let mut s = Setup::startpos();
         if !removed.is_empty() {
             s.side = Color::White;
         }
-        for &(file, rank) in removed {
+        for &(file, rank) in *removed {
             s.set(file, rank, None);
         }
         Some(s)

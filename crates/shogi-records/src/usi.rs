@@ -17,7 +17,9 @@ use shogi_rules::{Move, Position};
 /// The text must be one line (blank lines around it are allowed); the record's moves all get
 /// that line's number.
 pub fn read_usi(text: &str) -> Result<Record, RecordError> {
+    crate::decode::check_text(text)?;
     let mut found: Option<(u32, &str)> = None;
+    let columns: Vec<u32>;
     for (no, line) in crate::decode::lines(text) {
         if line.trim().is_empty() {
             continue;
@@ -36,23 +38,28 @@ pub fn read_usi(text: &str) -> Result<Record, RecordError> {
         return Err(RecordError::new(1, 1, "", "empty usi position line"));
     };
 
-    // Words with their byte offsets.
+    // Words with their byte offsets and 1-based character columns, counted as they are
+    // split, so that a line of a million moves is read in linear time.
     let mut words = Vec::new();
     let mut start = None;
-    for (i, c) in line.char_indices() {
+    for (col, (i, c)) in line.char_indices().enumerate() {
         if c.is_whitespace() {
-            if let Some(s) = start.take() {
-                words.push((s, &line[s..i]));
+            if let Some((s, sc)) = start.take() {
+                words.push((s, sc, &line[s..i]));
             }
         } else if start.is_none() {
-            start = Some(i);
+            start = Some((i, col as u32 + 1));
         }
     }
-    if let Some(s) = start {
-        words.push((s, &line[s..]));
+    if let Some((s, sc)) = start {
+        words.push((s, sc, &line[s..]));
     }
     let err = |at: usize, token: &str, reason: &str| {
         RecordError::new(line_no, column_of(line, at), token, reason)
+    };
+    let words: Vec<(usize, &str)> = {
+        columns = words.iter().map(|w| w.1).collect();
+        words.iter().map(|w| (w.0, w.2)).collect()
     };
 
     let mut i = 0;
@@ -94,8 +101,8 @@ pub fn read_usi(text: &str) -> Result<Record, RecordError> {
         }
         i += 1;
     }
-    while let Some(&(at, w)) = words.get(i) {
-        let col = column_of(line, at);
+    while let Some(&(_, w)) = words.get(i) {
+        let col = columns[i];
         let last = i + 1 == words.len();
         match w {
             "win" | "resign" if last => {
@@ -122,12 +129,37 @@ pub fn read_usi(text: &str) -> Result<Record, RecordError> {
         }
         i += 1;
     }
-    Ok(Record {
-        format: Format::Usi,
-        headers: Vec::new(),
-        start: replay.start,
-        moves: replay.moves,
-        ending: replay.ending,
-        max_moves: None,
-    })
+    Ok(replay.into_record(Format::Usi, Vec::new(), None, None))
+}
+
+/// Writes a record as a USI `position` line: `position startpos moves ...` from the even-game
+/// position, `position sfen ... moves ...` otherwise, and `win` (入玉宣言, [`EndingKind::Kachi`])
+/// or `resign` when the record ends so. USI has no times, comments, headers or other endings:
+/// they are not written.
+pub fn write_usi(record: &Record) -> String {
+    let mut out = String::with_capacity(24 + 6 * record.moves.len());
+    if record.start.same_position(&Position::startpos()) {
+        out.push_str("position startpos");
+    } else {
+        out.push_str("position sfen ");
+        out.push_str(&record.start.to_sfen());
+    }
+    let ending = match record.ending.as_ref().map(|e| &e.kind) {
+        Some(EndingKind::Kachi) => Some("win"),
+        Some(EndingKind::Resign) => Some("resign"),
+        _ => None,
+    };
+    if !record.moves.is_empty() || ending.is_some() {
+        out.push_str(" moves");
+    }
+    for m in &record.moves {
+        out.push(' ');
+        out.push_str(&m.mv.to_string());
+    }
+    if let Some(e) = ending {
+        out.push(' ');
+        out.push_str(e);
+    }
+    out.push('\n');
+    out
 }

@@ -4,7 +4,10 @@
 //! need nightly, this runs in the normal test suite.)
 
 use proptest::prelude::*;
-use shogi_records::{Record, read_any, read_csa, read_ki2, read_kif, read_usi, write_csa};
+use shogi_records::{
+    Encoding, Format, Record, read_any, read_as, read_csa, read_jkf, read_ki2, read_kif, read_usi,
+    write, write_csa,
+};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -48,6 +51,28 @@ fn round_trips(rec: &Record) {
     }
 }
 
+/// Every other writer: no panic, and what is written reads back in its format (KI2 may refuse
+/// an illegal move; it says so).
+fn writes_back(rec: &Record) {
+    for f in [Format::Kif, Format::Ki2, Format::Jkf, Format::Usi] {
+        let Ok(bytes) = write(rec, f, Encoding::Utf8) else {
+            assert_eq!(f, Format::Ki2, "only ki2 refuses a record");
+            continue;
+        };
+        let back = read_as(f, &bytes).unwrap_or_else(|e| {
+            panic!(
+                "written {} does not read back: {e}\n{}",
+                f.name(),
+                String::from_utf8_lossy(&bytes)
+            )
+        });
+        assert!(back.start.same_position(&rec.start));
+        if rec.moves.iter().all(|m| m.legal.is_ok()) {
+            assert_eq!(back.moves.len(), rec.moves.len(), "{}", f.name());
+        }
+    }
+}
+
 fn read_all_ways(name: &str, bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
     let results = [
@@ -57,9 +82,14 @@ fn read_all_ways(name: &str, bytes: &[u8]) {
         read_ki2(bytes),
         read_csa(&text),
         read_usi(&text),
+        read_jkf(bytes),
     ];
     for rec in results.iter().flatten() {
         round_trips(rec);
+    }
+    // The other writers on the record as `read_any` sees it (once, to keep the run short).
+    if let Some(rec) = results.iter().flatten().next() {
+        writes_back(rec);
     }
 }
 
