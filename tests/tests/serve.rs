@@ -147,6 +147,67 @@ async fn serve_over_nats_announces_each_verdict_once_to_a_core_subscriber() {
     }
     assert_eq!(heard.len(), picked.len(), "{heard:?}");
     assert!(heard.values().all(|&n| n == 1), "{heard:?}");
+
+    // The games exported from the bus as records, each judged again from its record to the
+    // same ending: one by id on standard output, and every finished one into a directory.
+    let one = Command::new(bin("shogi-arbiter"))
+        .args([
+            "export",
+            "--nats-url",
+            nats.url(),
+            "--format",
+            "csa",
+            "serve-0",
+        ])
+        .output()
+        .expect("run export");
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    assert!(String::from_utf8_lossy(&one.stdout).starts_with("V3.0"));
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["csa", "kif", "jkf"] {
+        let out = Command::new(bin("shogi-arbiter"))
+            .args([
+                "export",
+                "--nats-url",
+                nats.url(),
+                "--archive",
+                "--format",
+                format,
+            ])
+            .arg("--out-dir")
+            .arg(dir.path().join(format))
+            .output()
+            .expect("run export --archive");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for (i, g) in picked.iter().enumerate() {
+        let rules = shogi_proto::convert::ruleset_from_pb(Some(&g.ruleset)).unwrap();
+        for (format, ext) in [("csa", "csa"), ("kif", "kifu"), ("jkf", "jkf")] {
+            let path = dir.path().join(format).join(format!("serve-{i}.{ext}"));
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let record = shogi_records::read_any(&path.display().to_string(), &bytes)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(record.ending.is_some(), "{}: no ending", path.display());
+            let moves: Vec<_> = record.moves.iter().map(|m| m.mv).collect();
+            let played = g.moves.len() - usize::from(g.forfeit_last);
+            assert_eq!(moves.len(), played, "{}", path.display());
+            if !g.forfeit_last {
+                let judged = shogi_adjudication::judge(record.start.clone(), moves, false, &rules);
+                let code = judged.verdict.map(|v| v.code.as_str().to_owned());
+                let want = shogi_proto::convert::result_code_from_pb(g.expected.code)
+                    .map(|c| c.as_str().to_owned());
+                assert_eq!(code, want, "{}", path.display());
+            }
+        }
+    }
     let status = arbiter_tests::terminate(&mut child, DEADLINE).await;
     assert!(status.success(), "{status:?}");
 }

@@ -1,6 +1,7 @@
 //! `shogi-arbiter`: one command line for the arbiter.
 
 mod convert;
+mod export;
 mod impasse;
 mod judge;
 mod play;
@@ -121,6 +122,9 @@ enum Command {
     /// Plays moves on a running arbiter over gRPC (strict mode) and prints each answer and the
     /// verdict.
     Play(play::PlayArgs),
+    /// Writes games from the arbiter's bus (NATS) as records with their verdict's ending: by
+    /// id, or every game finished in a time range (`--archive`) before retention removes it.
+    Export(export::ExportArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -193,6 +197,13 @@ fn main() -> ExitCode {
         }
         Command::Serve(args) => serve::run(args),
         Command::Play(args) => play::run(args),
+        Command::Export(args) => export::run(args).map(|ok| {
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }),
     };
     match result {
         Ok(code) => code,

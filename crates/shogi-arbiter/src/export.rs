@@ -1,0 +1,203 @@
+//! `shogi-arbiter export`: games read from the bus (NATS JetStream), through the same replay of
+//! their logs every service uses, written as records with their verdict's ending, one game by
+//! id or, with `--archive`, every game finished in a time range, so that an operator keeps the
+//! records before the stream's retention removes the games.
+
+use crate::convert::{EncodingArg, FormatArg};
+use anyhow::{Context, bail};
+use arbiter_bus::Bus;
+use arbiter_runtime::games::Reader;
+use shogi_adjudication::{Evidence, ResultCode, Verdict};
+use shogi_proto::log::Replay;
+use shogi_records::{Encoding, Ending, EndingKind, Format, Record, write};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The reader of game logs the CLI is, as its copies set aside name it.
+static READER: Reader = Reader::new("shogi-arbiter");
+
+/// The flags of `export`.
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// NATS server URL (or several, comma-separated) of the arbiter's bus.
+    #[arg(long, env = "NATS_URL")]
+    nats_url: String,
+    /// NATS credentials and TLS (NATS_TOKEN, NATS_USER, NATS_CREDS, NATS_TLS_CA ...).
+    #[command(flatten)]
+    nats: arbiter_bus::NatsArgs,
+    /// JetStream stream of game events.
+    #[arg(long, env = "SHOGI_ARBITER_STREAM", default_value = shogi_proto::STREAM)]
+    stream: String,
+    /// The format to write.
+    #[arg(long, value_enum, default_value_t = FormatArg::Csa)]
+    format: FormatArg,
+    /// The encoding to write.
+    #[arg(long, value_enum, default_value_t = EncodingArg::Utf8)]
+    encoding: EncodingArg,
+    /// Every game whose verdict was stored in the time range (`--since`, `--until`), each
+    /// written to `--out-dir` as `<game_id>.<ext>`, instead of the games named.
+    #[arg(long, requires = "out_dir", conflicts_with = "games")]
+    archive: bool,
+    /// With `--archive`: verdicts stored at or after this time, Unix seconds (default: all).
+    #[arg(long, requires = "archive")]
+    since: Option<u64>,
+    /// With `--archive`: verdicts stored before this time, Unix seconds (default: now).
+    #[arg(long, requires = "archive")]
+    until: Option<u64>,
+    /// Writes each game to this directory as `<game_id>.<ext>` instead of standard output.
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// The games to export, by id.
+    #[arg(required_unless_present = "archive")]
+    games: Vec<String>,
+}
+
+/// Runs `export`; `false` when a game could not be exported (the others still are).
+pub fn run(args: ExportArgs) -> anyhow::Result<bool> {
+    let options = args.nats.options(&args.nats_url);
+    options.validate().context("invalid configuration")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    runtime.block_on(async {
+        let bus: Bus = Arc::new(
+            arbiter_bus::JetStreamBus::connect(
+                &options,
+                "shogi-arbiter-export",
+                &arbiter_runtime::streams::games(&args.stream, 1),
+            )
+            .await
+            .context("connect to NATS")?,
+        );
+        export(&bus, &args).await
+    })
+}
+
+async fn export(bus: &Bus, args: &ExportArgs) -> anyhow::Result<bool> {
+    let format = Format::from(args.format);
+    let encoding = match args.encoding {
+        EncodingArg::Utf8 => Encoding::Utf8,
+        EncodingArg::ShiftJis => Encoding::ShiftJis,
+    };
+    if let Some(dir) = &args.out_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("--out-dir {}", dir.display()))?;
+    }
+    let games = if args.archive {
+        finished(bus, args.since, args.until).await?
+    } else {
+        args.games.clone()
+    };
+    let mut ok = true;
+    for id in &games {
+        let written = async {
+            shogi_proto::convert::check_game_id("game_id", id)?;
+            let record = record(bus, id, format).await?;
+            Ok::<_, anyhow::Error>(write(&record, format, encoding)?)
+        }
+        .await;
+        match (written, &args.out_dir) {
+            (Ok(bytes), Some(dir)) => {
+                let path = dir.join(format!("{id}.{}", format.extension(encoding)));
+                std::fs::write(&path, bytes)
+                    .with_context(|| format!("write {}", path.display()))?;
+                eprintln!("{id}: {}", path.display());
+            }
+            (Ok(bytes), None) => std::io::stdout().lock().write_all(&bytes)?,
+            (Err(e), _) => {
+                eprintln!("shogi-arbiter export: {id}: {e:#}");
+                ok = false;
+            }
+        }
+    }
+    if args.archive {
+        eprintln!("{} finished games exported", games.len());
+    }
+    Ok(ok)
+}
+
+/// The ids of the games whose verdict the stream stored in `[since, until)` (Unix seconds), in
+/// the order it stored them.
+async fn finished(
+    bus: &Bus,
+    since: Option<u64>,
+    until: Option<u64>,
+) -> anyhow::Result<Vec<String>> {
+    let at = |secs: Option<u64>| secs.map(|s| UNIX_EPOCH + Duration::from_secs(s));
+    let (since, until) = (at(since), at(until).unwrap_or_else(SystemTime::now));
+    let mut ids = Vec::new();
+    let mut from = 1;
+    while let Some(m) = bus.next("shogi.game.*.verdict", from).await? {
+        from = m.sequence + 1;
+        let Some(t) = m.time else { continue };
+        if since.is_some_and(|s| t < s) || t >= until {
+            continue;
+        }
+        if let Some(id) = m
+            .subject
+            .strip_prefix("shogi.game.")
+            .and_then(|s| s.strip_suffix(".verdict"))
+        {
+            ids.push(id.to_owned());
+        }
+    }
+    Ok(ids)
+}
+
+/// The record of game `id`: its start, its moves and its verdict's ending.
+async fn record(bus: &Bus, id: &str, format: Format) -> anyhow::Result<Record> {
+    let Some(mut replay) = READER.load(bus, id).await? else {
+        bail!("no game {id} on the bus");
+    };
+    READER.catch_up(bus, &mut replay, None, |_, _| {}).await?;
+    Ok(to_record(&replay, format))
+}
+
+/// A game as a record: the moves played, the ending its verdict says, and a comment naming the
+/// game and the verdict with its evidence's ply.
+pub fn to_record(replay: &Replay, format: Format) -> Record {
+    let game = replay.game();
+    let moves: Vec<_> = game.moves().collect();
+    let mut record = Record::from_moves(format, game.start_position().clone(), &moves);
+    record.comment = Some(match game.verdict() {
+        Some(v) => format!(
+            "shogi-arbiter game {}: {} at ply {}",
+            replay.id(),
+            v.code.as_str(),
+            v.ply
+        ),
+        None => format!("shogi-arbiter game {}: in progress", replay.id()),
+    });
+    record.ending = game
+        .verdict()
+        .map(|v| Ending::new(ending_kind(v, game.side_to_move())));
+    record
+}
+
+/// How a record writes a verdict: the special move of the side to move at the end (CSA
+/// `%TORYO`, KIF `投了` ...), or a named ending where the formats have none.
+pub fn ending_kind(v: &Verdict, to_move: shogi_rules::Color) -> EndingKind {
+    match v.code {
+        ResultCode::Checkmate => EndingKind::Tsumi,
+        ResultCode::Repetition => EndingKind::Sennichite,
+        ResultCode::PerpetualCheck => EndingKind::OuteSennichite,
+        ResultCode::MaxMoves => EndingKind::MaxMoves,
+        ResultCode::Resignation => EndingKind::Resign,
+        ResultCode::Timeout => EndingKind::TimeUp,
+        ResultCode::Abort => EndingKind::Chudan,
+        ResultCode::Agreement => EndingKind::Jishogi,
+        // The forfeited move was not played: the side to move made it, and loses.
+        ResultCode::IllegalMove => EndingKind::IllegalMove,
+        ResultCode::Declaration => match (&v.evidence, v.winner) {
+            (_, None) => EndingKind::Jishogi,
+            (Evidence::Declaration(r), Some(w)) if w == r.declarer => EndingKind::Kachi,
+            (Evidence::Declaration(r), Some(_)) => EndingKind::IllegalAction(r.declarer),
+            (_, Some(w)) if w == to_move => EndingKind::Kachi,
+            (_, Some(_)) => EndingKind::IllegalAction(to_move),
+        },
+        ResultCode::TryRule => EndingKind::Other("TRY".into()),
+        ResultCode::NoLegalMoves => EndingKind::Other("NO_LEGAL_MOVES".into()),
+    }
+}
