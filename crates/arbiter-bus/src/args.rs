@@ -10,23 +10,27 @@ use std::path::PathBuf;
 /// How to authenticate to NATS and whether to speak TLS: `#[command(flatten)]` it.
 ///
 /// Secrets come from the environment or from files (a Kubernetes Secret mounted as a volume),
-/// never from a flag's value in a process listing: the nkey seed is read from a file only.
+/// never from a flag's value, which any user of the host can read in the process list: the
+/// token and the password are read from `NATS_TOKEN` and `NATS_PASSWORD` (or from the files
+/// `--nats-token-file`, `--nats-password-file` name), the nkey seed from a file only, and
+/// `--help` never prints their values.
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(
+    after_help = "NATS secrets: NATS_TOKEN and NATS_PASSWORD are read from the \
+environment only (or from --nats-token-file, --nats-password-file), never from a flag."
+)]
 pub struct NatsArgs {
-    /// Token to authenticate to NATS.
-    #[arg(long, env = "NATS_TOKEN", hide_env_values = true)]
-    pub nats_token: Option<String>,
-    /// User to authenticate to NATS as; needs --nats-password.
-    #[arg(long, env = "NATS_USER", requires = "nats_password")]
+    /// File holding the token to authenticate to NATS with (or the environment variable
+    /// NATS_TOKEN).
+    #[arg(long, env = "NATS_TOKEN_FILE")]
+    pub nats_token_file: Option<PathBuf>,
+    /// User to authenticate to NATS as; its password comes from NATS_PASSWORD or
+    /// --nats-password-file.
+    #[arg(long, env = "NATS_USER")]
     pub nats_user: Option<String>,
-    /// Password of --nats-user (prefer the environment variable).
-    #[arg(
-        long,
-        env = "NATS_PASSWORD",
-        hide_env_values = true,
-        requires = "nats_user"
-    )]
-    pub nats_password: Option<String>,
+    /// File holding the password of --nats-user (or the environment variable NATS_PASSWORD).
+    #[arg(long, env = "NATS_PASSWORD_FILE")]
+    pub nats_password_file: Option<PathBuf>,
     /// NATS credentials file (.creds: a user JWT and its nkey seed), for servers in operator
     /// mode.
     #[arg(long, env = "NATS_CREDS")]
@@ -61,9 +65,9 @@ impl NatsArgs {
     pub fn options(&self, url: impl Into<String>) -> NatsOptions {
         NatsOptions {
             url: url.into(),
-            token: self.nats_token.clone(),
+            token: secret("NATS_TOKEN", self.nats_token_file.as_deref()),
             user: self.nats_user.clone(),
-            password: self.nats_password.clone(),
+            password: secret("NATS_PASSWORD", self.nats_password_file.as_deref()),
             credentials_file: self.nats_creds.clone(),
             nkey_seed_file: self.nats_nkey_seed_file.clone(),
             tls: NatsTls {
@@ -74,6 +78,21 @@ impl NatsArgs {
             },
         }
     }
+}
+
+/// A secret from the environment variable `var`, or else from `file` (its content, without the
+/// final line break). An unreadable or empty file gives an empty secret, which
+/// [`NatsOptions::validate`] refuses before anything connects.
+fn secret(var: &str, file: Option<&std::path::Path>) -> Option<String> {
+    if let Some(value) = std::env::var(var).ok().filter(|v| !v.is_empty()) {
+        return Some(value);
+    }
+    let path = file?;
+    Some(
+        std::fs::read_to_string(path)
+            .map(|s| s.trim_end_matches(['\r', '\n']).to_owned())
+            .unwrap_or_default(),
+    )
 }
 
 #[cfg(test)]
@@ -89,12 +108,16 @@ mod tests {
 
     #[test]
     fn flags_fill_the_options() {
+        let dir = std::env::temp_dir().join(format!("nats-args-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pw = dir.join("password");
+        std::fs::write(&pw, "pw\n").unwrap();
         let cli = Cli::try_parse_from([
             "x",
             "--nats-user",
             "arbiter",
-            "--nats-password",
-            "pw",
+            "--nats-password-file",
+            pw.to_str().unwrap(),
             "--nats-tls-ca",
             "ca.pem",
             "--nats-tls-cert",
@@ -110,8 +133,9 @@ mod tests {
         assert_eq!(o.password.as_deref(), Some("pw"));
         assert_eq!(o.tls.ca, Some(PathBuf::from("ca.pem")));
         assert!(o.tls.required);
-        // A password without a user, a certificate without its key: refused by clap.
+        // No secret is a flag's value; a certificate without its key is refused by clap.
         assert!(Cli::try_parse_from(["x", "--nats-password", "pw"]).is_err());
+        assert!(Cli::try_parse_from(["x", "--nats-token", "t"]).is_err());
         assert!(Cli::try_parse_from(["x", "--nats-tls-cert", "c.pem"]).is_err());
     }
 }

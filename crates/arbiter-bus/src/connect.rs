@@ -178,6 +178,20 @@ impl NatsOptions {
             if let Err(e) = url.parse::<async_nats::ServerAddr>() {
                 return bad(format!("nats url {:?}: {e}", redacted(url)));
             }
+            if redacted(url) != *url {
+                return bad(format!(
+                    "nats url {:?} carries credentials, which are not used: set NATS_USER and \
+                     NATS_PASSWORD, or NATS_TOKEN, instead",
+                    redacted(url)
+                ));
+            }
+        }
+        if self.token.as_deref() == Some("") || self.password.as_deref() == Some("") {
+            return bad(
+                "nats: an empty token or password (NATS_TOKEN, NATS_PASSWORD or the file named \
+                 for it is empty or unreadable)"
+                    .into(),
+            );
         }
         let ways = [
             self.token.is_some(),

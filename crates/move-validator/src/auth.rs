@@ -57,6 +57,9 @@ impl RefusalReason {
     }
 }
 
+/// When a refusal was last logged, and how many went unlogged since.
+type LastLogged = (Option<std::time::Instant>, u64);
+
 /// The clients refused so far, by reason. Clones share the counts, so that whoever configured
 /// the service keeps a handle to read them.
 #[derive(Clone, Default)]
@@ -65,6 +68,9 @@ pub struct Refusals {
     /// The total, for [`Refusals::wait_for`]: a handshake is refused in a task of its own,
     /// after the client has seen it fail.
     total: Arc<tokio::sync::watch::Sender<u64>>,
+    /// For each reason, when a refused call was last logged and how many went unlogged since:
+    /// a client trying wrong tokens in a loop gets one line a second, not one a call.
+    logged: Arc<std::sync::Mutex<[LastLogged; 6]>>,
 }
 
 impl std::fmt::Debug for Refusals {
@@ -95,13 +101,30 @@ impl Refusals {
         let _ = changes.wait_for(|_| self.count(reason) >= n).await;
     }
 
-    /// Logs and counts one refused call.
+    /// Counts one refused call, and logs it unless one was refused for the same reason less
+    /// than a second ago (the next line says how many went unlogged).
     fn record(&self, reason: RefusalReason, peer: Option<SocketAddr>) {
         self.count_one(reason);
+        let suppressed = {
+            let mut all = self.logged.lock().unwrap_or_else(|e| e.into_inner());
+            let logged = &mut all[reason.index()];
+            let now = std::time::Instant::now();
+            if logged
+                .0
+                .is_some_and(|at| now.duration_since(at) < std::time::Duration::from_secs(1))
+            {
+                logged.1 += 1;
+                return;
+            }
+            let suppressed = logged.1;
+            *logged = (Some(now), 0);
+            suppressed
+        };
         let peer = peer.map_or_else(|| "unknown".to_owned(), |p| p.to_string());
         tracing::warn!(
             peer,
             reason = reason.as_str(),
+            not_logged_since_last = suppressed,
             "refused a call: unauthenticated"
         );
     }
@@ -182,10 +205,15 @@ impl Interceptor for BearerAuth {
         };
         let refused = match request.metadata().get("authorization") {
             None => RefusalReason::MissingToken,
-            Some(value) => match value.as_bytes().strip_prefix(b"Bearer ") {
-                None => RefusalReason::Malformed,
-                Some(given) if constant_time_eq(given, expected) => return Ok(request),
-                Some(_) => RefusalReason::WrongToken,
+            // The scheme's name is case-insensitive (RFC 6750 section 2.1, RFC 9110 11.1).
+            Some(value) => match value.as_bytes().split_at_checked(7) {
+                Some((scheme, given)) if scheme.eq_ignore_ascii_case(b"bearer ") => {
+                    if constant_time_eq(given, expected) {
+                        return Ok(request);
+                    }
+                    RefusalReason::WrongToken
+                }
+                _ => RefusalReason::Malformed,
             },
         };
         self.refusals.record(refused, request.remote_addr());
@@ -217,6 +245,13 @@ mod tests {
         req.metadata_mut()
             .insert("authorization", "Bearer s3cret".parse().unwrap());
         assert!(auth.call(req).is_ok());
+        // The scheme in any case, as RFC 6750 allows.
+        for scheme in ["bearer", "BEARER", "BeArEr"] {
+            let mut req = Request::new(());
+            req.metadata_mut()
+                .insert("authorization", format!("{scheme} s3cret").parse().unwrap());
+            assert!(auth.call(req).is_ok(), "{scheme}");
+        }
         let mut req = Request::new(());
         req.metadata_mut()
             .insert("authorization", "Bearer s3creT".parse().unwrap());

@@ -28,9 +28,11 @@ struct Args {
     /// server, 3 on a NATS cluster (at most 5).
     #[arg(long, env = "NATS_STREAM_REPLICAS", default_value_t = 1)]
     stream_replicas: usize,
-    /// Bearer token every MoveValidator call must carry; unset means no authentication.
-    #[arg(long, env = "MOVE_VALIDATOR_AUTH_TOKEN", hide_env_values = true)]
-    auth_token: Option<String>,
+    /// File holding the bearer token every MoveValidator call must carry (or the environment
+    /// variable MOVE_VALIDATOR_AUTH_TOKEN, never a flag's value); neither means no
+    /// authentication.
+    #[arg(long, env = "MOVE_VALIDATOR_AUTH_TOKEN_FILE")]
+    auth_token_file: Option<PathBuf>,
     /// Seconds in-flight calls get to finish after SIGTERM or SIGINT.
     #[arg(long, env = "MOVE_VALIDATOR_GRACE_SECS", default_value_t = 10)]
     grace_secs: u64,
@@ -82,7 +84,7 @@ async fn main() -> anyhow::Result<()> {
         nats: args.nats.options(args.nats_url),
         stream: args.stream,
         stream_replicas: args.stream_replicas,
-        auth_token: args.auth_token,
+        auth_token: auth_token(args.auth_token_file.as_deref())?,
         grace_period: Duration::from_secs(args.grace_secs),
         max_message_bytes: args.max_message_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_secs),
@@ -108,4 +110,21 @@ async fn main() -> anyhow::Result<()> {
     move_validator::run(listener, config, shutdown)
         .await
         .context("move-validator failed")
+}
+
+/// The bearer token: `MOVE_VALIDATOR_AUTH_TOKEN` from the environment (a secret is never a
+/// flag's value, which the process list shows), or the content of the file named.
+fn auth_token(file: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
+    if let Some(token) = std::env::var("MOVE_VALIDATOR_AUTH_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
+    {
+        return Ok(Some(token));
+    }
+    file.map(|path| {
+        std::fs::read_to_string(path)
+            .map(|t| t.trim_end_matches(['\r', '\n']).to_owned())
+            .with_context(|| format!("--auth-token-file {}", path.display()))
+    })
+    .transpose()
 }

@@ -95,3 +95,44 @@ fn serves_then_stops_on_sigterm() {
     assert!(exit.success(), "{exit:?}");
     assert!(saw_drain, "the drain is logged");
 }
+
+/// No secret is a flag's value (the process list shows every flag), `--help` prints no secret
+/// taken from the environment, and credentials written in the NATS URL are refused with what
+/// to set instead.
+#[test]
+fn secrets_come_from_the_environment_or_files_only() {
+    for flag in ["--auth-token", "--nats-token", "--nats-password"] {
+        let out = Command::new(BIN)
+            .args([flag, "hunter2"])
+            .output()
+            .expect("run move-validator");
+        assert!(!out.status.success(), "{flag} is accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("unexpected argument"), "{flag}: {stderr}");
+    }
+    let out = Command::new(BIN)
+        .arg("--help")
+        .env("MOVE_VALIDATOR_AUTH_TOKEN", "hunter2-token")
+        .env("NATS_TOKEN", "hunter2-nats")
+        .env("NATS_PASSWORD", "hunter2-password")
+        .output()
+        .expect("run move-validator --help");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(!help.contains("hunter2"), "{help}");
+    assert!(help.contains("MOVE_VALIDATOR_AUTH_TOKEN") && help.contains("NATS_PASSWORD"));
+    let out = Command::new(BIN)
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--nats-url",
+            "nats://arbiter:hunter2@127.0.0.1:1",
+        ])
+        .env_remove("NATS_URL")
+        .output()
+        .expect("run move-validator");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("carries credentials"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}

@@ -32,9 +32,10 @@ pub struct PlayArgs {
     /// A client-chosen game id (default: the server chooses).
     #[arg(long)]
     game_id: Option<String>,
-    /// The bearer token, when the arbiter requires one.
-    #[arg(long, env = "SHOGI_ARBITER_TOKEN")]
-    token: Option<String>,
+    /// File holding the bearer token, when the arbiter requires one (or the environment
+    /// variable SHOGI_ARBITER_TOKEN, never a flag's value, which the process list shows).
+    #[arg(long, env = "SHOGI_ARBITER_TOKEN_FILE")]
+    token_file: Option<std::path::PathBuf>,
     /// The moves, in USI (`7g7f`, `8h2b+`, `P*5e`).
     #[arg(required = true)]
     moves: Vec<String>,
@@ -95,7 +96,22 @@ pub fn run(args: PlayArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
-    let token = args.token.as_deref();
+    let token = match std::env::var("SHOGI_ARBITER_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
+    {
+        Some(t) => Some(t),
+        None => args
+            .token_file
+            .as_deref()
+            .map(|p| {
+                std::fs::read_to_string(p)
+                    .map(|t| t.trim_end_matches(['\r', '\n']).to_owned())
+                    .with_context(|| format!("--token-file {}", p.display()))
+            })
+            .transpose()?,
+    };
+    let token = token.as_deref();
     let mut client = MoveValidatorClient::connect(args.addr.clone())
         .await
         .with_context(|| format!("connecting to {}", args.addr))?;
