@@ -6,6 +6,27 @@ use shogi_rules::{Color, Piece, PieceKind, Position, SfenError, Square};
 /// Bits 1..=9 of [`Setup::rows_given`].
 pub(crate) const ALL_ROWS: u16 = 0b11_1111_1110;
 
+/// The giver's pieces in the order the customary handicaps remove them (rook, bishop, left
+/// lance, right lance, knights, silvers): 飛車落ち is the first of them, 二枚落ち the first two,
+/// up to 十枚落ち, the first ten.
+const REMOVAL_ORDER: [(u8, u8); 10] = [
+    (8, 2),
+    (2, 2),
+    (1, 1),
+    (9, 1),
+    (8, 1),
+    (2, 1),
+    (3, 1),
+    (7, 1),
+    (4, 1),
+    (6, 1),
+];
+
+/// The first `n` of [`REMOVAL_ORDER`].
+const fn first(n: usize) -> &'static [(u8, u8)] {
+    REMOVAL_ORDER.split_at(n).0
+}
+
 /// The standard handicaps (手合割) by KIF name, with the squares (file, rank) of White's pieces
 /// removed, the even game first.
 ///
@@ -16,53 +37,21 @@ pub(crate) const HANDICAPS: [(&str, &[(u8, u8)]); 16] = [
     ("香落ち", &[(1, 1)]),
     ("右香落ち", &[(9, 1)]),
     ("角落ち", &[(2, 2)]),
-    ("飛車落ち", &[(8, 2)]),
+    ("飛車落ち", first(1)),
     ("飛香落ち", &[(8, 2), (1, 1)]),
-    ("二枚落ち", &[(8, 2), (2, 2)]),
-    ("三枚落ち", &[(8, 2), (2, 2), (1, 1)]),
-    ("四枚落ち", &[(8, 2), (2, 2), (1, 1), (9, 1)]),
-    ("五枚落ち", &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1)]),
+    ("二枚落ち", first(2)),
+    ("三枚落ち", first(3)),
+    ("四枚落ち", first(4)),
+    ("五枚落ち", first(5)),
     ("左五枚落ち", &[(8, 2), (2, 2), (1, 1), (9, 1), (2, 1)]),
-    (
-        "六枚落ち",
-        &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1)],
-    ),
-    (
-        "左七枚落ち",
-        &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1), (3, 1)],
-    ),
+    ("六枚落ち", first(6)),
+    ("左七枚落ち", first(7)),
     (
         "右七枚落ち",
         &[(8, 2), (2, 2), (1, 1), (9, 1), (8, 1), (2, 1), (7, 1)],
     ),
-    (
-        "八枚落ち",
-        &[
-            (8, 2),
-            (2, 2),
-            (1, 1),
-            (9, 1),
-            (8, 1),
-            (2, 1),
-            (3, 1),
-            (7, 1),
-        ],
-    ),
-    (
-        "十枚落ち",
-        &[
-            (8, 2),
-            (2, 2),
-            (1, 1),
-            (9, 1),
-            (8, 1),
-            (2, 1),
-            (3, 1),
-            (7, 1),
-            (4, 1),
-            (6, 1),
-        ],
-    ),
+    ("八枚落ち", first(8)),
+    ("十枚落ち", first(10)),
 ];
 
 /// Board, hands and side to move, not yet checked.

@@ -8,32 +8,26 @@ use shogi_records::{
     Encoding, Format, Record, read_any, read_as, read_csa, read_jkf, read_ki2, read_kif, read_usi,
     write, write_csa,
 };
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
+mod common;
 
 /// Every corpus record as (file name, bytes).
 fn corpus() -> &'static [(String, Vec<u8>)] {
     static FILES: OnceLock<Vec<(String, Vec<u8>)>> = OnceLock::new();
     FILES.get_or_init(|| {
-        let dir = PathBuf::from(CORPUS).join("records");
-        assert!(
-            dir.is_dir(),
-            "the shared corpus is missing: expected {} (shared/corpus beside the repository)",
-            dir.display()
-        );
-        let mut out = Vec::new();
-        for cat in std::fs::read_dir(&dir).expect("records directory") {
-            let cat = cat.expect("entry").path();
-            for f in std::fs::read_dir(&cat).expect("category") {
-                let f = f.expect("entry").path();
-                let name = f.file_name().expect("name").to_string_lossy().into_owned();
-                out.push((name, std::fs::read(&f).expect("readable")));
-            }
-        }
+        let mut out: Vec<(String, Vec<u8>)> = common::corpus_files()
+            .into_iter()
+            .map(|(path, bytes)| {
+                let name = path
+                    .file_name()
+                    .expect("name")
+                    .to_string_lossy()
+                    .into_owned();
+                (name, bytes)
+            })
+            .collect();
         out.sort();
-        assert!(out.len() >= 140, "only {} corpus records", out.len());
         out
     })
 }

@@ -5,33 +5,19 @@
 
 use shogi_records::{Encoding, EndingKind, Format, Record, WriteError, read_any, read_as, write};
 use shogi_rules::{Color, Move};
-use std::path::PathBuf;
 
-const CORPUS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/corpus/records"
-);
+mod common;
 
+/// Every corpus record that reads, by path.
 fn corpus() -> Vec<(String, Record)> {
-    let dir = PathBuf::from(CORPUS);
-    assert!(
-        dir.is_dir(),
-        "the shared corpus is missing: expected {} (shared/corpus beside the repository)",
-        dir.display()
-    );
-    let mut out = Vec::new();
-    for cat in std::fs::read_dir(&dir).expect("records directory") {
-        for f in std::fs::read_dir(cat.expect("entry").path()).expect("category") {
-            let f = f.expect("entry").path();
-            let name = f.display().to_string();
-            let bytes = std::fs::read(&f).expect("readable");
-            // The one record that cannot be read is tested in corpus.rs.
-            if let Ok(rec) = read_any(&name, &bytes) {
-                out.push((name, rec));
-            }
-        }
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    // The one record that cannot be read is tested in corpus.rs.
+    let out: Vec<(String, Record)> = common::corpus_files()
+        .into_iter()
+        .filter_map(|(path, bytes)| {
+            let name = path.display().to_string();
+            read_any(&name, &bytes).ok().map(|rec| (name, rec))
+        })
+        .collect();
     assert!(out.len() >= 140, "only {} corpus records read", out.len());
     out
 }
