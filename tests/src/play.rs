@@ -178,17 +178,31 @@ pub async fn assert_one_right_verdict(bus: &arbiter_bus::Bus, prefix: &str, game
     }
 }
 
-/// A platform listening the cheapest way: a core NATS subscription to every game's republished
-/// verdict (`shogi.verdict.*`), counting what it receives per game, and the times its
-/// connection was down (a core subscriber hears nothing published while it is away).
 /// When a subscriber's connection went down, and came back if it did.
 type Away =
     std::sync::Arc<std::sync::Mutex<Vec<(std::time::SystemTime, Option<std::time::SystemTime>)>>>;
 
+/// The notices heard per game: the stream sequence each carried (`Nats-Sequence`).
+type Heard = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<Option<u64>>>>>;
+
+/// A platform listening the cheapest way: a core NATS subscription to every game's republished
+/// verdict (`shogi.verdict.*`), keeping what it receives per game (with the stream sequence the
+/// republish names in `Nats-Sequence`), and the times its connection was down (a core
+/// subscriber hears nothing published while it is away).
 #[derive(Debug, Clone)]
 pub struct VerdictSubscriber {
-    received: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    received: Heard,
     away: Away,
+}
+
+/// What [`VerdictSubscriber::check`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Heard1 {
+    /// Games stored while the subscriber was away, not heard (a core subscriber's loss).
+    pub exempt: usize,
+    /// Notices heard again with the same stored message (the same `Nats-Sequence`): a
+    /// republish repeated by a new stream leader on a cluster.
+    pub repeats: usize,
 }
 
 impl VerdictSubscriber {
@@ -199,8 +213,7 @@ impl VerdictSubscriber {
     /// When it cannot connect.
     pub async fn start(url: &str) -> VerdictSubscriber {
         use futures::StreamExt as _;
-        let received =
-            std::sync::Arc::<std::sync::Mutex<std::collections::HashMap<String, usize>>>::default();
+        let received = Heard::default();
         let away = Away::default();
         let events = away.clone();
         let urls: Vec<async_nats::ServerAddr> = url
@@ -233,7 +246,7 @@ impl VerdictSubscriber {
             .await
             .expect("subscribe");
         client.flush().await.expect("flush the subscription");
-        let counts = received.clone();
+        let heard = received.clone();
         tokio::spawn(async move {
             let _client = client;
             while let Some(m) = sub.next().await {
@@ -243,16 +256,20 @@ impl VerdictSubscriber {
                     .strip_prefix("shogi.verdict.")
                     .unwrap_or_default()
                     .to_owned();
-                *counts.lock().unwrap().entry(id).or_default() += 1;
+                let seq = m
+                    .headers
+                    .as_ref()
+                    .and_then(|h| h.get("Nats-Sequence"))
+                    .and_then(|v| v.as_str().parse().ok());
+                heard.lock().unwrap().entry(id).or_default().push(seq);
             }
         });
         VerdictSubscriber { received, away }
     }
 
-    /// Checks what the subscriber heard of games `<prefix>-<i>`: never two notices of one game,
-    /// and exactly one of every game whose verdict the bus stored while the subscriber was
-    /// connected (with a margin of a second around each time it was away). Waits up to
-    /// `deadline` for notices still on their way. Returns how many games were exempt.
+    /// Checks what the subscriber heard of games `<prefix>-<i>`, as [`Self::check`] with no
+    /// repeat allowed: exactly one notice of every game whose verdict the bus stored while the
+    /// subscriber was connected, never two. Returns how many games were exempt.
     ///
     /// # Panics
     ///
@@ -264,33 +281,72 @@ impl VerdictSubscriber {
         games: usize,
         deadline: Duration,
     ) -> usize {
+        self.check(bus, prefix, games, deadline, false).await.exempt
+    }
+
+    /// Checks what the subscriber heard of games `<prefix>-<i>`: one notice of every game whose
+    /// verdict the bus stored while the subscriber was connected (with a margin of a second
+    /// around each time it was away), carrying the stored verdict's stream sequence; with
+    /// `repeats`, a notice heard again is allowed only with that same sequence (the same stored
+    /// message, republished again), never another. Waits up to `deadline` for notices on their
+    /// way.
+    ///
+    /// # Panics
+    ///
+    /// On a game heard twice (or, with `repeats`, heard with another message than the one
+    /// stored), or not heard though stored while the subscriber was there.
+    pub async fn check(
+        &self,
+        bus: &arbiter_bus::Bus,
+        prefix: &str,
+        games: usize,
+        deadline: Duration,
+        repeats: bool,
+    ) -> Heard1 {
         let margin = Duration::from_secs(1);
-        let mut exempt = 0;
+        let mut found = Heard1 {
+            exempt: 0,
+            repeats: 0,
+        };
         let until = Instant::now() + deadline;
         for i in 0..games {
             let id = format!("{prefix}-{i}");
             let stored = bus
                 .next(&shogi_proto::subject::verdict(&id), 1)
                 .await
-                .expect("read the verdict")
-                .and_then(|m| m.time);
-            let while_away = stored.is_some_and(|t| {
+                .expect("read the verdict");
+            let stored_seq = stored.as_ref().map(|m| m.sequence);
+            let while_away = stored.and_then(|m| m.time).is_some_and(|t| {
                 self.away.lock().unwrap().iter().any(|(down, up)| {
                     let from = down.checked_sub(margin).unwrap_or(*down);
                     t >= from && up.is_none_or(|up| t <= up + margin)
                 })
             });
             loop {
-                let heard = self.received.lock().unwrap().get(&id).copied().unwrap_or(0);
+                let heard = self
+                    .received
+                    .lock()
+                    .unwrap()
+                    .get(&id)
+                    .cloned()
+                    .unwrap_or_default();
+                for seq in &heard {
+                    assert_eq!(
+                        *seq, stored_seq,
+                        "{id}: a notice of another message than the verdict stored"
+                    );
+                }
                 assert!(
-                    heard <= 1,
-                    "{id}: {heard} verdict notices on shogi.verdict.{id}"
+                    heard.len() <= 1 || repeats,
+                    "{id}: {} verdict notices on shogi.verdict.{id}",
+                    heard.len()
                 );
-                if heard == 1 {
+                if !heard.is_empty() {
+                    found.repeats += heard.len() - 1;
                     break;
                 }
                 if while_away {
-                    exempt += 1;
+                    found.exempt += 1;
                     break;
                 }
                 assert!(
@@ -300,6 +356,6 @@ impl VerdictSubscriber {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
-        exempt
+        found
     }
 }

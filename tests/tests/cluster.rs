@@ -238,10 +238,16 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
         "{durables} durable consumers: the workers did not run"
     );
     assert_one_right_verdict(&bus, "cluster", &games).await;
-    let exempt = subscriber
-        .assert_each_heard_once(&bus, "cluster", games.len(), VERDICT_DEADLINE)
+    // A stream leader that dies may leave its successor to republish a verdict the dead one
+    // had republished: the same stored message again (the same Nats-Sequence), never another.
+    let heard = subscriber
+        .check(&bus, "cluster", games.len(), VERDICT_DEADLINE, true)
         .await;
-    eprintln!("core subscriber: each verdict heard once; {exempt} stored while it was away");
+    eprintln!(
+        "core subscriber: each verdict heard, {} stored while it was away, {} republished again \
+         by the new leader (same Nats-Sequence)",
+        heard.exempt, heard.repeats
+    );
     eprintln!(
         "{} games played in {played:?} on 3 NATS nodes, node {doomed} (the stream's leader) \
          killed after {stopped_at} games; the two nodes left were healthy again {election:?} later",
