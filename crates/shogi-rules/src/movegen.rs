@@ -401,25 +401,24 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
     let them = !us;
     match mv {
         Move::Normal { from, to, promote } => {
-            // The cheap rejections first, from the mailbox.
-            let piece = pos.piece_at(from).ok_or(I::Impossible)?;
-            if piece.color != us {
+            // The cheap rejections first: an own piece on the origin, none on the destination
+            // (nor the enemy king), from the colour boards.
+            let ours = pos.pieces_by_color(us);
+            let Some(kind) = pos.kind_at(from).filter(|_| ours.contains(from)) else {
                 return Err(I::Impossible);
-            }
-            if let Some(target) = pos.piece_at(to)
-                && (target.color == us || target.kind == PieceKind::King)
-            {
+            };
+            if ours.contains(to) || pos.king_square(them) == Some(to) {
                 return Err(I::Impossible);
             }
             let occ = pos.occupied();
-            if !reaches(us, piece.kind, from, to, occ) {
+            if !reaches(us, kind, from, to, occ) {
                 return Err(I::Impossible);
             }
             if promote {
-                if !piece.kind.can_promote() || !(from.in_zone(us) || to.in_zone(us)) {
+                if !kind.can_promote() || !(from.in_zone(us) || to.in_zone(us)) {
                     return Err(I::Impossible);
                 }
-            } else if dead_zone(us, piece.kind).contains(to) {
+            } else if dead_zone(us, kind).contains(to) {
                 return Err(I::DeadPiece);
             }
             let Some(k) = pos.king_square(us) else {
@@ -427,7 +426,7 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             };
             // A captured piece no longer attacks: it is masked out of the attackers.
             let theirs_after = pos.pieces_by_color(them).without(to);
-            if piece.kind == PieceKind::King {
+            if kind == PieceKind::King {
                 return match pos.attacked_among(to, us, theirs_after, occ.without(from)) {
                     true => Err(I::LeavesKingInCheck),
                     false => Ok(()),
@@ -446,7 +445,7 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             Ok(())
         }
         Move::Drop { kind, to } => {
-            if !kind.is_hand_kind() || !pos.hand(us).has(kind) || pos.piece_at(to).is_some() {
+            if !kind.is_hand_kind() || !pos.hand(us).has(kind) || pos.occupied().contains(to) {
                 return Err(I::Impossible);
             }
             if dead_zone(us, kind).contains(to) {

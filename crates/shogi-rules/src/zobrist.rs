@@ -82,6 +82,33 @@ pub fn hand(color: Color, kind: PieceKind, count: u8) -> u64 {
     KEYS.hand[color.index()][kind.index()][count as usize]
 }
 
+/// The change of hash when the count of `kind` in `color`'s hand goes from `count` to
+/// `count + 1` (or back): the two keys XORed, from one table so that a move reads one key.
+#[inline]
+pub fn hand_step(color: Color, kind: PieceKind, count: u8) -> u64 {
+    HAND_STEP[color.index()][kind.index()][count as usize]
+}
+
+const fn make_hand_steps(keys: &Keys) -> [[[u64; 19]; 7]; 2] {
+    let mut out = [[[0; 19]; 7]; 2];
+    let mut c = 0;
+    while c < 2 {
+        let mut k = 0;
+        while k < 7 {
+            let mut n = 0;
+            while n < 18 {
+                out[c][k][n] = keys.hand[c][k][n] ^ keys.hand[c][k][n + 1];
+                n += 1;
+            }
+            k += 1;
+        }
+        c += 1;
+    }
+    out
+}
+
+static HAND_STEP: [[[u64; 19]; 7]; 2] = make_hand_steps(&make_keys());
+
 /// XORed in when White is to move.
 #[inline]
 pub fn side() -> u64 {
