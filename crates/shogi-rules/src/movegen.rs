@@ -228,7 +228,9 @@ fn pawn_files(pos: &Position, color: Color) -> Bitboard {
 
 /// Whether dropping a pawn of the side to move on `to`, which gives check, is checkmate
 /// (打ち歩詰め). The pawn stands next to the king, so the check cannot be blocked: it is mate
-/// when no defender may capture the pawn (a pinned one may not) and the king has no safe square.
+/// when the king has no safe square (taking the pawn included) and no defender may capture the
+/// pawn (a pinned one may not). The king's squares are tried first, the pawn's own first of all:
+/// a dropped pawn is most often undefended, and then the king takes it.
 fn pawn_drop_mates(pos: &Position, to: Square) -> bool {
     let us = pos.side_to_move();
     let them = !us;
@@ -236,21 +238,21 @@ fn pawn_drop_mates(pos: &Position, to: Square) -> bool {
     let Some(their_king) = pos.king_square(them) else {
         return false;
     };
-    let capturers = pos.attackers_to_occ(to, them, occ).without(their_king);
-    if capturers.any() && (capturers & !pos.pinned(them, occ)).any() {
+    // The dropped pawn is not in the bitboards; it matters only as a blocker and as a piece the
+    // king may capture, and the attack tests see it as a blocker through `occ`.
+    let occ_without_king = occ.without(their_king);
+    let ours = pos.pieces_by_color(us);
+    if !pos.attacked_among(to, them, ours, occ_without_king) {
         return false;
     }
-    // The dropped pawn is not in the bitboards; it matters only as a blocker and as a piece the
-    // king may capture, and `attackers_to_occ` below sees it as a blocker through `occ`.
-    let occ_without_king = occ.without(their_king);
-    let escapes = attacks::king(their_king) & !pos.pieces_by_color(them);
-    let ours = pos.pieces_by_color(us);
+    let escapes = attacks::king(their_king) & !pos.pieces_by_color(them) & !Bitboard::bit(to);
     for sq in escapes {
         if !pos.attacked_among(sq, them, ours, occ_without_king) {
             return false;
         }
     }
-    true
+    let capturers = pos.attackers_to_occ(to, them, occ).without(their_king);
+    !(capturers.any() && (capturers & !pos.pinned(them, occ)).any())
 }
 
 /// Hands every legal move of the side to move to `sink`.
