@@ -210,6 +210,14 @@ impl Position {
         }
     }
 
+    /// Sets what the SFEN parser reads after the board.
+    #[inline]
+    pub(crate) fn set_state(&mut self, hands: [Hand; 2], side: Color, move_number: u32) {
+        self.hands = hands;
+        self.side = side;
+        self.move_number = move_number;
+    }
+
     /// Completes a position whose pieces were put: hands and side in the hash, the checkers.
     #[inline]
     pub(crate) fn finish(&mut self) {
