@@ -336,6 +336,22 @@ const fn spread_ranks(pattern: u128) -> u128 {
     out
 }
 
+static FILE_OF: [u128; 81] = {
+    let mut t = [0u128; 81];
+    let mut i = 0;
+    while i < 81 {
+        t[i] = 0x1ff << (9 * (i / 9));
+        i += 1;
+    }
+    t
+};
+
+/// The nine squares of the file of `sq`.
+#[inline]
+pub fn file_of(sq: Square) -> Bitboard {
+    Bitboard(FILE_OF[sq.index()])
+}
+
 /// The nine squares of file `file` (1..=9).
 #[inline]
 pub fn file_mask(file: u8) -> Bitboard {

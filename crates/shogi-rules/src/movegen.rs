@@ -211,19 +211,26 @@ impl<L: PushMove> Sink for L {
     }
 }
 
-/// Files holding an unpromoted pawn of `color`, as full-file masks.
+/// Files holding an unpromoted pawn of `color`, as full-file masks, without a loop: a file is
+/// nine bits, and adding `0xff` to its low eight carries into its ninth exactly when one of them
+/// is set (the sum stays within the file); the ninth bits, brought down to each file's first
+/// square and multiplied by `0x1ff`, fill their files.
 #[inline]
 fn pawn_files(pos: &Position, color: Color) -> Bitboard {
-    let pawns = pos.pieces_of(color, PieceKind::Pawn).bits();
-    let mut files = 0u128;
-    let mut f = 0;
-    while f < 9 {
-        if (pawns >> (9 * f)) & 0x1ff != 0 {
-            files |= 0x1ffu128 << (9 * f);
+    const LOW: u128 = spread(0x0ff);
+    const HIGH: u128 = spread(0x100);
+    const fn spread(pattern: u128) -> u128 {
+        let mut out = 0;
+        let mut f = 0;
+        while f < 9 {
+            out |= pattern << (9 * f);
+            f += 1;
         }
-        f += 1;
+        out
     }
-    Bitboard(files)
+    let pawns = pos.pieces_of(color, PieceKind::Pawn).bits();
+    let nonempty = (pawns | ((pawns & LOW) + LOW)) & HIGH;
+    Bitboard((nonempty >> 8) * 0x1ff)
 }
 
 /// Whether dropping a pawn of the side to move on `to`, which gives check, is checkmate
@@ -453,7 +460,9 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             if dead_zone(us, kind).contains(to) {
                 return Err(I::DeadPiece);
             }
-            if kind == PieceKind::Pawn && pawn_files(pos, us).contains(to) {
+            if kind == PieceKind::Pawn
+                && (pos.pieces_of(us, PieceKind::Pawn) & attacks::file_of(to)).any()
+            {
                 return Err(I::TwoPawns);
             }
             if let Some(k) = pos.king_square(us) {

@@ -513,9 +513,12 @@ impl Position {
     }
 
     /// The checkers recorded by [`Position::finish`].
-    #[inline]
+    #[inline(always)]
     fn checkers_from_sfen(&self) -> Bitboard {
         let c = self.sfen_checkers;
+        if c.squares[0] == SfenCheckers::NONE {
+            return Bitboard::EMPTY;
+        }
         if c.more {
             return self.compute_checkers();
         }
