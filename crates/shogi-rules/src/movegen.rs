@@ -264,6 +264,13 @@ fn pawn_drop_mates(pos: &Position, to: Square) -> bool {
 
 /// Hands every legal move of the side to move to `sink`.
 pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
+    generate_inline(pos, sink);
+}
+
+/// The body of [`generate`], inlined where a caller compiles it with more CPU features (see
+/// [`crate::cpu`]).
+#[inline(always)]
+pub(crate) fn generate_inline<S: Sink>(pos: &Position, sink: &mut S) {
     let us = pos.side_to_move();
     let them = !us;
     let occ = pos.occupied();

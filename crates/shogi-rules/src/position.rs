@@ -1,7 +1,7 @@
 //! A position without history: board, hands, side to move, move number, hash.
 
 use crate::attacks;
-use crate::movegen::{self, Counter, MoveList};
+use crate::movegen::{self, MoveList};
 use crate::{Bitboard, Color, Hand, Move, ParseUsiError, Piece, PieceKind, Square, sfen, zobrist};
 use std::fmt;
 
@@ -574,9 +574,7 @@ impl Position {
 
     /// The number of legal moves, counted without listing them.
     pub fn count_legal_moves(&self) -> u64 {
-        let mut c = Counter(0);
-        movegen::generate(self, &mut c);
-        c.0
+        crate::cpu::count_legal_moves(self)
     }
 
     /// Whether the side to move has at least one legal move.
