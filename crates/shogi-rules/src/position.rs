@@ -617,7 +617,14 @@ impl Position {
 
     /// Plays `mv`, which the caller knows to be legal (generated here, or checked). An illegal
     /// move leaves the position in an unspecified (but memory-safe) state.
+    #[inline]
     pub fn play_unchecked(&mut self, mv: Move) {
+        self.play_inline(mv);
+    }
+
+    /// The body of [`Position::play_unchecked`], inlined into perft's loops.
+    #[inline(always)]
+    pub(crate) fn play_inline(&mut self, mv: Move) {
         let us = self.side;
         match mv {
             Move::Normal { from, to, promote } => {
@@ -631,7 +638,7 @@ impl Position {
                     let base = captured.unpromote();
                     self.by_kind[base.index()] ^= to_bb;
                     self.by_color[(!us).index()] ^= to_bb;
-                    self.hash ^= zobrist::piece_square(Piece::new(!us, captured), to)
+                    self.hash ^= zobrist::piece_square_fast(!us, captured, to)
                         ^ zobrist::hand_step(us, base, self.hands[us.index()].count_of(base));
                     self.hands[us.index()].add(base);
                 }
@@ -648,8 +655,8 @@ impl Position {
                 }
                 self.set_kind_code(from, 0);
                 self.set_kind_code(to, kind as u8 + 1);
-                self.hash ^= zobrist::piece_square(Piece::new(us, piece_kind), from)
-                    ^ zobrist::piece_square(Piece::new(us, kind), to);
+                self.hash ^= zobrist::piece_square_fast(us, piece_kind, from)
+                    ^ zobrist::piece_square_fast(us, kind, to);
                 if kind == PieceKind::King {
                     self.kings[us.index()] = Some(to);
                 }
@@ -669,8 +676,8 @@ impl Position {
                 self.by_kind[kind.index() & 7] |= b;
                 self.by_color[us.index()] |= b;
                 self.set_kind_code(to, kind as u8 + 1);
-                self.hash ^= zobrist::hand_step(us, kind, n - 1)
-                    ^ zobrist::piece_square(Piece::new(us, kind), to);
+                self.hash ^=
+                    zobrist::hand_step(us, kind, n - 1) ^ zobrist::piece_square_fast(us, kind, to);
                 self.last = Some(LastMove {
                     from: None,
                     to,
