@@ -269,6 +269,31 @@ pub fn lance_pseudo(color: Color, sq: Square) -> Bitboard {
     })
 }
 
+/// The squares from which a piece that is not a slider could attack a square next to `sq` (or
+/// `sq` itself): up to two files aside and three ranks away, the knight's reach included.
+#[inline]
+pub fn step_reach(sq: Square) -> Bitboard {
+    Bitboard(STEP_REACH[sq.index()])
+}
+
+static STEP_REACH: [u128; 81] = {
+    let mut t = [0u128; 81];
+    let mut sq = 0;
+    while sq < 81 {
+        let (f, r) = ((sq / 9) as i32, (sq % 9) as i32);
+        let mut o: i32 = 0;
+        while o < 81 {
+            let (of, or) = (o / 9, o % 9);
+            if (of - f).abs() <= 2 && (or - r).abs() <= 3 {
+                t[sq] |= 1 << o;
+            }
+            o += 1;
+        }
+        sq += 1;
+    }
+    t
+};
+
 /// Squares strictly between `a` and `b` when they share a line, else empty.
 #[inline]
 pub fn between(a: Square, b: Square) -> Bitboard {
@@ -282,7 +307,7 @@ pub fn line(a: Square, b: Square) -> Bitboard {
 }
 
 /// Squares a piece of `color` and `kind` on `sq` attacks, given the occupied squares.
-#[inline]
+#[inline(always)]
 pub fn piece(color: Color, kind: PieceKind, sq: Square, occupied: Bitboard) -> Bitboard {
     match kind {
         PieceKind::Pawn => pawn(color, sq),

@@ -284,14 +284,9 @@ pub(crate) fn generate_inline<S: Sink>(pos: &Position, sink: &mut S) {
             let checkers = pos.checkers();
             // King moves: the king itself must not block the slider it steps away from.
             let occ_without_king = occ.without(ksq);
-            let mut king_targets = Bitboard::EMPTY;
             let theirs = pos.pieces_by_color(them);
-            for to in attacks::king(ksq) & !ours {
-                if !pos.attacked_among(to, us, theirs, occ_without_king) {
-                    king_targets = king_targets.with(to);
-                }
-            }
-            sink.king(ksq, king_targets);
+            let attacked = pos.attacked_around(ksq, us, theirs, occ_without_king);
+            sink.king(ksq, attacks::king(ksq) & !ours & !attacked);
             if checkers.has_more_than_one() {
                 return;
             }
@@ -410,11 +405,14 @@ fn reaches(us: Color, kind: PieceKind, from: Square, to: Square, occ: Bitboard) 
     }
 }
 
-/// Why `mv` is illegal for the side to move, if it is.
+/// Why `mv` is illegal for the side to move, if it is. Inlined into
+/// [`Position::check_move`]; the cheap rejections and the common legal case are decided here,
+/// with few registers, and the rest (attack tests, pawn-drop mate) in functions kept out of line,
+/// so that the common paths do not pay for the rare ones' code.
+#[inline(always)]
 pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
     use IllegalKind as I;
     let us = pos.side_to_move();
-    let them = !us;
     match mv {
         Move::Normal { from, to, promote } => {
             // The cheap rejections first: an own piece on the origin, none on the destination
@@ -423,11 +421,10 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             let Some(kind) = pos.kind_at(from).filter(|_| ours.contains(from)) else {
                 return Err(I::Impossible);
             };
-            if ours.contains(to) || pos.king_square(them) == Some(to) {
+            if ours.contains(to) || pos.king_square(!us) == Some(to) {
                 return Err(I::Impossible);
             }
-            let occ = pos.occupied();
-            if !reaches(us, kind, from, to, occ) {
+            if !reaches(us, kind, from, to, pos.occupied()) {
                 return Err(I::Impossible);
             }
             if promote {
@@ -440,25 +437,15 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             let Some(k) = pos.king_square(us) else {
                 return Ok(());
             };
-            // A captured piece no longer attacks: it is masked out of the attackers.
-            let theirs_after = pos.pieces_by_color(them).without(to);
-            if kind == PieceKind::King {
-                return match pos.attacked_among(to, us, theirs_after, occ.without(from)) {
-                    true => Err(I::LeavesKingInCheck),
-                    false => Ok(()),
-                };
-            }
             // Not in check, a piece off every line through its king, or one that stays on that
             // line, cannot expose the king: the common case needs no attack test at all.
-            if !pos.checkers().any()
+            if kind != PieceKind::King
                 && (!attacks::aligned(k, from) || attacks::line(k, from).contains(to))
+                && !pos.checkers_out_of_line().any()
             {
                 return Ok(());
             }
-            if pos.attacked_among(k, us, theirs_after, occ.without(from).with(to)) {
-                return Err(I::LeavesKingInCheck);
-            }
-            Ok(())
+            check_king_safety(pos, from, to, kind, k)
         }
         Move::Drop { kind, to } => {
             if !kind.is_hand_kind() || !pos.hand(us).has(kind) || pos.occupied().contains(to) {
@@ -472,24 +459,69 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             {
                 return Err(I::TwoPawns);
             }
-            if let Some(k) = pos.king_square(us) {
-                // A drop cannot expose the king; in check it must block the only checker.
-                let checkers = pos.checkers();
-                if let Some(c) = checkers.first()
-                    && (checkers.has_more_than_one() || !attacks::between(k, c).contains(to))
-                {
-                    return Err(I::LeavesKingInCheck);
-                }
-            }
-            if kind == PieceKind::Pawn
+            // Only a pawn dropped right in front of the enemy king can be pawn-drop mate.
+            let mate_candidate = kind == PieceKind::Pawn
                 && pos
-                    .king_square(them)
-                    .is_some_and(|k| attacks::pawn(us, to).contains(k))
-                && pawn_drop_mates(pos, to)
-            {
-                return Err(I::PawnDropMate);
+                    .king_square(!us)
+                    .is_some_and(|k| attacks::pawn(us, to).contains(k));
+            if !mate_candidate && !pos.checkers_out_of_line().any() {
+                return Ok(());
             }
-            Ok(())
+            check_drop_rest(pos, to, mate_candidate)
         }
     }
+}
+
+/// The end of [`check`] for a board move that may expose its king, or a king's move.
+#[inline(never)]
+fn check_king_safety(
+    pos: &Position,
+    from: Square,
+    to: Square,
+    kind: PieceKind,
+    k: Square,
+) -> Result<(), IllegalKind> {
+    let us = pos.side_to_move();
+    if kind != PieceKind::King {
+        // In check, a move that neither captures the only checker nor blocks it leaves the king
+        // in check, with no attack test; one that does is illegal only if its piece is pinned.
+        let checkers = pos.checkers();
+        if let Some(c) = checkers.first() {
+            if checkers.has_more_than_one() || !attacks::between(k, c).with(c).contains(to) {
+                return Err(IllegalKind::LeavesKingInCheck);
+            }
+            if !attacks::aligned(k, from) || attacks::line(k, from).contains(to) {
+                return Ok(());
+            }
+        }
+    }
+    let occ = pos.occupied();
+    // A captured piece no longer attacks: it is masked out of the attackers.
+    let theirs_after = pos.pieces_by_color(!us).without(to);
+    let attacked = match kind {
+        PieceKind::King => pos.attacked_among(to, us, theirs_after, occ.without(from)),
+        _ => pos.attacked_among(k, us, theirs_after, occ.without(from).with(to)),
+    };
+    match attacked {
+        true => Err(IllegalKind::LeavesKingInCheck),
+        false => Ok(()),
+    }
+}
+
+/// The end of [`check`] for a drop while in check, or of a pawn in front of the enemy king.
+#[inline(never)]
+fn check_drop_rest(pos: &Position, to: Square, mate_candidate: bool) -> Result<(), IllegalKind> {
+    if let Some(k) = pos.king_square(pos.side_to_move()) {
+        // A drop cannot expose the king; in check it must block the only checker.
+        let checkers = pos.checkers();
+        if let Some(c) = checkers.first()
+            && (checkers.has_more_than_one() || !attacks::between(k, c).contains(to))
+        {
+            return Err(IllegalKind::LeavesKingInCheck);
+        }
+    }
+    if mate_candidate && pawn_drop_mates(pos, to) {
+        return Err(IllegalKind::PawnDropMate);
+    }
+    Ok(())
 }
