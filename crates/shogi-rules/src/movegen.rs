@@ -387,22 +387,12 @@ pub(crate) fn generate_inline<S: Sink>(pos: &Position, sink: &mut S) {
 }
 
 /// Whether a piece of `kind` on `from` reaches `to` over the board as it stands (`to` may hold
-/// an enemy piece). Sliders are checked with the between table instead of tracing rays.
-#[inline]
+/// an enemy piece): on an empty board (one table bit), and with nothing in between (empty for a
+/// step, so one rule serves every kind).
+#[inline(always)]
 fn reaches(us: Color, kind: PieceKind, from: Square, to: Square, occ: Bitboard) -> bool {
-    let clear = || (attacks::between(from, to) & occ).is_empty();
-    match kind {
-        PieceKind::Lance => attacks::lance_pseudo(us, from).contains(to) && clear(),
-        PieceKind::Bishop => attacks::bishop_pseudo(from).contains(to) && clear(),
-        PieceKind::Rook => attacks::rook_pseudo(from).contains(to) && clear(),
-        PieceKind::Horse => {
-            attacks::king(from).contains(to) || attacks::bishop_pseudo(from).contains(to) && clear()
-        }
-        PieceKind::Dragon => {
-            attacks::king(from).contains(to) || attacks::rook_pseudo(from).contains(to) && clear()
-        }
-        _ => attacks::piece(us, kind, from, occ).contains(to),
-    }
+    attacks::reaches_on_empty_board(us, kind, from, to)
+        && (attacks::between(from, to) & occ).is_empty()
 }
 
 /// Why `mv` is illegal for the side to move, if it is. Inlined into

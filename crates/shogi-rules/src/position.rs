@@ -474,6 +474,10 @@ impl Position {
         occupied: Bitboard,
     ) -> bool {
         use PieceKind as K;
+        // Attackers stand on a line through `sq` or a knight's jump from it: often none do.
+        if (attacks::attack_sources(sq) & theirs).is_empty() {
+            return false;
+        }
         let b = &self.by_kind;
         if (self.step_attackers(sq, me) & theirs).any() {
             return true;
