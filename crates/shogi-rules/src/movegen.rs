@@ -238,7 +238,18 @@ fn pawn_files(pos: &Position, color: Color) -> Bitboard {
 /// when the king has no safe square (taking the pawn included) and no defender may capture the
 /// pawn (a pinned one may not). The king's squares are tried first, the pawn's own first of all:
 /// a dropped pawn is most often undefended, and then the king takes it.
+#[inline(always)]
 fn pawn_drop_mates(pos: &Position, to: Square) -> bool {
+    // No piece of ours on a line or a knight's jump from the pawn: it is undefended and the king
+    // takes it. One table lookup, where the full test is a call.
+    if (attacks::attack_sources(to) & pos.pieces_by_color(pos.side_to_move())).is_empty() {
+        return false;
+    }
+    pawn_drop_mates_full(pos, to)
+}
+
+#[inline(never)]
+fn pawn_drop_mates_full(pos: &Position, to: Square) -> bool {
     let us = pos.side_to_move();
     let them = !us;
     let occ = pos.occupied().with(to);
