@@ -1,5 +1,11 @@
-//! One perft run (for profiling with callgrind): `perft_profile SFEN DEPTH bulk|full`.
-use shogi_rules::{PerftMode, Position, STARTPOS, perft};
+//! One perft run, for profiling with callgrind: `perft_profile SFEN DEPTH bulk|full [haitaka]`.
+//! With `haitaka`, haitaka's perft as the ratio benchmark drives it, for instruction counts of
+//! the peer on the same case.
+#[path = "../benches/peers/mod.rs"]
+mod peers;
+
+use shogi_rules::{PerftMode, STARTPOS};
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let sfen = args.get(1).map_or(STARTPOS, String::as_str);
@@ -8,6 +14,9 @@ fn main() {
         Some("full") => PerftMode::Full,
         _ => PerftMode::Bulk,
     };
-    let pos = Position::from_sfen(sfen).expect("sfen");
-    println!("{}", perft(&pos, depth, mode));
+    let nodes = match args.get(4).map(String::as_str) {
+        Some("haitaka") => peers::haitaka_perft(&peers::haitaka_board(sfen), depth, mode),
+        _ => peers::ours_perft(&peers::ours_pos(sfen), depth, mode),
+    };
+    println!("{nodes}");
 }
