@@ -16,9 +16,13 @@ use crate::movegen::{self, Counter};
 #[inline]
 pub(crate) fn count_legal_moves(pos: &Position) -> u64 {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("popcnt") {
-        // SAFETY: `count_with_popcnt` enables only `popcnt`, which the CPU has (checked just
-        // above); it is otherwise the same safe code as the portable count.
+    if std::is_x86_feature_detected!("popcnt")
+        && std::is_x86_feature_detected!("lzcnt")
+        && std::is_x86_feature_detected!("bmi1")
+    {
+        // SAFETY: `count_with_popcnt` enables `popcnt`, `lzcnt` and `bmi1` (for `tzcnt`), which
+        // the CPU has (checked just above); it is otherwise the same safe code as the portable
+        // count.
         return unsafe { count_with_popcnt(pos) };
     }
     let mut c = Counter(0);
@@ -27,7 +31,7 @@ pub(crate) fn count_legal_moves(pos: &Position) -> u64 {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
+#[target_feature(enable = "popcnt,lzcnt,bmi1")]
 fn count_with_popcnt(pos: &Position) -> u64 {
     let mut c = Counter(0);
     movegen::generate_inline(pos, &mut c);
