@@ -429,7 +429,7 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
                 return Err(I::Impossible);
             }
             if promote {
-                if !kind.can_promote() || !(from.in_zone(us) || to.in_zone(us)) {
+                if !kind.can_promote() || !(zone(us).contains(from) || zone(us).contains(to)) {
                     return Err(I::Impossible);
                 }
             } else if dead_zone(us, kind).contains(to) {
@@ -449,7 +449,10 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
             check_king_safety(pos, from, to, kind, k)
         }
         Move::Drop { kind, to } => {
-            if !kind.is_hand_kind() || !pos.hand(us).has(kind) || pos.occupied().contains(to) {
+            if !kind.is_hand_kind()
+                || pos.hand(us).count_of(kind) == 0
+                || pos.occupied().contains(to)
+            {
                 return Err(I::Impossible);
             }
             if dead_zone(us, kind).contains(to) {

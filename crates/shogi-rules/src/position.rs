@@ -661,7 +661,10 @@ impl Position {
         Move::from_usi(text)
     }
 
-    /// Checks `mv` for the side to move, naming why it is illegal.
+    /// Checks `mv` for the side to move, naming why it is illegal. Inlined where it is called
+    /// (the rare paths are calls of their own), so that a caller testing many moves pays no
+    /// call per move.
+    #[inline]
     pub fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
         movegen::check(self, mv).map_err(|kind| IllegalMove { mv, kind })
     }
