@@ -521,26 +521,27 @@ impl Position {
             let kind = kind_of_code(self.kind_code(s));
             attacked |= attacks::piece(them, kind, s, occupied);
         }
-        for s in rooks {
-            if ((attacks::rook_pseudo(s) | attacks::king(s)) & zone).any() {
-                attacked |= attacks::rook(s, occupied);
-                if self.promoted.contains(s) {
-                    attacked |= attacks::king(s);
+        // A slider reaches a square of the zone on its line when nothing stands between: a
+        // lookup per square it could reach, instead of tracing its rays.
+        let mut reach = |s: Square, line: Bitboard| {
+            for z in line & zone {
+                if (attacks::between(s, z) & occupied).is_empty() {
+                    attacked |= Bitboard::bit(z);
                 }
             }
+        };
+        for s in rooks {
+            reach(s, attacks::rook_pseudo(s));
         }
         for s in bishops {
-            if ((attacks::bishop_pseudo(s) | attacks::king(s)) & zone).any() {
-                attacked |= attacks::bishop(s, occupied);
-                if self.promoted.contains(s) {
-                    attacked |= attacks::king(s);
-                }
-            }
+            reach(s, attacks::bishop_pseudo(s));
         }
         for s in lances {
-            if (attacks::lance_pseudo(them, s) & zone).any() {
-                attacked |= attacks::lance(them, s, occupied);
-            }
+            reach(s, attacks::lance_pseudo(them, s));
+        }
+        // Dragons and horses also step like a king.
+        for s in (rooks | bishops) & self.promoted {
+            attacked |= attacks::king(s);
         }
         attacked & zone
     }
