@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Each case runs ours and the peer's code alternately, `--rounds` times (the order swapped every
-//! round), each sample repeated for at least 0.25 s; it prints one line per case:
+//! round), each sample repeated for at least 0.25 s of the thread's CPU time (read from
+//! `/proc/thread-self/schedstat`; `--wall` for the wall clock); it prints one line per case:
 //! `case ours_per_s theirs_per_s ratio`, the first two the median rates, the ratio the median of
 //! the per-round ratios (stderr adds their range). Ratios, not absolute times, are the result: the
 //! two samples of a round run back to back, under the same machine load.
@@ -36,14 +37,35 @@ fn selected(case: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| case.contains(f.as_str()))
 }
 
-/// Rate (units per second) of `f`, repeated until the sample lasts at least [`MIN_SAMPLE`].
+/// Whether samples are timed by the wall clock (`--wall`) rather than by this thread's CPU time.
+static WALL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// The CPU time this thread has run, from `/proc/thread-self/schedstat` (nanoseconds on a CPU,
+/// its first field), or `None` where there is no such file. On a machine shared with other
+/// builds, the wall clock also counts the time the thread waited for a core; the CPU time does
+/// not, so a burst of load elsewhere changes a sample much less (it still shares caches).
+fn thread_cpu_time() -> Option<Duration> {
+    if *WALL.get().unwrap_or(&false) {
+        return None;
+    }
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+/// Rate (units per second) of `f`, repeated until the sample has run at least [`MIN_SAMPLE`] of
+/// CPU time (of wall time without a per-thread CPU clock, or with `--wall`).
 fn rate(units: u64, f: &mut dyn FnMut() -> u64) -> f64 {
     let started = Instant::now();
+    let cpu_started = thread_cpu_time();
     let mut reps = 0u64;
     loop {
         std::hint::black_box(f());
         reps += 1;
-        let elapsed = started.elapsed();
+        let elapsed = match (cpu_started, thread_cpu_time()) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => started.elapsed(),
+        };
         if elapsed >= MIN_SAMPLE {
             return (units * reps) as f64 / elapsed.as_secs_f64();
         }
@@ -157,6 +179,8 @@ fn main() {
         .map(|(_, a)| a.clone())
         .collect();
     FILTERS.set(filters).expect("set once");
+    let wall = args.iter().any(|a| a == "--wall");
+    WALL.set(wall).expect("set once");
     rsshogi::board::init();
 
     if !bench {
@@ -173,7 +197,13 @@ fn main() {
     }
 
     eprintln!(
-        "# rounds {rounds}, each sample at least {MIN_SAMPLE:?}; stdout: case ours_per_s theirs_per_s ratio"
+        "# rounds {rounds}, each sample at least {MIN_SAMPLE:?} of {}; stdout: case ours_per_s \
+         theirs_per_s ratio",
+        if thread_cpu_time().is_some() {
+            "this thread's CPU time"
+        } else {
+            "wall time"
+        }
     );
     println!("# case ours_per_s theirs_per_s ratio");
     for case in &PERFT_CASES {

@@ -134,6 +134,26 @@ const fn queen_table() -> [u128; 81] {
 
 static QUEEN_PSEUDO: [u128; 81] = queen_table();
 
+/// The squares from which a piece of either colour could attack `sq` on some board: its lines
+/// and the knight's jumps to it.
+#[inline]
+pub fn attack_sources(sq: Square) -> Bitboard {
+    Bitboard(ATTACK_SOURCES[sq.index()])
+}
+
+static ATTACK_SOURCES: [u128; 81] = {
+    let queen = queen_table();
+    let black = step_table(&KNIGHT_OFFSETS, Color::Black);
+    let white = step_table(&KNIGHT_OFFSETS, Color::White);
+    let mut t = [0u128; 81];
+    let mut i = 0;
+    while i < 81 {
+        t[i] = queen[i] | black[i] | white[i];
+        i += 1;
+    }
+    t
+};
+
 /// Whether `a` and `b` share a rank, file or diagonal (one table lookup).
 #[inline]
 pub fn aligned(a: Square, b: Square) -> bool {
@@ -269,6 +289,79 @@ pub fn lance_pseudo(color: Color, sq: Square) -> Bitboard {
     })
 }
 
+/// The squares from which a piece that is not a slider could attack a square next to `sq` (or
+/// `sq` itself): up to two files aside and three ranks away, the knight's reach included.
+#[inline]
+pub fn step_reach(sq: Square) -> Bitboard {
+    Bitboard(STEP_REACH[sq.index()])
+}
+
+static STEP_REACH: [u128; 81] = {
+    let mut t = [0u128; 81];
+    let mut sq = 0;
+    while sq < 81 {
+        let (f, r) = ((sq / 9) as i32, (sq % 9) as i32);
+        let mut o: i32 = 0;
+        while o < 81 {
+            let (of, or) = (o / 9, o % 9);
+            if (of - f).abs() <= 2 && (or - r).abs() <= 3 {
+                t[sq] |= 1 << o;
+            }
+            o += 1;
+        }
+        sq += 1;
+    }
+    t
+};
+
+/// Whether a piece of `color` and `kind` on `from` reaches `to` on an empty board: one bit of a
+/// table of square pairs (bit `kind + 16 * color`), for single-move checks.
+#[inline(always)]
+pub fn reaches_on_empty_board(color: Color, kind: PieceKind, from: Square, to: Square) -> bool {
+    REACH[from.index()][to.index()] >> (kind as u32 + 16 * color as u32) & 1 != 0
+}
+
+static REACH: [[u32; 81]; 81] = {
+    let mut t = [[0u32; 81]; 81];
+    let mut c = 0;
+    while c < 2 {
+        let color = if c == 0 { Color::Black } else { Color::White };
+        let mut k = 0;
+        while k < 14 {
+            let kind = PieceKind::ALL[k];
+            let mut from = 0;
+            while from < 81 {
+                let reach = match kind {
+                    PieceKind::Pawn => PAWN[c][from],
+                    PieceKind::Knight => KNIGHT[c][from],
+                    PieceKind::Silver => SILVER[c][from],
+                    PieceKind::King => KING[from],
+                    PieceKind::Lance => match color {
+                        Color::Black => RAYS[UP][from],
+                        Color::White => RAYS[DOWN][from],
+                    },
+                    PieceKind::Bishop => BISHOP_PSEUDO[from],
+                    PieceKind::Rook => ROOK_PSEUDO[from],
+                    PieceKind::Horse => BISHOP_PSEUDO[from] | KING[from],
+                    PieceKind::Dragon => ROOK_PSEUDO[from] | KING[from],
+                    _ => GOLD[c][from],
+                };
+                let mut to = 0;
+                while to < 81 {
+                    if reach >> to & 1 != 0 {
+                        t[from][to] |= 1 << (k + 16 * c);
+                    }
+                    to += 1;
+                }
+                from += 1;
+            }
+            k += 1;
+        }
+        c += 1;
+    }
+    t
+};
+
 /// Squares strictly between `a` and `b` when they share a line, else empty.
 #[inline]
 pub fn between(a: Square, b: Square) -> Bitboard {
@@ -282,7 +375,7 @@ pub fn line(a: Square, b: Square) -> Bitboard {
 }
 
 /// Squares a piece of `color` and `kind` on `sq` attacks, given the occupied squares.
-#[inline]
+#[inline(always)]
 pub fn piece(color: Color, kind: PieceKind, sq: Square, occupied: Bitboard) -> Bitboard {
     match kind {
         PieceKind::Pawn => pawn(color, sq),
@@ -334,6 +427,22 @@ const fn spread_ranks(pattern: u128) -> u128 {
         f += 1;
     }
     out
+}
+
+static FILE_OF: [u128; 81] = {
+    let mut t = [0u128; 81];
+    let mut i = 0;
+    while i < 81 {
+        t[i] = 0x1ff << (9 * (i / 9));
+        i += 1;
+    }
+    t
+};
+
+/// The nine squares of the file of `sq`.
+#[inline]
+pub fn file_of(sq: Square) -> Bitboard {
+    Bitboard(FILE_OF[sq.index()])
 }
 
 /// The nine squares of file `file` (1..=9).

@@ -10,8 +10,10 @@ use std::fmt;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Hand(u32);
 
-const SHIFT: [u32; 7] = [0, 5, 10, 15, 20, 25, 30];
-const MASK: [u32; 7] = [31, 7, 7, 7, 7, 3, 3];
+// Eight entries, indexed by `kind & 7`, so that no bounds check is needed (the eighth, the king,
+// is never held).
+const SHIFT: [u32; 8] = [0, 5, 10, 15, 20, 25, 30, 0];
+const MASK: [u32; 8] = [31, 7, 7, 7, 7, 3, 3, 0];
 
 impl Hand {
     /// An empty hand.
@@ -20,7 +22,7 @@ impl Hand {
     #[inline]
     const fn slot(kind: PieceKind) -> usize {
         debug_assert!(kind.is_hand_kind());
-        kind as usize
+        kind as usize & 7
     }
 
     /// How many pieces of `kind` (an unpromoted hand kind) the hand holds; 0 for other kinds.
@@ -29,6 +31,12 @@ impl Hand {
         if !kind.is_hand_kind() {
             return 0;
         }
+        self.count_of(kind)
+    }
+
+    /// [`Hand::count`] of a kind the caller knows to be a hand kind.
+    #[inline(always)]
+    pub(crate) const fn count_of(self, kind: PieceKind) -> u8 {
         let i = Self::slot(kind);
         ((self.0 >> SHIFT[i]) & MASK[i]) as u8
     }

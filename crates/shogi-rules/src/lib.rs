@@ -12,6 +12,7 @@
 pub mod attacks;
 mod bitboard;
 mod color;
+mod cpu;
 mod hand;
 mod movegen;
 mod moves;

@@ -211,50 +211,77 @@ impl<L: PushMove> Sink for L {
     }
 }
 
-/// Files holding an unpromoted pawn of `color`, as full-file masks.
+/// Files holding an unpromoted pawn of `color`, as full-file masks, without a loop: a file is
+/// nine bits, and adding `0xff` to its low eight carries into its ninth exactly when one of them
+/// is set (the sum stays within the file); the ninth bits, brought down to each file's first
+/// square and multiplied by `0x1ff`, fill their files.
 #[inline]
 fn pawn_files(pos: &Position, color: Color) -> Bitboard {
-    let pawns = pos.pieces_of(color, PieceKind::Pawn).bits();
-    let mut files = 0u128;
-    let mut f = 0;
-    while f < 9 {
-        if (pawns >> (9 * f)) & 0x1ff != 0 {
-            files |= 0x1ffu128 << (9 * f);
+    const LOW: u128 = spread(0x0ff);
+    const HIGH: u128 = spread(0x100);
+    const fn spread(pattern: u128) -> u128 {
+        let mut out = 0;
+        let mut f = 0;
+        while f < 9 {
+            out |= pattern << (9 * f);
+            f += 1;
         }
-        f += 1;
+        out
     }
-    Bitboard(files)
+    let pawns = pos.pieces_of(color, PieceKind::Pawn).bits();
+    let nonempty = (pawns | ((pawns & LOW) + LOW)) & HIGH;
+    Bitboard((nonempty >> 8) * 0x1ff)
 }
 
 /// Whether dropping a pawn of the side to move on `to`, which gives check, is checkmate
 /// (打ち歩詰め). The pawn stands next to the king, so the check cannot be blocked: it is mate
-/// when no defender may capture the pawn (a pinned one may not) and the king has no safe square.
+/// when the king has no safe square (taking the pawn included) and no defender may capture the
+/// pawn (a pinned one may not). The king's squares are tried first, the pawn's own first of all:
+/// a dropped pawn is most often undefended, and then the king takes it.
+#[inline(always)]
 fn pawn_drop_mates(pos: &Position, to: Square) -> bool {
+    // No piece of ours on a line or a knight's jump from the pawn: it is undefended and the king
+    // takes it. One table lookup, where the full test is a call.
+    if (attacks::attack_sources(to) & pos.pieces_by_color(pos.side_to_move())).is_empty() {
+        return false;
+    }
+    pawn_drop_mates_full(pos, to)
+}
+
+#[inline(never)]
+fn pawn_drop_mates_full(pos: &Position, to: Square) -> bool {
     let us = pos.side_to_move();
     let them = !us;
     let occ = pos.occupied().with(to);
     let Some(their_king) = pos.king_square(them) else {
         return false;
     };
-    let capturers = pos.attackers_to_occ(to, them, occ).without(their_king);
-    if capturers.any() && (capturers & !pos.pinned(them, occ)).any() {
+    // The dropped pawn is not in the bitboards; it matters only as a blocker and as a piece the
+    // king may capture, and the attack tests see it as a blocker through `occ`.
+    let occ_without_king = occ.without(their_king);
+    let ours = pos.pieces_by_color(us);
+    if !pos.attacked_among(to, them, ours, occ_without_king) {
         return false;
     }
-    // The dropped pawn is not in the bitboards; it matters only as a blocker and as a piece the
-    // king may capture, and `attackers_to_occ` below sees it as a blocker through `occ`.
-    let occ_without_king = occ.without(their_king);
-    let escapes = attacks::king(their_king) & !pos.pieces_by_color(them);
-    let ours = pos.pieces_by_color(us);
+    let escapes = attacks::king(their_king) & !pos.pieces_by_color(them) & !Bitboard::bit(to);
     for sq in escapes {
         if !pos.attacked_among(sq, them, ours, occ_without_king) {
             return false;
         }
     }
-    true
+    let capturers = pos.attackers_to_occ(to, them, occ).without(their_king);
+    !(capturers.any() && (capturers & !pos.pinned(them, occ)).any())
 }
 
 /// Hands every legal move of the side to move to `sink`.
 pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
+    generate_inline(pos, sink);
+}
+
+/// The body of [`generate`], inlined where a caller compiles it with more CPU features (see
+/// [`crate::cpu`]).
+#[inline(always)]
+pub(crate) fn generate_inline<S: Sink>(pos: &Position, sink: &mut S) {
     let us = pos.side_to_move();
     let them = !us;
     let occ = pos.occupied();
@@ -268,14 +295,9 @@ pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
             let checkers = pos.checkers();
             // King moves: the king itself must not block the slider it steps away from.
             let occ_without_king = occ.without(ksq);
-            let mut king_targets = Bitboard::EMPTY;
             let theirs = pos.pieces_by_color(them);
-            for to in attacks::king(ksq) & !ours {
-                if !pos.attacked_among(to, us, theirs, occ_without_king) {
-                    king_targets = king_targets.with(to);
-                }
-            }
-            sink.king(ksq, king_targets);
+            let attacked = pos.attacked_around(ksq, us, theirs, occ_without_king);
+            sink.king(ksq, attacks::king(ksq) & !ours & !attacked);
             if checkers.has_more_than_one() {
                 return;
             }
@@ -376,103 +398,134 @@ pub(crate) fn generate<S: Sink>(pos: &Position, sink: &mut S) {
 }
 
 /// Whether a piece of `kind` on `from` reaches `to` over the board as it stands (`to` may hold
-/// an enemy piece). Sliders are checked with the between table instead of tracing rays.
-#[inline]
+/// an enemy piece): on an empty board (one table bit), and with nothing in between (empty for a
+/// step, so one rule serves every kind).
+#[inline(always)]
 fn reaches(us: Color, kind: PieceKind, from: Square, to: Square, occ: Bitboard) -> bool {
-    let clear = || (attacks::between(from, to) & occ).is_empty();
-    match kind {
-        PieceKind::Lance => attacks::lance_pseudo(us, from).contains(to) && clear(),
-        PieceKind::Bishop => attacks::bishop_pseudo(from).contains(to) && clear(),
-        PieceKind::Rook => attacks::rook_pseudo(from).contains(to) && clear(),
-        PieceKind::Horse => {
-            attacks::king(from).contains(to) || attacks::bishop_pseudo(from).contains(to) && clear()
-        }
-        PieceKind::Dragon => {
-            attacks::king(from).contains(to) || attacks::rook_pseudo(from).contains(to) && clear()
-        }
-        _ => attacks::piece(us, kind, from, occ).contains(to),
-    }
+    attacks::reaches_on_empty_board(us, kind, from, to)
+        && (attacks::between(from, to) & occ).is_empty()
 }
 
-/// Why `mv` is illegal for the side to move, if it is.
+/// Why `mv` is illegal for the side to move, if it is. Inlined into
+/// [`Position::check_move`]; the cheap rejections and the common legal case are decided here,
+/// with few registers, and the rest (attack tests, pawn-drop mate) in functions kept out of line,
+/// so that the common paths do not pay for the rare ones' code.
+#[inline(always)]
 pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
     use IllegalKind as I;
     let us = pos.side_to_move();
-    let them = !us;
     match mv {
         Move::Normal { from, to, promote } => {
-            // The cheap rejections first, from the mailbox.
-            let piece = pos.piece_at(from).ok_or(I::Impossible)?;
-            if piece.color != us {
+            // The cheap rejections first: an own piece on the origin, none on the destination
+            // (nor the enemy king), from the colour boards.
+            let ours = pos.pieces_by_color(us);
+            let Some(kind) = pos.kind_at(from).filter(|_| ours.contains(from)) else {
+                return Err(I::Impossible);
+            };
+            if ours.contains(to) || pos.king_square(!us) == Some(to) {
                 return Err(I::Impossible);
             }
-            if let Some(target) = pos.piece_at(to)
-                && (target.color == us || target.kind == PieceKind::King)
-            {
-                return Err(I::Impossible);
-            }
-            let occ = pos.occupied();
-            if !reaches(us, piece.kind, from, to, occ) {
+            if !reaches(us, kind, from, to, pos.occupied()) {
                 return Err(I::Impossible);
             }
             if promote {
-                if !piece.kind.can_promote() || !(from.in_zone(us) || to.in_zone(us)) {
+                if !kind.can_promote() || !(zone(us).contains(from) || zone(us).contains(to)) {
                     return Err(I::Impossible);
                 }
-            } else if dead_zone(us, piece.kind).contains(to) {
+            } else if dead_zone(us, kind).contains(to) {
                 return Err(I::DeadPiece);
             }
             let Some(k) = pos.king_square(us) else {
                 return Ok(());
             };
-            // A captured piece no longer attacks: it is masked out of the attackers.
-            let theirs_after = pos.pieces_by_color(them).without(to);
-            if piece.kind == PieceKind::King {
-                return match pos.attacked_among(to, us, theirs_after, occ.without(from)) {
-                    true => Err(I::LeavesKingInCheck),
-                    false => Ok(()),
-                };
-            }
             // Not in check, a piece off every line through its king, or one that stays on that
             // line, cannot expose the king: the common case needs no attack test at all.
-            if !pos.checkers().any()
+            if kind != PieceKind::King
                 && (!attacks::aligned(k, from) || attacks::line(k, from).contains(to))
+                && !pos.checkers_out_of_line().any()
             {
                 return Ok(());
             }
-            if pos.attacked_among(k, us, theirs_after, occ.without(from).with(to)) {
-                return Err(I::LeavesKingInCheck);
-            }
-            Ok(())
+            check_king_safety(pos, from, to, kind, k)
         }
         Move::Drop { kind, to } => {
-            if !kind.is_hand_kind() || !pos.hand(us).has(kind) || pos.piece_at(to).is_some() {
+            if !kind.is_hand_kind()
+                || pos.hand(us).count_of(kind) == 0
+                || pos.occupied().contains(to)
+            {
                 return Err(I::Impossible);
             }
             if dead_zone(us, kind).contains(to) {
                 return Err(I::DeadPiece);
             }
-            if kind == PieceKind::Pawn && pawn_files(pos, us).contains(to) {
+            if kind == PieceKind::Pawn
+                && (pos.pieces_of(us, PieceKind::Pawn) & attacks::file_of(to)).any()
+            {
                 return Err(I::TwoPawns);
             }
-            if let Some(k) = pos.king_square(us) {
-                // A drop cannot expose the king; in check it must block the only checker.
-                let checkers = pos.checkers();
-                if let Some(c) = checkers.first()
-                    && (checkers.has_more_than_one() || !attacks::between(k, c).contains(to))
-                {
-                    return Err(I::LeavesKingInCheck);
-                }
-            }
-            if kind == PieceKind::Pawn
+            // Only a pawn dropped right in front of the enemy king can be pawn-drop mate.
+            let mate_candidate = kind == PieceKind::Pawn
                 && pos
-                    .king_square(them)
-                    .is_some_and(|k| attacks::pawn(us, to).contains(k))
-                && pawn_drop_mates(pos, to)
-            {
-                return Err(I::PawnDropMate);
+                    .king_square(!us)
+                    .is_some_and(|k| attacks::pawn(us, to).contains(k));
+            if !mate_candidate && !pos.checkers_out_of_line().any() {
+                return Ok(());
             }
-            Ok(())
+            check_drop_rest(pos, to, mate_candidate)
         }
     }
+}
+
+/// The end of [`check`] for a board move that may expose its king, or a king's move.
+#[inline(never)]
+fn check_king_safety(
+    pos: &Position,
+    from: Square,
+    to: Square,
+    kind: PieceKind,
+    k: Square,
+) -> Result<(), IllegalKind> {
+    let us = pos.side_to_move();
+    if kind != PieceKind::King {
+        // In check, a move that neither captures the only checker nor blocks it leaves the king
+        // in check, with no attack test; one that does is illegal only if its piece is pinned.
+        let checkers = pos.checkers();
+        if let Some(c) = checkers.first() {
+            if checkers.has_more_than_one() || !attacks::between(k, c).with(c).contains(to) {
+                return Err(IllegalKind::LeavesKingInCheck);
+            }
+            if !attacks::aligned(k, from) || attacks::line(k, from).contains(to) {
+                return Ok(());
+            }
+        }
+    }
+    let occ = pos.occupied();
+    // A captured piece no longer attacks: it is masked out of the attackers.
+    let theirs_after = pos.pieces_by_color(!us).without(to);
+    let attacked = match kind {
+        PieceKind::King => pos.attacked_among(to, us, theirs_after, occ.without(from)),
+        _ => pos.attacked_among(k, us, theirs_after, occ.without(from).with(to)),
+    };
+    match attacked {
+        true => Err(IllegalKind::LeavesKingInCheck),
+        false => Ok(()),
+    }
+}
+
+/// The end of [`check`] for a drop while in check, or of a pawn in front of the enemy king.
+#[inline(never)]
+fn check_drop_rest(pos: &Position, to: Square, mate_candidate: bool) -> Result<(), IllegalKind> {
+    if let Some(k) = pos.king_square(pos.side_to_move()) {
+        // A drop cannot expose the king; in check it must block the only checker.
+        let checkers = pos.checkers();
+        if let Some(c) = checkers.first()
+            && (checkers.has_more_than_one() || !attacks::between(k, c).contains(to))
+        {
+            return Err(IllegalKind::LeavesKingInCheck);
+        }
+    }
+    if mate_candidate && pawn_drop_mates(pos, to) {
+        return Err(IllegalKind::PawnDropMate);
+    }
+    Ok(())
 }

@@ -31,7 +31,7 @@ fn count(pos: &Position, depth: u32, mode: PerftMode, buffers: &mut [Vec<Move>])
     if depth == 1 {
         for &mv in moves.iter() {
             let mut child = pos.clone();
-            child.play_unchecked(mv);
+            child.play_inline(mv);
             std::hint::black_box(child.hash());
         }
         return moves.len() as u64;
@@ -39,7 +39,7 @@ fn count(pos: &Position, depth: u32, mode: PerftMode, buffers: &mut [Vec<Move>])
     let mut n = 0;
     for &mv in moves.iter() {
         let mut child = pos.clone();
-        child.play_unchecked(mv);
+        child.play_inline(mv);
         n += count(&child, depth - 1, mode, rest);
     }
     n
@@ -54,7 +54,7 @@ pub fn divide(pos: &Position, depth: u32, mode: PerftMode) -> Vec<(Move, u64)> {
         .iter()
         .map(|&mv| {
             let mut child = pos.clone();
-            child.play_unchecked(mv);
+            child.play_inline(mv);
             (mv, perft(&child, depth - 1, mode))
         })
         .collect()

@@ -1,7 +1,7 @@
 //! A position without history: board, hands, side to move, move number, hash.
 
 use crate::attacks;
-use crate::movegen::{self, Counter, MoveList};
+use crate::movegen::{self, MoveList};
 use crate::{Bitboard, Color, Hand, Move, ParseUsiError, Piece, PieceKind, Square, sfen, zobrist};
 use std::fmt;
 
@@ -84,30 +84,58 @@ pub struct IllegalMove {
 /// king's square is generated or accepted (`impossible`); see [`Position::opponent_in_check`].
 #[derive(Clone)]
 pub struct Position {
-    by_kind: [Bitboard; 14],
+    /// The squares of each unpromoted kind, pawn to king; a promoted piece stands in the board of
+    /// its unpromoted kind and in `promoted`. Nine boards instead of fourteen keep the position
+    /// within 256 bytes, which is what a copy costs in perft's full mode (a `memcpy` of up to
+    /// 256 bytes is straight-line code, beyond that a loop).
+    by_kind: [Bitboard; 8],
+    promoted: Bitboard,
     by_color: [Bitboard; 2],
-    board: [u8; 81],
-    hands: [Hand; 2],
     hash: u64,
-    /// The pieces checking the side to move of a position built from SFEN; after a move,
-    /// `last` tells how to find them (see [`Position::checkers`]).
-    checkers: Bitboard,
+    hands: [Hand; 2],
+    /// The kind on each square as a nibble (kind + 1, 0 for an empty square), two squares a byte;
+    /// the colour is read from `by_color`.
+    kinds: [u8; 41],
+    kings: [Option<Square>; 2],
+    /// The pieces checking the side to move of a position built from SFEN, packed (see
+    /// [`SfenCheckers`]); after a move, `last` tells how to find them (see
+    /// [`Position::checkers`]).
+    sfen_checkers: SfenCheckers,
     /// The last move played here: origin (none for a drop), destination and the kind standing
     /// there now. Recording it is all `play_unchecked` does about checks, so that a leaf nobody
     /// asks about costs nothing.
     last: Option<LastMove>,
-    kings: [Option<Square>; 2],
     side: Color,
     move_number: u32,
 }
 
-const EMPTY_SQ: u8 = 0;
+/// Up to two checkers' squares (`NONE` where absent); a position built from SFEN with more (a
+/// problem position) has them recomputed on demand. Three bytes instead of a 16-byte board.
+#[derive(Clone, Copy)]
+struct SfenCheckers {
+    squares: [u8; 2],
+    more: bool,
+}
 
-/// A piece's byte in the mailbox: kind + 1 in the low four bits, 16 for White, so that reading it
-/// back is a mask and a test (0 is an empty square).
-#[inline]
-const fn mailbox_code(p: Piece) -> u8 {
-    (p.kind as u8 + 1) | (p.color as u8) << 4
+impl SfenCheckers {
+    const NONE: u8 = u8::MAX;
+}
+
+/// The kind of a nibble of [`Position::kinds`] (not 0): a table of sixteen, so that no bounds
+/// check or arithmetic is needed.
+#[inline(always)]
+fn kind_of_code(code: u8) -> PieceKind {
+    debug_assert!((1..=14).contains(&code));
+    const KINDS: [PieceKind; 16] = {
+        let mut t = [PieceKind::Pawn; 16];
+        let mut i = 0;
+        while i < 14 {
+            t[i + 1] = PieceKind::ALL[i];
+            i += 1;
+        }
+        t
+    };
+    KINDS[code as usize & 15]
 }
 
 /// The last move played on a position, enough to find the checks it gave.
@@ -151,37 +179,68 @@ impl Position {
         side: Color,
         move_number: u32,
     ) -> Position {
-        let mut pos = Position {
-            by_kind: [Bitboard::EMPTY; 14],
-            by_color: [Bitboard::EMPTY; 2],
-            board: [EMPTY_SQ; 81],
-            hands,
-            hash: 0,
-            checkers: Bitboard::EMPTY,
-            last: None,
-            kings: [None; 2],
-            side,
-            move_number,
-        };
+        let mut pos = Position::empty(hands, side, move_number);
         for (i, slot) in squares.iter().enumerate() {
             if let Some(p) = *slot {
-                let sq = Square::from_index_unchecked(i as u8);
-                pos.put(p, sq);
-                if p.kind == PieceKind::King {
-                    pos.kings[p.color.index()] = Some(sq);
+                pos.put(p, Square::from_index_unchecked(i as u8));
+            }
+        }
+        pos.finish();
+        pos
+    }
+
+    /// A board without pieces (the SFEN parser puts them, then calls [`Position::finish`]).
+    #[inline]
+    pub(crate) fn empty(hands: [Hand; 2], side: Color, move_number: u32) -> Position {
+        Position {
+            by_kind: [Bitboard::EMPTY; 8],
+            promoted: Bitboard::EMPTY,
+            by_color: [Bitboard::EMPTY; 2],
+            hash: 0,
+            hands,
+            kinds: [0; 41],
+            kings: [None; 2],
+            sfen_checkers: SfenCheckers {
+                squares: [SfenCheckers::NONE; 2],
+                more: false,
+            },
+            last: None,
+            side,
+            move_number,
+        }
+    }
+
+    /// Sets what the SFEN parser reads after the board.
+    #[inline]
+    pub(crate) fn set_state(&mut self, hands: [Hand; 2], side: Color, move_number: u32) {
+        self.hands = hands;
+        self.side = side;
+        self.move_number = move_number;
+    }
+
+    /// Completes a position whose pieces were put: hands and side in the hash, the checkers.
+    #[inline]
+    pub(crate) fn finish(&mut self) {
+        for color in Color::ALL {
+            let hand = self.hands[color.index()];
+            if !hand.is_empty() {
+                for kind in PieceKind::HAND {
+                    self.hash ^= zobrist::hand(color, kind, hand.count(kind));
                 }
             }
         }
-        for color in Color::ALL {
-            for kind in PieceKind::HAND {
-                pos.hash ^= zobrist::hand(color, kind, hands[color.index()].count(kind));
-            }
+        if self.side == Color::White {
+            self.hash ^= zobrist::side();
         }
-        if side == Color::White {
-            pos.hash ^= zobrist::side();
-        }
-        pos.checkers = pos.compute_checkers();
-        pos
+        let checkers = self.compute_checkers();
+        let mut it = checkers;
+        self.sfen_checkers = SfenCheckers {
+            squares: [
+                it.next().map_or(SfenCheckers::NONE, |s| s.index() as u8),
+                it.next().map_or(SfenCheckers::NONE, |s| s.index() as u8),
+            ],
+            more: it.next().is_some(),
+        };
     }
 
     /// The pieces checking the side to move, computed from scratch.
@@ -192,13 +251,54 @@ impl Position {
         }
     }
 
+    /// Puts `p` on the empty square `sq`.
     #[inline]
-    fn put(&mut self, p: Piece, sq: Square) {
-        let b = Bitboard::from_square(sq);
-        self.by_kind[p.kind.index()] |= b;
+    pub(crate) fn put(&mut self, p: Piece, sq: Square) {
+        let b = Bitboard::bit(sq);
+        self.by_kind[p.kind.unpromote().index()] |= b;
+        if p.kind.is_promoted() {
+            self.promoted |= b;
+        }
         self.by_color[p.color.index()] |= b;
-        self.board[sq.index()] = mailbox_code(p);
+        self.set_kind_code(sq, p.kind as u8 + 1);
         self.hash ^= zobrist::piece_square(p, sq);
+        if p.kind == PieceKind::King {
+            self.kings[p.color.index()] = Some(sq);
+        }
+    }
+
+    /// The kind on `sq` plus one, 0 for an empty square.
+    #[inline(always)]
+    fn kind_code(&self, sq: Square) -> u8 {
+        let i = sq.index();
+        self.kinds[i >> 1] >> ((i & 1) << 2) & 15
+    }
+
+    #[inline(always)]
+    fn set_kind_code(&mut self, sq: Square, code: u8) {
+        let i = sq.index();
+        let shift = (i & 1) << 2;
+        let byte = &mut self.kinds[i >> 1];
+        *byte = *byte & !(15 << shift) | code << shift;
+    }
+
+    /// The kind on `sq`, if any (the colour is the caller's to read from the colour boards).
+    #[inline(always)]
+    pub(crate) fn kind_at(&self, sq: Square) -> Option<PieceKind> {
+        match self.kind_code(sq) {
+            0 => None,
+            c => Some(kind_of_code(c)),
+        }
+    }
+
+    /// The colour of the piece on the occupied square `sq`.
+    #[inline(always)]
+    fn color_at(&self, sq: Square) -> Color {
+        if self.by_color[1].contains(sq) {
+            Color::White
+        } else {
+            Color::Black
+        }
     }
 
     /// The side to move.
@@ -216,17 +316,8 @@ impl Position {
     /// The piece on `sq`, if any.
     #[inline]
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
-        match self.board[sq.index()] {
-            EMPTY_SQ => None,
-            v => Some(Piece::new(
-                if v & 16 != 0 {
-                    Color::White
-                } else {
-                    Color::Black
-                },
-                PieceKind::ALL[(v & 15) as usize - 1],
-            )),
-        }
+        self.kind_at(sq)
+            .map(|kind| Piece::new(self.color_at(sq), kind))
     }
 
     /// The hand of `color`.
@@ -263,22 +354,42 @@ impl Position {
     /// The squares holding pieces of `color` and `kind`.
     #[inline]
     pub fn pieces_of(&self, color: Color, kind: PieceKind) -> Bitboard {
-        self.by_kind[kind.index()] & self.by_color[color.index()]
+        self.kind_bb(kind) & self.by_color[color.index()]
     }
 
+    /// The squares holding pieces of `kind`, either colour.
     #[inline]
     pub(crate) fn kind_bb(&self, kind: PieceKind) -> Bitboard {
+        let base = self.by_kind[kind.unpromote().index()];
+        if kind.is_promoted() {
+            base & self.promoted
+        } else if kind.can_promote() {
+            base & !self.promoted
+        } else {
+            base
+        }
+    }
+
+    /// The board of an unpromoted kind with its promoted pieces (a rook's board holds dragons).
+    #[inline(always)]
+    #[allow(dead_code)]
+    pub(crate) fn base_bb(&self, kind: PieceKind) -> Bitboard {
         self.by_kind[kind.index()]
+    }
+
+    /// The promoted pieces.
+    #[inline(always)]
+    #[allow(dead_code)]
+    pub(crate) fn promoted_bb(&self) -> Bitboard {
+        self.promoted
     }
 
     /// Pieces that move like a gold: gold and the four promoted minor pieces.
     #[inline]
     pub(crate) fn gold_movers(&self) -> Bitboard {
-        self.by_kind[PieceKind::Gold.index()]
-            | self.by_kind[PieceKind::ProPawn.index()]
-            | self.by_kind[PieceKind::ProLance.index()]
-            | self.by_kind[PieceKind::ProKnight.index()]
-            | self.by_kind[PieceKind::ProSilver.index()]
+        use PieceKind as K;
+        let b = &self.by_kind;
+        b[K::Gold.index()] | (self.promoted & !(b[K::Bishop.index()] | b[K::Rook.index()]))
     }
 
     /// The 64-bit Zobrist hash of board, hands and side to move (see [`crate::zobrist`]); the
@@ -293,7 +404,8 @@ impl Position {
     /// not count.
     pub fn same_position(&self, other: &Position) -> bool {
         self.hash == other.hash
-            && self.board == other.board
+            && self.kinds == other.kinds
+            && self.by_color == other.by_color
             && self.hands == other.hands
             && self.side == other.side
     }
@@ -317,31 +429,43 @@ impl Position {
     ) -> Bitboard {
         use PieceKind as K;
         let b = &self.by_kind;
-        let kingly = b[K::King.index()] | b[K::Horse.index()] | b[K::Dragon.index()];
-        let mut a = ((attacks::pawn(me, sq) & b[K::Pawn.index()])
-            | (attacks::knight(me, sq) & b[K::Knight.index()])
-            | (attacks::silver(me, sq) & b[K::Silver.index()])
-            | (attacks::gold(me, sq) & self.gold_movers())
-            | (attacks::king(sq) & kingly))
-            & theirs;
-        let rooks = (b[K::Rook.index()] | b[K::Dragon.index()]) & theirs;
+        let mut a = self.step_attackers(sq, me) & theirs;
+        let rooks = b[K::Rook.index()] & theirs;
         if (attacks::rook_pseudo(sq) & rooks).any() {
             a |= attacks::rook(sq, occupied) & rooks;
         }
-        let bishops = (b[K::Bishop.index()] | b[K::Horse.index()]) & theirs;
+        let bishops = b[K::Bishop.index()] & theirs;
         if (attacks::bishop_pseudo(sq) & bishops).any() {
             a |= attacks::bishop(sq, occupied) & bishops;
         }
-        let lances = b[K::Lance.index()] & theirs;
+        let lances = b[K::Lance.index()] & !self.promoted & theirs;
         if (attacks::lance_pseudo(me, sq) & lances).any() {
             a |= attacks::lance(me, sq, occupied) & lances;
         }
         a
     }
 
+    /// The pieces of either colour that would attack `sq` by a step if they were the enemies of
+    /// `me`: pawns, knights, silvers, gold movers, kings and the king steps of horse and dragon.
+    #[inline(always)]
+    fn step_attackers(&self, sq: Square, me: Color) -> Bitboard {
+        use PieceKind as K;
+        let b = &self.by_kind;
+        let big = b[K::Bishop.index()] | b[K::Rook.index()];
+        let unpromoted = ((attacks::pawn(me, sq) & b[K::Pawn.index()])
+            | (attacks::knight(me, sq) & b[K::Knight.index()])
+            | (attacks::silver(me, sq) & b[K::Silver.index()]))
+            & !self.promoted;
+        let golds = b[K::Gold.index()] | (self.promoted & !big);
+        let kingly = b[K::King.index()] | (self.promoted & big);
+        unpromoted | (attacks::gold(me, sq) & golds) | (attacks::king(sq) & kingly)
+    }
+
     /// Whether a piece of `theirs` attacks `sq` (see [`Position::attackers_among`]); stops at
-    /// the first attacker found, step pieces first.
-    #[inline]
+    /// the first attacker found, step pieces first. Kept out of line: its callers (a king's
+    /// move in `check_move`, pawn-drop mate) are rare paths, and inlined it made the common ones
+    /// dearer (measured with callgrind).
+    #[inline(never)]
     pub(crate) fn attacked_among(
         &self,
         sq: Square,
@@ -350,31 +474,76 @@ impl Position {
         occupied: Bitboard,
     ) -> bool {
         use PieceKind as K;
+        // Attackers stand on a line through `sq` or a knight's jump from it: often none do.
+        if (attacks::attack_sources(sq) & theirs).is_empty() {
+            return false;
+        }
         let b = &self.by_kind;
-        let kingly = b[K::King.index()] | b[K::Horse.index()] | b[K::Dragon.index()];
-        if (((attacks::pawn(me, sq) & b[K::Pawn.index()])
-            | (attacks::knight(me, sq) & b[K::Knight.index()])
-            | (attacks::silver(me, sq) & b[K::Silver.index()])
-            | (attacks::gold(me, sq) & self.gold_movers())
-            | (attacks::king(sq) & kingly))
-            & theirs)
-            .any()
-        {
+        if (self.step_attackers(sq, me) & theirs).any() {
             return true;
         }
-        let rooks = (b[K::Rook.index()] | b[K::Dragon.index()]) & theirs;
+        let rooks = b[K::Rook.index()] & theirs;
         if (attacks::rook_pseudo(sq) & rooks).any() && (attacks::rook(sq, occupied) & rooks).any() {
             return true;
         }
-        let bishops = (b[K::Bishop.index()] | b[K::Horse.index()]) & theirs;
+        let bishops = b[K::Bishop.index()] & theirs;
         if (attacks::bishop_pseudo(sq) & bishops).any()
             && (attacks::bishop(sq, occupied) & bishops).any()
         {
             return true;
         }
-        let lances = b[K::Lance.index()] & theirs;
+        let lances = b[K::Lance.index()] & !self.promoted & theirs;
         (attacks::lance_pseudo(me, sq) & lances).any()
             && (attacks::lance(me, sq, occupied) & lances).any()
+    }
+
+    /// The squares next to `sq` that a piece of `theirs` (pieces of the side opposing `me`)
+    /// attacks, with `occupied` as the blockers: all of a king's moves tested at once. Only the
+    /// step pieces within reach of those squares are looked at, and the sliders whose empty-board
+    /// reach crosses them, which is few pieces even in a crowded position.
+    #[inline]
+    pub(crate) fn attacked_around(
+        &self,
+        sq: Square,
+        me: Color,
+        theirs: Bitboard,
+        occupied: Bitboard,
+    ) -> Bitboard {
+        use PieceKind as K;
+        let them = !me;
+        let zone = attacks::king(sq);
+        let b = &self.by_kind;
+        let rooks = b[K::Rook.index()] & theirs;
+        let bishops = b[K::Bishop.index()] & theirs;
+        let lances = b[K::Lance.index()] & !self.promoted & theirs;
+        let mut attacked = Bitboard::EMPTY;
+        for s in attacks::step_reach(sq) & theirs & !(rooks | bishops | lances) {
+            let kind = kind_of_code(self.kind_code(s));
+            attacked |= attacks::piece(them, kind, s, occupied);
+        }
+        // A slider reaches a square of the zone on its line when nothing stands between: a
+        // lookup per square it could reach, instead of tracing its rays.
+        let mut reach = |s: Square, line: Bitboard| {
+            for z in line & zone {
+                if (attacks::between(s, z) & occupied).is_empty() {
+                    attacked |= Bitboard::bit(z);
+                }
+            }
+        };
+        for s in rooks {
+            reach(s, attacks::rook_pseudo(s));
+        }
+        for s in bishops {
+            reach(s, attacks::bishop_pseudo(s));
+        }
+        for s in lances {
+            reach(s, attacks::lance_pseudo(them, s));
+        }
+        // Dragons and horses also step like a king.
+        for s in (rooks | bishops) & self.promoted {
+            attacked |= attacks::king(s);
+        }
+        attacked & zone
     }
 
     /// The pieces of `by` that attack `sq`.
@@ -394,8 +563,42 @@ impl Position {
     pub fn checkers(&self) -> Bitboard {
         match self.last {
             Some(l) => self.checkers_after(l.from, l.to, l.kind, !self.side),
-            None => self.checkers,
+            None => self.checkers_from_sfen(),
         }
+    }
+
+    /// The checkers recorded by [`Position::finish`].
+    #[inline(always)]
+    fn checkers_from_sfen(&self) -> Bitboard {
+        let c = self.sfen_checkers;
+        if c.squares[0] == SfenCheckers::NONE {
+            return Bitboard::EMPTY;
+        }
+        if c.more {
+            return self.compute_checkers();
+        }
+        let mut b = Bitboard::EMPTY;
+        for s in c.squares {
+            if s != SfenCheckers::NONE {
+                b |= Bitboard::bit(Square::from_index_unchecked(s));
+            }
+        }
+        b
+    }
+
+    /// [`Position::checkers`] with the test after a move kept out of line, for callers whose
+    /// common path should stay small (`check_move`).
+    #[inline(always)]
+    pub(crate) fn checkers_out_of_line(&self) -> Bitboard {
+        match self.last {
+            Some(_) => self.checkers_after_last(),
+            None => self.checkers_from_sfen(),
+        }
+    }
+
+    #[inline(never)]
+    fn checkers_after_last(&self) -> Bitboard {
+        self.checkers()
     }
 
     /// Whether the side to move is in check (王手).
@@ -418,9 +621,9 @@ impl Position {
         };
         let them = self.by_color[(!color).index()];
         let b = &self.by_kind;
-        let snipers = ((attacks::rook_pseudo(ksq) & (b[K::Rook.index()] | b[K::Dragon.index()]))
-            | (attacks::bishop_pseudo(ksq) & (b[K::Bishop.index()] | b[K::Horse.index()]))
-            | (attacks::lance_pseudo(color, ksq) & b[K::Lance.index()]))
+        let snipers = ((attacks::rook_pseudo(ksq) & b[K::Rook.index()])
+            | (attacks::bishop_pseudo(ksq) & b[K::Bishop.index()])
+            | (attacks::lance_pseudo(color, ksq) & b[K::Lance.index()] & !self.promoted))
             & them;
         let mut pinned = Bitboard::EMPTY;
         for s in snipers {
@@ -441,9 +644,7 @@ impl Position {
 
     /// The number of legal moves, counted without listing them.
     pub fn count_legal_moves(&self) -> u64 {
-        let mut c = Counter(0);
-        movegen::generate(self, &mut c);
-        c.0
+        crate::cpu::count_legal_moves(self)
     }
 
     /// Whether the side to move has at least one legal move.
@@ -461,7 +662,10 @@ impl Position {
         Move::from_usi(text)
     }
 
-    /// Checks `mv` for the side to move, naming why it is illegal.
+    /// Checks `mv` for the side to move, naming why it is illegal. Inlined where it is called
+    /// (the rare paths are calls of their own), so that a caller testing many moves pays no
+    /// call per move.
+    #[inline]
     pub fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
         movegen::check(self, mv).map_err(|kind| IllegalMove { mv, kind })
     }
@@ -486,39 +690,46 @@ impl Position {
 
     /// Plays `mv`, which the caller knows to be legal (generated here, or checked). An illegal
     /// move leaves the position in an unspecified (but memory-safe) state.
+    #[inline]
     pub fn play_unchecked(&mut self, mv: Move) {
+        self.play_inline(mv);
+    }
+
+    /// The body of [`Position::play_unchecked`], inlined into perft's loops.
+    #[inline(always)]
+    pub(crate) fn play_inline(&mut self, mv: Move) {
         let us = self.side;
         match mv {
             Move::Normal { from, to, promote } => {
-                // Each square's bit is computed once; colour and kind boards change by XOR.
-                let from_bb = Bitboard::from_square(from);
-                let to_bb = Bitboard::from_square(to);
-                let piece = self.piece_at(from).expect("a piece on the origin square");
-                if let Some(captured) = self.piece_at(to) {
-                    self.by_kind[captured.kind.index()] ^= to_bb;
-                    self.by_color[captured.color.index()] ^= to_bb;
-                    self.hash ^= zobrist::piece_square(captured, to);
-                    let kind = captured.kind.unpromote();
-                    let hand = &mut self.hands[us.index()];
-                    let n = hand.count(kind);
-                    self.hash ^= zobrist::hand(us, kind, n) ^ zobrist::hand(us, kind, n + 1);
-                    hand.add(kind);
+                // Each square's bit is read once; colour and kind boards change by XOR.
+                let from_bb = Bitboard::bit(from);
+                let to_bb = Bitboard::bit(to);
+                let piece_kind = kind_of_code(self.kind_code(from));
+                let captured = self.kind_code(to);
+                if captured != 0 {
+                    let captured = kind_of_code(captured);
+                    let base = captured.unpromote();
+                    self.by_kind[base.index()] ^= to_bb;
+                    self.by_color[(!us).index()] ^= to_bb;
+                    self.hash ^= zobrist::piece_square_fast(!us, captured, to)
+                        ^ zobrist::hand_step(us, base, self.hands[us.index()].count_of(base));
+                    self.hands[us.index()].add(base);
                 }
                 let kind = match promote {
-                    true => piece.kind.promote().unwrap_or(piece.kind),
-                    false => piece.kind,
+                    true => piece_kind.promote().unwrap_or(piece_kind),
+                    false => piece_kind,
                 };
-                let moved = Piece::new(us, kind);
                 self.by_color[us.index()] ^= from_bb | to_bb;
-                if kind == piece.kind {
-                    self.by_kind[kind.index()] ^= from_bb | to_bb;
-                } else {
-                    self.by_kind[piece.kind.index()] ^= from_bb;
-                    self.by_kind[kind.index()] ^= to_bb;
+                self.by_kind[piece_kind.unpromote().index()] ^= from_bb | to_bb;
+                // The destination is promoted exactly when the piece now standing there is.
+                self.promoted &= !(from_bb | to_bb);
+                if kind.is_promoted() {
+                    self.promoted |= to_bb;
                 }
-                self.board[from.index()] = EMPTY_SQ;
-                self.board[to.index()] = mailbox_code(moved);
-                self.hash ^= zobrist::piece_square(piece, from) ^ zobrist::piece_square(moved, to);
+                self.set_kind_code(from, 0);
+                self.set_kind_code(to, kind as u8 + 1);
+                self.hash ^= zobrist::piece_square_fast(us, piece_kind, from)
+                    ^ zobrist::piece_square_fast(us, kind, to);
                 if kind == PieceKind::King {
                     self.kings[us.index()] = Some(to);
                 }
@@ -530,10 +741,16 @@ impl Position {
             }
             Move::Drop { kind, to } => {
                 let hand = &mut self.hands[us.index()];
-                let n = hand.count(kind);
-                self.hash ^= zobrist::hand(us, kind, n) ^ zobrist::hand(us, kind, n - 1);
+                let n = hand.count_of(kind);
                 hand.remove(kind);
-                self.put(Piece::new(us, kind), to);
+                let b = Bitboard::bit(to);
+                // `& 7`: a legal drop is of a hand kind already; an illegal one must not index
+                // out of bounds.
+                self.by_kind[kind.index() & 7] |= b;
+                self.by_color[us.index()] |= b;
+                self.set_kind_code(to, kind as u8 + 1);
+                self.hash ^=
+                    zobrist::hand_step(us, kind, n - 1) ^ zobrist::piece_square_fast(us, kind, to);
                 self.last = Some(LastMove {
                     from: None,
                     to,
@@ -646,5 +863,15 @@ impl fmt::Display for Position {
     /// SFEN.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_sfen())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Perft's full mode copies a position per leaf: glibc copies up to 256 bytes with
+    /// straight-line code and loops beyond.
+    #[test]
+    fn a_position_fits_in_256_bytes() {
+        assert!(std::mem::size_of::<super::Position>() <= 256);
     }
 }

@@ -103,6 +103,219 @@ fn fields(text: &str) -> ([(usize, &str); 5], usize) {
 }
 
 pub(crate) fn parse(text: &str, problem: bool) -> Result<Position, SfenError> {
+    match parse_fast(text.as_bytes(), problem) {
+        Some(pos) => Ok(pos),
+        None => parse_checked(text, problem),
+    }
+}
+
+/// What a byte of the board field is, for [`parse_fast`]: a piece letter is `PIECE` with the
+/// unpromoted kind's index in the low three bits and `WHITE` for a lower-case letter; a digit is
+/// `DIGIT` plus its value.
+const PIECE: u8 = 0x20;
+const WHITE: u8 = 0x08;
+const DIGIT: u8 = 0x40;
+const SLASH: u8 = 0x80;
+const PLUS: u8 = 0x81;
+
+static BOARD_BYTES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let letters = *b"PLNSGBRK";
+    let mut k = 0;
+    while k < 8 {
+        t[letters[k] as usize] = PIECE | k as u8;
+        t[letters[k].to_ascii_lowercase() as usize] = PIECE | WHITE | k as u8;
+        k += 1;
+    }
+    let mut d = 1;
+    while d <= 9 {
+        t[b'0' as usize + d] = DIGIT | d as u8;
+        d += 1;
+    }
+    t[b'/' as usize] = SLASH;
+    t[b'+' as usize] = PLUS;
+    t
+};
+
+/// The promoted kind's index of an unpromoted kind's index (pawn..king), 0 where there is none.
+const PROMOTED: [u8; 8] = [8, 9, 10, 11, 0, 12, 13, 0];
+/// Pieces of each unpromoted kind in a set (kings are checked apart).
+const MAX_COUNT: [u8; 8] = [18, 4, 4, 4, 4, 2, 2, 2];
+
+/// One pass over an SFEN in its usual form (single spaces, a count of at most two digits in
+/// hand, a move number of at most nine digits), building the position as it reads, with a table
+/// per byte. It returns `None` for anything else, valid or not, and [`parse_checked`] then
+/// decides and names the error: so it must never accept what `parse_checked` rejects, and must
+/// build the same position (both are tested against each other).
+fn parse_fast(b: &[u8], problem: bool) -> Option<Position> {
+    let mut pos = Position::empty([Hand::EMPTY; 2], Color::Black, 1);
+    let mut counts = [0u8; 8];
+    let mut pawn_files = [0u16; 2];
+    let mut rank = 0u8; // 0-based, 0 = a
+    let mut file_used = 0u8; // squares filled so far in this rank
+    let mut i = 0;
+    loop {
+        let c = *b.get(i)?;
+        i += 1;
+        let mut class = BOARD_BYTES[c as usize];
+        if class & (PIECE | DIGIT | SLASH) == PIECE || class == PLUS {
+            let promoted = class == PLUS;
+            if promoted {
+                class = BOARD_BYTES[*b.get(i)? as usize];
+                i += 1;
+                if class & (PIECE | DIGIT | SLASH) != PIECE {
+                    return None;
+                }
+            }
+            if file_used >= 9 {
+                return None;
+            }
+            let base = (class & 7) as usize;
+            let white = class & WHITE != 0;
+            let file = 8 - file_used; // 0-based, 0 = file 1
+            file_used += 1;
+            let color = if white { Color::White } else { Color::Black };
+            if base == 7 {
+                if pos.king_square(color).is_some() {
+                    return None;
+                }
+            } else {
+                counts[base] += 1;
+                if counts[base] > MAX_COUNT[base] {
+                    return None;
+                }
+            }
+            let kind = if promoted {
+                match PROMOTED[base] {
+                    0 => return None,
+                    k => k as usize,
+                }
+            } else {
+                base
+            };
+            if !problem && !promoted {
+                // 行き所のない駒 and 二歩, where the piece stands.
+                let last = if white { 8 - rank } else { rank };
+                let dead = match base {
+                    0 | 1 => last == 0,
+                    2 => last <= 1,
+                    _ => false,
+                };
+                if dead {
+                    return None;
+                }
+                if base == 0 {
+                    let files = &mut pawn_files[white as usize];
+                    if *files >> file & 1 != 0 {
+                        return None;
+                    }
+                    *files |= 1 << file;
+                }
+            }
+            let kind = PieceKind::ALL[kind];
+            pos.put(
+                Piece::new(color, kind),
+                Square::from_index_unchecked(file * 9 + rank),
+            );
+        } else if class & DIGIT != 0 {
+            file_used += class & 15;
+            if file_used > 9 {
+                return None;
+            }
+        } else if class == SLASH {
+            if file_used != 9 || rank == 8 {
+                return None;
+            }
+            rank += 1;
+            file_used = 0;
+        } else if c == b' ' && file_used == 9 && rank == 8 {
+            break;
+        } else {
+            return None;
+        }
+    }
+    if !problem
+        && (pos.king_square(Color::Black).is_none() || pos.king_square(Color::White).is_none())
+    {
+        return None;
+    }
+
+    let side = match (b.get(i)?, b.get(i + 1)?) {
+        (b'b', b' ') => Color::Black,
+        (b'w', b' ') => Color::White,
+        _ => return None,
+    };
+    i += 2;
+
+    let mut hands = [Hand::EMPTY; 2];
+    if b.get(i)? == &b'-' {
+        i += 1;
+    } else {
+        let mut seen = [0u8; 2];
+        loop {
+            let mut c = *b.get(i)?;
+            let mut n = 1u8;
+            if c.is_ascii_digit() {
+                n = c - b'0';
+                i += 1;
+                c = *b.get(i)?;
+                if c.is_ascii_digit() {
+                    n = n * 10 + (c - b'0');
+                    i += 1;
+                    c = *b.get(i)?;
+                }
+                if n < 2 {
+                    return None;
+                }
+            }
+            i += 1;
+            let class = BOARD_BYTES[c as usize];
+            if class & (PIECE | DIGIT | SLASH) != PIECE || class & 7 == 7 {
+                return None;
+            }
+            let base = (class & 7) as usize;
+            let white = (class & WHITE != 0) as usize;
+            if seen[white] >> base & 1 != 0 {
+                return None;
+            }
+            seen[white] |= 1 << base;
+            counts[base] = counts[base].checked_add(n)?;
+            if counts[base] > MAX_COUNT[base] {
+                return None;
+            }
+            hands[white] = hands[white].with_count(PieceKind::ALL[base], n);
+            if b.get(i)? == &b' ' {
+                break;
+            }
+        }
+    }
+    if b.get(i)? != &b' ' {
+        return None;
+    }
+    i += 1;
+
+    let digits = &b[i..];
+    if digits.is_empty() || digits.len() > 9 {
+        return None;
+    }
+    let mut move_number = 0u32;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        move_number = move_number * 10 + (d - b'0') as u32;
+    }
+    if move_number == 0 {
+        return None;
+    }
+    pos.set_state(hands, side, move_number);
+    pos.finish();
+    Some(pos)
+}
+
+/// The parser that names what is wrong (and accepts the unusual spellings [`parse_fast`] leaves
+/// to it: several spaces between fields, long counts or move numbers).
+fn parse_checked(text: &str, problem: bool) -> Result<Position, SfenError> {
     use SfenErrorReason as R;
     let (f, n) = fields(text);
     if n != 4 {
@@ -354,4 +567,78 @@ pub(crate) fn format(pos: &Position) -> String {
     out.push(' ');
     out.push_str(&pos.move_number().to_string());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast parser accepts only what the checked one accepts, and builds the same position.
+    fn agree(text: &str) {
+        for problem in [false, true] {
+            let fast = parse_fast(text.as_bytes(), problem);
+            let checked = parse_checked(text, problem);
+            if let Some(fast) = fast {
+                let checked = checked.unwrap_or_else(|e| {
+                    panic!("fast accepts {text:?} (problem {problem}), checked says {e}")
+                });
+                assert_eq!(fast, checked, "{text:?}");
+                assert_eq!(fast.hash(), checked.hash(), "{text:?}");
+                assert_eq!(fast.checkers(), checked.checkers(), "{text:?}");
+                assert_eq!(fast.to_sfen(), checked.to_sfen(), "{text:?}");
+            }
+        }
+    }
+
+    fn fixture() -> Vec<&'static str> {
+        include_str!("../tests/data/cshogi_legal.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .filter_map(|l| l.split('\t').next())
+            .collect()
+    }
+
+    #[test]
+    fn fast_parser_takes_every_fixture_sfen() {
+        let sfens = fixture();
+        assert!(sfens.len() > 1000);
+        for &s in &sfens {
+            assert!(parse_fast(s.as_bytes(), false).is_some(), "{s}");
+            agree(s);
+        }
+        agree(STARTPOS);
+    }
+
+    #[test]
+    fn fast_parser_never_accepts_more_than_the_checked_one() {
+        const BYTES: &[u8] = b"0123456789+/ -bwPLNSGBRKplnsgbrkx";
+        let mut sfens: Vec<String> = fixture()
+            .iter()
+            .step_by(150)
+            .map(|s| s.to_string())
+            .collect();
+        sfens.push(STARTPOS.to_owned());
+        sfens.push("8k/9/9/9/9/9/9/9/K8 b 18P2L 1".to_owned());
+        sfens.push("4k4/9/9/9/9/9/9/9/4K4 w 2r2b4g4s4n4l18p 100".to_owned());
+        for s in &sfens {
+            let b = s.as_bytes();
+            for i in 0..=b.len() {
+                for &c in BYTES {
+                    let mut replaced = b.to_vec();
+                    if i < b.len() {
+                        replaced[i] = c;
+                        agree(std::str::from_utf8(&replaced).expect("ascii"));
+                    }
+                    let mut inserted = b.to_vec();
+                    inserted.insert(i, c);
+                    agree(std::str::from_utf8(&inserted).expect("ascii"));
+                }
+                if i < b.len() {
+                    let mut removed = b.to_vec();
+                    removed.remove(i);
+                    agree(std::str::from_utf8(&removed).expect("ascii"));
+                }
+            }
+        }
+    }
 }

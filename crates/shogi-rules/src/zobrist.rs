@@ -82,6 +82,61 @@ pub fn hand(color: Color, kind: PieceKind, count: u8) -> u64 {
     KEYS.hand[color.index()][kind.index()][count as usize]
 }
 
+/// The change of hash when the count of `kind` in `color`'s hand goes from `count` to
+/// `count + 1` (or back): the two keys XORed, from one table so that a move reads one key. The
+/// table's strides are powers of two and its index is masked, so that reading it needs no
+/// multiplication and no bounds check.
+#[inline(always)]
+pub(crate) fn hand_step(color: Color, kind: PieceKind, count: u8) -> u64 {
+    HAND_STEP[color.index() & 1][kind.index() & 7][count as usize & 31]
+}
+
+/// [`piece_square`] from a copy of the keys laid out with power-of-two strides, indexed by
+/// colour, kind and square with masks (the same values: see the test below).
+#[inline(always)]
+pub(crate) fn piece_square_fast(color: Color, kind: PieceKind, sq: Square) -> u64 {
+    BOARD_FAST[(color.index() & 1) << 4 | kind.index() & 15][sq.index() & 127]
+}
+
+static BOARD_FAST: [[u64; 128]; 32] = {
+    let keys = make_keys();
+    let mut out = [[0; 128]; 32];
+    let mut c = 0;
+    while c < 2 {
+        let mut k = 0;
+        while k < 14 {
+            let mut s = 0;
+            while s < 81 {
+                out[c << 4 | k][s] = keys.board[k + 14 * c][s];
+                s += 1;
+            }
+            k += 1;
+        }
+        c += 1;
+    }
+    out
+};
+
+const fn make_hand_steps(keys: &Keys) -> [[[u64; 32]; 8]; 2] {
+    let mut out = [[[0; 32]; 8]; 2];
+    let mut c = 0;
+    while c < 2 {
+        let mut k = 0;
+        while k < 7 {
+            let mut n = 0;
+            while n < 18 {
+                out[c][k][n] = keys.hand[c][k][n] ^ keys.hand[c][k][n + 1];
+                n += 1;
+            }
+            k += 1;
+        }
+        c += 1;
+    }
+    out
+}
+
+static HAND_STEP: [[[u64; 32]; 8]; 2] = make_hand_steps(&make_keys());
+
 /// XORed in when White is to move.
 #[inline]
 pub fn side() -> u64 {
@@ -105,6 +160,29 @@ mod tests {
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), n);
+    }
+
+    /// The tables laid out for speed hold the same keys.
+    #[test]
+    fn fast_tables_hold_the_same_keys() {
+        for color in Color::ALL {
+            for kind in PieceKind::ALL {
+                for sq in Square::all() {
+                    assert_eq!(
+                        piece_square_fast(color, kind, sq),
+                        piece_square(Piece::new(color, kind), sq)
+                    );
+                }
+            }
+            for kind in PieceKind::HAND {
+                for n in 0..kind.max_count() {
+                    assert_eq!(
+                        hand_step(color, kind, n),
+                        hand(color, kind, n) ^ hand(color, kind, n + 1)
+                    );
+                }
+            }
+        }
     }
 
     /// Reference values: if this fails, hashes changed, which breaks stored data.
