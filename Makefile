@@ -24,7 +24,7 @@ test: setup
 test-deep:
 	SHOGI_DEEP_PERFT=1 PROPTEST_CASES=2000 $(CARGO) test --release -p shogi-rules -- --nocapture
 
-# Every fuzz target (SFEN, USI move, USI record, CSA, KIF) for FUZZ_SECONDS each; CI runs 15 s.
+# Every fuzz target (SFEN, USI move, USI record, CSA, KIF, JKF, the writers) for FUZZ_SECONDS each; CI runs 15 s.
 fuzz:
 	bash tools/fuzz.sh
 

@@ -12,10 +12,10 @@ fi
 shared="$(cd ../.. && pwd)/shared/corpus/records"
 test -d "$shared" || { echo "fuzz: $shared is missing" >&2; exit 1; }
 export RUSTC_BOOTSTRAP=1
-for target in sfen usi_move usi_record csa kif; do
+for target in sfen usi_move usi_record csa kif jkf write_any; do
   mkdir -p "corpus/$target"
   seeds=()
-  case "$target" in csa | kif) seeds=("$shared") ;; esac
+  case "$target" in csa | kif | write_any) seeds=("$shared") ;; esac
   echo "fuzz: $target for ${seconds}s"
   cargo fuzz run "$target" "corpus/$target" "${seeds[@]}" -- \
     -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 2>&1 |
