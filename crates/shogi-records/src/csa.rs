@@ -664,17 +664,23 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
                     to.rank(),
                     kind.csa_name()
                 );
+                write_time(&mut out, m.time.as_ref());
             }
             None => {
+                // A move CSA cannot name is a comment, and so is its time: a time line must
+                // follow a move line (fuzz: `fuzz_regressions.rs`).
                 let why = m
                     .legal
                     .as_ref()
                     .err()
                     .map_or("illegal", |e| e.kind.as_str());
-                let _ = writeln!(out, "'illegal move {} ({why}) by {}", m.mv, m.color);
+                let time = m
+                    .time
+                    .map(|t| format!(", {} ms", t.spent_ms))
+                    .unwrap_or_default();
+                let _ = writeln!(out, "'illegal move {} ({why}) by {}{time}", m.mv, m.color);
             }
         }
-        write_time(&mut out, m.time.as_ref());
         write_comments(&mut out, &m.comment);
         // Checked play: a record built by hand may claim a move legal that is not.
         if m.legal.is_err() || pos.as_mut().is_some_and(|p| p.play(m.mv).is_err()) {
