@@ -12,5 +12,8 @@ fn a_move_by_the_side_not_to_move_with_its_time_writes_and_reads_back() {
     assert_eq!(rec.moves.len(), 1);
     assert!(rec.moves[0].legal.is_err());
     assert!(back.moves.is_empty(), "{written}");
-    assert!(written.contains("'illegal move 8f7f (wrong_turn) by white, 132000 ms"), "{written}");
+    assert!(
+        written.contains("'illegal move 8f7f (wrong_turn) by white, 132000 ms"),
+        "{written}"
+    );
 }
