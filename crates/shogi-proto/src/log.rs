@@ -701,16 +701,8 @@ mod tests {
                 r.apply(entry(4, MOVE_ACCEPTED_TYPE, &mv(id, 2, "3c3d"))),
                 Applied::Duplicate
             );
-            let resign_now = verdict_pb(
-                id,
-                &Verdict::reported(
-                    ResultCode::Resignation,
-                    Some(shogi_rules::Color::White),
-                    2,
-                    None,
-                ),
-            )
-            .encode_to_vec();
+            // The resignation at ply 2, now that the game is there.
+            let resign_now = resign.clone();
             assert!(
                 matches!(
                     r.apply(entry(5, VERDICT_TYPE, &resign_now)),
