@@ -35,7 +35,24 @@ pub fn write(record: &Record, format: Format, encoding: Encoding) -> Result<Vec<
         Format::Kif => crate::write_kif(record),
         Format::Ki2 => crate::write_ki2(record)?,
         Format::Jkf => crate::write_jkf(record),
-        Format::Usi => crate::write_usi(record),
+        Format::Usi => {
+            // USI has no way to write a move from a square to itself (a CSA record can hold
+            // one, kept as an impossible move): found by the write_any fuzzer.
+            if let Some(i) = record
+                .moves
+                .iter()
+                .position(|m| m.mv.from().is_some_and(|from| from == m.mv.to()))
+            {
+                return Err(WriteError::Unwritable {
+                    ply: i as u32 + 1,
+                    reason: format!(
+                        "USI cannot write {}: a move from a square to itself",
+                        m_text(record, i)
+                    ),
+                });
+            }
+            crate::write_usi(record)
+        }
     };
     encode(text, encoding)
 }
@@ -72,4 +89,9 @@ fn encode(text: String, encoding: Encoding) -> Result<Vec<u8>, WriteError> {
             })
         }
     }
+}
+
+/// Move `i` of `record` as USI text, for an error message.
+fn m_text(record: &Record, i: usize) -> String {
+    record.moves[i].mv.to_string()
 }

@@ -17,3 +17,28 @@ fn a_move_by_the_side_not_to_move_with_its_time_writes_and_reads_back() {
         "{written}"
     );
 }
+
+#[test]
+fn a_move_from_a_square_to_itself_is_not_written_as_usi() {
+    // CSA keeps `+8282UM` as an impossible move; USI has no way to say it.
+    let rec = shogi_records::read_csa("V2.2\nPI\n+\n+7776FU\n-3334FU\n+8282UM\n").expect("reads");
+    assert_eq!(rec.moves.len(), 3);
+    let usi = shogi_records::write(
+        &rec,
+        shogi_records::Format::Usi,
+        shogi_records::Encoding::Utf8,
+    );
+    assert!(
+        matches!(
+            usi,
+            Err(shogi_records::WriteError::Unwritable { ply: 3, .. })
+        ),
+        "{usi:?}"
+    );
+    for format in shogi_records::Format::ALL {
+        if let Ok(bytes) = shogi_records::write(&rec, format, shogi_records::Encoding::Utf8) {
+            shogi_records::read_as(format, &bytes)
+                .unwrap_or_else(|e| panic!("{format:?} reads back: {e}"));
+        }
+    }
+}
