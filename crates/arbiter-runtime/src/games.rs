@@ -85,22 +85,11 @@ impl Reader {
         applied
     }
 
-    /// Reads the game's log after the last entry read, up to `until` (a stream sequence)
-    /// when given, applying each entry; `each` sees every entry applied.
-    pub async fn catch_up(
-        &self,
-        bus: &Bus,
-        replay: &mut Replay,
-        until: Option<u64>,
-        mut each: impl FnMut(&Message, &Applied),
-    ) -> Result<(), BusError> {
+    /// Reads the game's log after the last entry read, applying each entry.
+    pub async fn catch_up(&self, bus: &Bus, replay: &mut Replay) -> Result<(), BusError> {
         let log = subject::moves(replay.id());
         while let Some(msg) = bus.next(&log, replay.read_from()).await? {
-            if until.is_some_and(|u| msg.sequence > u) {
-                break;
-            }
-            let applied = self.apply(bus, replay, &msg).await;
-            each(&msg, &applied);
+            self.apply(bus, replay, &msg).await;
         }
         Ok(())
     }

@@ -145,17 +145,6 @@ impl Stack {
         })
     }
 
-    /// Starts the stack on `listen` over the bus `bus`.
-    pub async fn bind(
-        listen: SocketAddr,
-        bus: &BusConfig,
-        config: StackConfig,
-    ) -> Result<Stack, Error> {
-        let bus = connect(bus).await?;
-        let listener = TcpListener::bind(listen).await?;
-        Stack::start(listener, bus, config).await
-    }
-
     /// Where gRPC is served.
     pub fn addr(&self) -> SocketAddr {
         self.addr

@@ -67,10 +67,11 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
         grace_period: Duration::from_secs(s.grace_secs),
     };
     let shutdown = arbiter_runtime::shutdown_signal()?;
-    let bus =
-        arbiter_runtime::streams::connect(&nats, role.name(), &s.stream, s.stream_replicas.into())
-            .await
-            .context("connect to NATS")?;
+    // The games' stream, then the side streams once, keeping the lease stream's bus.
+    let games = arbiter_runtime::streams::games(&s.stream, s.stream_replicas.into());
+    let bus = arbiter_bus::JetStreamBus::connect(&nats, role.name(), &games)
+        .await
+        .context("connect to NATS")?;
     let lease_bus = lease::side_streams(&bus, s.stream_replicas.into())
         .await
         .context("create the side streams")?;

@@ -109,6 +109,9 @@ struct Inner {
     games: Mutex<HashMap<String, Slot>>,
     max_cached_games: usize,
     max_cache_bytes: usize,
+    /// The sum of the slots' sizes, kept as they change (and counted again at each eviction),
+    /// so that taking a new game into the cache does not add up every game.
+    cached_bytes: AtomicUsize,
     shutdown: watch::Receiver<bool>,
     /// Whether the repetition-watcher and the impasse-judge announce the endings
     /// ([`shogi_adjudication::ResultCode::announcer`]).
@@ -138,6 +141,7 @@ impl Validator {
                 games: Mutex::new(HashMap::new()),
                 max_cached_games: cache.games.max(1),
                 max_cache_bytes: cache.bytes,
+                cached_bytes: AtomicUsize::new(0),
                 shutdown,
                 pipeline,
             }),
@@ -147,16 +151,14 @@ impl Validator {
     fn slot(&self, id: &str) -> Slot {
         let mut games = self.inner.games.lock().unwrap_or_else(|e| e.into_inner());
         if !games.contains_key(id) {
-            let bytes: usize = games
-                .values()
-                .map(|s| s.bytes.load(Ordering::Relaxed))
-                .sum();
+            let bytes = self.inner.cached_bytes.load(Ordering::Relaxed);
             if games.len() >= self.inner.max_cached_games || bytes >= self.inner.max_cache_bytes {
-                evict(
+                let left = evict(
                     &mut games,
                     self.inner.max_cached_games,
                     self.inner.max_cache_bytes,
                 );
+                self.inner.cached_bytes.store(left, Ordering::Relaxed);
             }
         }
         games.entry(id.to_owned()).or_default().clone()
@@ -164,7 +166,24 @@ impl Validator {
 
     fn forget(&self, id: &str) {
         let mut games = self.inner.games.lock().unwrap_or_else(|e| e.into_inner());
-        games.remove(id);
+        if let Some(slot) = games.remove(id) {
+            let bytes = slot.bytes.swap(0, Ordering::Relaxed);
+            self.inner.cached_bytes.fetch_sub(bytes, Ordering::Relaxed);
+        }
+    }
+
+    /// Game `id` read from the bus: its creation event and its whole log; `None` when it was
+    /// never created.
+    async fn read(&self, id: &str) -> Result<Option<Replay>, Error> {
+        let loaded = READER
+            .load(&self.inner.bus.inner, id)
+            .await
+            .map_err(Error::from_read)?;
+        let Some(mut replay) = loaded else {
+            return Ok(None);
+        };
+        self.catch_up(&mut replay).await?;
+        Ok(Some(replay))
     }
 
     /// The game, loaded from the bus if this instance has not seen it, and brought up to date
@@ -176,16 +195,11 @@ impl Validator {
             Some(replay) if fresh => self.catch_up(replay).await?,
             Some(_) => {}
             None => {
-                let loaded = READER
-                    .load(&self.inner.bus.inner, id)
-                    .await
-                    .map_err(Error::from_read)?;
-                let Some(mut replay) = loaded else {
+                let Some(replay) = self.read(id).await? else {
                     drop(guard);
                     self.forget(id);
                     return Err(Error::NotFound(id.to_owned()));
                 };
-                self.catch_up(&mut replay).await?;
                 tracing::debug!(
                     game_id = id,
                     ply = replay.ply(),
@@ -195,8 +209,10 @@ impl Validator {
             }
         }
         if let Some(replay) = guard.as_ref() {
-            slot.bytes
-                .store(games::footprint(replay), Ordering::Relaxed);
+            let now = games::footprint(replay);
+            let before = slot.bytes.swap(now, Ordering::Relaxed);
+            self.inner.cached_bytes.fetch_add(now, Ordering::Relaxed);
+            self.inner.cached_bytes.fetch_sub(before, Ordering::Relaxed);
         }
         Ok(guard)
     }
@@ -204,7 +220,7 @@ impl Validator {
     /// Reads the game's log after the last entry read, in order.
     async fn catch_up(&self, replay: &mut Replay) -> Result<(), Error> {
         READER
-            .catch_up(&self.inner.bus.inner, replay, None, |_, _| {})
+            .catch_up(&self.inner.bus.inner, replay)
             .await
             .map_err(Error::unavailable)
     }
@@ -222,37 +238,17 @@ impl Validator {
         }
         let id = replay.id().to_owned();
         tracing::warn!(game_id = %id, "cached game is stale: reading it again from the bus");
-        match READER
-            .load(&self.inner.bus.inner, &id)
-            .await
-            .map_err(Error::from_read)?
-        {
-            Some(mut fresh) => {
-                self.catch_up(&mut fresh).await?;
-                **guard = Some(fresh);
-                Ok(())
-            }
-            None => {
-                **guard = None;
-                self.forget(&id);
-                Err(Error::NotFound(id))
-            }
-        }
+        self.reload(guard, &id).await
     }
 
     /// Reads the game again from the bus into `guard`: after a write that did not store what the
     /// cached game had already played.
     async fn reload(&self, guard: &mut Guard, id: &str) -> Result<(), Error> {
         **guard = None;
-        let loaded = READER
-            .load(&self.inner.bus.inner, id)
-            .await
-            .map_err(Error::from_read)?;
-        let Some(mut replay) = loaded else {
+        let Some(replay) = self.read(id).await? else {
             self.forget(id);
             return Err(Error::NotFound(id.to_owned()));
         };
-        self.catch_up(&mut replay).await?;
         **guard = Some(replay);
         Ok(())
     }
@@ -850,9 +846,9 @@ impl Default for CacheLimits {
 }
 
 /// Makes room in the game cache: drops finished games not in use, then, if that freed less
-/// than a quarter, any game not in use. The bus holds every game, so a dropped one is only
-/// rebuilt later; a game in use (its lock held) stays.
-fn evict(games: &mut HashMap<String, Slot>, max_games: usize, max_bytes: usize) {
+/// than a quarter, any game not in use; returns the bytes the games left take. The bus holds
+/// every game, so a dropped one is only rebuilt later; a game in use (its lock held) stays.
+fn evict(games: &mut HashMap<String, Slot>, max_games: usize, max_bytes: usize) -> usize {
     let before = games.len();
     games.retain(|_, slot| match slot.replay.try_lock() {
         Ok(replay) => replay.as_ref().is_some_and(|r| !r.game().is_over()),
@@ -868,6 +864,7 @@ fn evict(games: &mut HashMap<String, Slot>, max_games: usize, max_bytes: usize) 
         games.retain(|_, slot| slot.replay.try_lock().is_err());
     }
     tracing::debug!(before, after = games.len(), "game cache evicted");
+    bytes(games)
 }
 
 fn ply_error(conflict: PlyConflict, replay: &Replay, requested: u32) -> Error {
@@ -1060,8 +1057,10 @@ impl MoveValidator for Validator {
         check_game_id("game_id", &req.game_id).map_err(Error::from)?;
         // Unknown games are NOT_FOUND before the stream starts.
         drop(self.game(&req.game_id, false).await?);
-        let bus = self.inner.bus.inner.clone();
-        let mut messages = bus
+        let mut messages = self
+            .inner
+            .bus
+            .inner
             .follow(&subject::all(&req.game_id))
             .await
             .map_err(Error::unavailable)?;
@@ -1092,7 +1091,7 @@ impl MoveValidator for Validator {
                         }
                         None => return,
                     };
-                    let event = match watch_event(&bus, &mut replay, &msg, req.from_ply).await {
+                    let event = match watch_event(&mut replay, &msg, req.from_ply) {
                         Ok(Some(event)) => event,
                         Ok(None) => continue,
                         Err(e) => {
@@ -1138,8 +1137,7 @@ async fn stopped(shutdown: &mut watch::Receiver<bool>) {
 /// One bus message as a [`pb::WatchGameResponse`] payload; `None` for a move or warning before
 /// `from_ply`, for a log entry the replay sets aside, and for the log's record of an ending
 /// (its `.verdict` notice is sent instead).
-async fn watch_event(
-    bus: &arbiter_bus::Bus,
+fn watch_event(
     replay: &mut Option<Replay>,
     msg: &arbiter_bus::Message,
     from_ply: u32,
@@ -1162,7 +1160,9 @@ async fn watch_event(
             let Some(replay) = replay.as_mut() else {
                 return Err("a log entry before the game's creation".into());
             };
-            match READER.apply(bus, replay, msg).await {
+            // Applied, not copied aside: the entries a watcher meets are the validator's to
+            // set aside when it reads the game, once, not once per watcher.
+            match replay.apply(arbiter_runtime::games::entry(msg)) {
                 Applied::Played { .. } => {
                     let m = pb::MoveAccepted::decode(payload).map_err(err)?;
                     (m.ply >= from_ply).then_some(Event::Move(m))

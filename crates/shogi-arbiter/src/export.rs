@@ -151,7 +151,7 @@ async fn record(bus: &Bus, id: &str, format: Format) -> anyhow::Result<Record> {
     let Some(mut replay) = READER.load(bus, id).await? else {
         bail!("no game {id} on the bus");
     };
-    READER.catch_up(bus, &mut replay, None, |_, _| {}).await?;
+    READER.catch_up(bus, &mut replay).await?;
     Ok(to_record(&replay, format))
 }
 
