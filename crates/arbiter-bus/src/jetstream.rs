@@ -2,7 +2,7 @@
 
 use crate::{
     Acker, BusError, Delivery, DurableConfig, EventBus, MAX_REPLICAS, MESSAGE_TYPE_HEADER, Message,
-    NatsOptions, Outgoing, Published, StreamSettings,
+    NatsOptions, Outgoing, Provision, Published, StreamSettings,
 };
 use async_nats::jetstream::{
     self, AckKind, consumer,
@@ -20,6 +20,7 @@ pub struct JetStreamBus {
     client: async_nats::Client,
     js: jetstream::Context,
     stream: stream::Stream,
+    provision: Provision,
 }
 
 impl JetStreamBus {
@@ -41,8 +42,13 @@ impl JetStreamBus {
         // Checked, and a refusal by the server an error at once (see `connect.rs`).
         let client = nats.connect(client_name).await?;
         let js = jetstream::new(client.clone());
-        let stream = open_stream(&js, stream).await?;
-        Ok(JetStreamBus { client, js, stream })
+        let stream = open_stream(&js, stream, nats.provision).await?;
+        Ok(JetStreamBus {
+            client,
+            js,
+            stream,
+            provision: nats.provision,
+        })
     }
 }
 
@@ -50,12 +56,108 @@ impl JetStreamBus {
     /// The same connection over another stream, `settings`, created if it does not exist:
     /// reads go to that stream (publishes go wherever their subject is stored).
     pub async fn with_stream(&self, settings: &StreamSettings) -> Result<JetStreamBus, BusError> {
-        let stream = open_stream(&self.js, settings).await?;
+        let stream = open_stream(&self.js, settings, self.provision).await?;
         Ok(JetStreamBus {
             client: self.client.clone(),
             js: self.js.clone(),
             stream,
+            provision: self.provision,
         })
+    }
+
+    /// Creates the durable consumer `config` on this stream, or brings an existing one to
+    /// `config` (ack wait, max ack pending, max deliver, filter): what `shogi-arbiter streams
+    /// apply` does for the workers, which then only bind to it ([`Provision::Bind`]). Whether
+    /// it was created, updated or already so.
+    pub async fn apply_durable(&self, config: &DurableConfig) -> Result<Applied, BusError> {
+        let err = |e: &dyn std::fmt::Display| BusError::Consumer {
+            name: config.name.clone(),
+            reason: e.to_string(),
+        };
+        let wanted = durable_config(config);
+        match self
+            .stream
+            .get_consumer::<consumer::pull::Config>(&config.name)
+            .await
+        {
+            Ok(mut existing) => {
+                let found = existing.cached_info().config.clone();
+                let same = found.filter_subject == wanted.filter_subject
+                    && found.ack_wait == wanted.ack_wait
+                    && found.max_ack_pending == wanted.max_ack_pending
+                    && found.max_deliver == wanted.max_deliver
+                    && (wanted.num_replicas == 0 || found.num_replicas == wanted.num_replicas);
+                if same {
+                    let _ = existing.info().await;
+                    return Ok(Applied::Unchanged);
+                }
+                self.stream
+                    .update_consumer(wanted)
+                    .await
+                    .map_err(|e| err(&e))?;
+                Ok(Applied::Updated)
+            }
+            Err(_) => {
+                self.stream
+                    .create_consumer(wanted)
+                    .await
+                    .map_err(|e| err(&e))?;
+                Ok(Applied::Created)
+            }
+        }
+    }
+
+    /// Removes every message of this stream whose subject matches `filter` (the retention of
+    /// a finished game, `shogi.game.<id>.>`); how many were removed.
+    pub async fn purge_subject(&self, filter: &str) -> Result<u64, BusError> {
+        self.stream
+            .purge()
+            .filter(filter)
+            .await
+            .map(|p| p.purged)
+            .map_err(|e| BusError::Read {
+                filter: filter.to_owned(),
+                reason: format!("purge: {e}"),
+            })
+    }
+
+    /// The stream's name and its configuration as the server has it.
+    pub async fn stream_config(&self) -> Result<stream::Config, BusError> {
+        let mut s = self.stream.clone();
+        s.info()
+            .await
+            .map(|i| i.config.clone())
+            .map_err(|e| BusError::Connect(format!("stream {}: {e}", s.cached_info().config.name)))
+    }
+}
+
+/// What [`JetStreamBus::apply_durable`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// It did not exist and was created.
+    Created,
+    /// It existed with other settings and was updated.
+    Updated,
+    /// It existed as asked.
+    Unchanged,
+}
+
+/// The JetStream configuration of the durable pull consumer `config`.
+fn durable_config(config: &DurableConfig) -> consumer::pull::Config {
+    consumer::pull::Config {
+        durable_name: Some(config.name.clone()),
+        filter_subject: config.filter.clone(),
+        ack_policy: consumer::AckPolicy::Explicit,
+        ack_wait: config.ack_wait,
+        max_ack_pending: i64::try_from(config.max_ack_pending).unwrap_or(i64::MAX),
+        // -1: no limit (the server's default, set explicitly).
+        max_deliver: config
+            .max_deliver
+            .map_or(-1, |n| i64::try_from(n.max(1)).unwrap_or(i64::MAX)),
+        deliver_policy: consumer::DeliverPolicy::All,
+        // 0: the stream's replica count.
+        num_replicas: config.replicas.unwrap_or(0),
+        ..Default::default()
     }
 }
 
@@ -64,8 +166,12 @@ impl JetStreamBus {
 async fn open_stream(
     js: &jetstream::Context,
     settings: &StreamSettings,
+    provision: Provision,
 ) -> Result<stream::Stream, BusError> {
     let stream_name = settings.name.as_str();
+    if provision == Provision::Bind {
+        return bind_stream(js, settings).await;
+    }
     let config = stream::Config {
         name: stream_name.to_owned(),
         subjects: settings.subjects.clone(),
@@ -130,6 +236,46 @@ async fn open_stream(
     Ok(stream)
 }
 
+/// Looks the stream `settings.name` up without creating or changing it ([`Provision::Bind`]);
+/// a missing stream is an error that names the command that creates it, and settings that
+/// differ from `settings` are logged.
+async fn bind_stream(
+    js: &jetstream::Context,
+    settings: &StreamSettings,
+) -> Result<stream::Stream, BusError> {
+    let name = settings.name.as_str();
+    let stream = js.get_stream(name).await.map_err(|e| {
+        BusError::Connect(format!(
+            "stream {name}: {e}; this service only binds to its streams (ARBITER_STREAMS=bind): \
+             create them with `shogi-arbiter streams apply`"
+        ))
+    })?;
+    let found = &stream.cached_info().config;
+    let republish = settings
+        .republish
+        .as_ref()
+        .map(|(source, destination)| stream::Republish {
+            source: source.clone(),
+            destination: destination.clone(),
+            headers_only: false,
+        });
+    if republish.is_some() && found.republish != republish {
+        tracing::warn!(
+            stream = name,
+            "the stream lacks the republish of stored verdicts: run `shogi-arbiter streams apply`"
+        );
+    }
+    if found.num_replicas != settings.replicas {
+        tracing::warn!(
+            stream = name,
+            replicas = found.num_replicas,
+            configured = settings.replicas,
+            "the stream exists with another replica count"
+        );
+    }
+    Ok(stream)
+}
+
 fn message_type(headers: Option<&async_nats::HeaderMap>) -> Option<String> {
     headers
         .and_then(|h| h.get(MESSAGE_TYPE_HEADER))
@@ -179,6 +325,7 @@ impl JetStreamBus {
         if let Some(seq) = out.expected_subject_seq {
             msg = msg.expected_last_subject_sequence(seq);
         }
+        let subject = out.subject.clone();
         let ack = match self.js.send_publish(out.subject, msg).await {
             Ok(future) => future.await,
             Err(e) => Err(e),
@@ -186,12 +333,41 @@ impl JetStreamBus {
         match ack {
             Ok(ack) if ack.duplicate => Ok(Published::Duplicate(ack.sequence)),
             Ok(ack) => Ok(Published::Stored(ack.sequence)),
-            Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => Ok(Published::Conflict),
+            // nats-server 2.12 checks the expected sequence before the message id, so the
+            // retry of a publish that was stored is refused as a conflict, where 2.10 answered
+            // it as a duplicate. Whether ours was stored is plain to see: with an expected
+            // sequence, it is the subject's first message after that sequence.
+            Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
+                match out.expected_subject_seq {
+                    Some(expected) => Ok(self
+                        .stored_as(&subject, expected + 1, &out.msg_id)
+                        .await
+                        .map_or(Published::Conflict, Published::Duplicate)),
+                    None => Ok(Published::Conflict),
+                }
+            }
             Err(e) => Err(BusError::Publish {
                 msg_id: out.msg_id,
                 reason: e.to_string(),
             }),
         }
+    }
+}
+
+impl JetStreamBus {
+    /// The sequence of the first message on `subject` from `from_seq` on, if it carries the
+    /// message id `msg_id`: a publish that expected `from_seq - 1` and was stored.
+    async fn stored_as(&self, subject: &str, from_seq: u64, msg_id: &str) -> Option<u64> {
+        let m = self
+            .stream
+            .raw_message_builder()
+            .sequence(from_seq.max(1))
+            .next_by_subject(subject.to_owned())
+            .send()
+            .await
+            .ok()?;
+        let id = m.headers.get(async_nats::header::NATS_MESSAGE_ID)?;
+        (id.as_str() == msg_id && m.subject.as_str() == subject).then_some(m.sequence)
     }
 }
 
@@ -285,9 +461,12 @@ impl EventBus for JetStreamBus {
             .messages()
             .await
             .map_err(|e| err(&e))?;
+        // A service that only binds holds no right to delete consumers (deploy/nats/auth.conf:
+        // a name prefix cannot be allowed, so the right would reach the workers' durable
+        // consumers too); its followers go after the inactive threshold instead.
         let cleanup = DeleteOnDrop {
             stream: self.stream.clone(),
-            name: Some(name),
+            name: (self.provision == Provision::Create).then_some(name),
         };
         let filter_name = filter.to_owned();
         Ok(messages
@@ -322,28 +501,19 @@ impl EventBus for JetStreamBus {
             name: config.name.clone(),
             reason: e.to_string(),
         };
-        let consumer = self
-            .stream
-            .get_or_create_consumer(
-                &config.name,
-                consumer::pull::Config {
-                    durable_name: Some(config.name.clone()),
-                    filter_subject: config.filter.clone(),
-                    ack_policy: consumer::AckPolicy::Explicit,
-                    ack_wait: config.ack_wait,
-                    max_ack_pending: i64::try_from(config.max_ack_pending).unwrap_or(i64::MAX),
-                    // -1: no limit (the server's default, set explicitly).
-                    max_deliver: config
-                        .max_deliver
-                        .map_or(-1, |n| i64::try_from(n.max(1)).unwrap_or(i64::MAX)),
-                    deliver_policy: consumer::DeliverPolicy::All,
-                    // 0: the stream's replica count.
-                    num_replicas: config.replicas.unwrap_or(0),
-                    ..Default::default()
-                },
-            )
-            .await
-            .map_err(|e| err(&e))?;
+        let consumer: consumer::PullConsumer = match self.provision {
+            Provision::Create => self
+                .stream
+                .get_or_create_consumer(&config.name, durable_config(config))
+                .await
+                .map_err(|e| err(&e))?,
+            Provision::Bind => self.stream.get_consumer(&config.name).await.map_err(|e| {
+                err(&format!(
+                    "{e}; this service only binds to its durable consumers \
+                     (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
+                ))
+            })?,
+        };
         let messages = consumer.messages().await.map_err(|e| err(&e))?;
         let name = config.name.clone();
         Ok(messages

@@ -34,8 +34,8 @@ mod memory;
 
 #[cfg(feature = "clap")]
 pub use args::NatsArgs;
-pub use connect::{NatsOptions, NatsTls, Refusal, refused_connections};
-pub use jetstream::JetStreamBus;
+pub use connect::{NatsOptions, NatsTls, Provision, Refusal, refused_connections};
+pub use jetstream::{Applied, JetStreamBus};
 pub use memory::MemoryBus;
 
 use bytes::Bytes;

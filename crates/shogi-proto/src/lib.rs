@@ -46,6 +46,12 @@ pub const VERDICT_REPUBLISH_DESTINATION: &str = "shogi.verdict.{{wildcard(1)}}";
 /// Every republished verdict: the subject a platform subscribes to with core NATS.
 pub const VERDICT_NOTICES: &str = "shogi.verdict.*";
 
+/// The durable consumer of [`STREAM`] a platform reads the verdicts with, each game's once
+/// whatever fails over (filter [`VERDICT_REPUBLISH_SOURCE`], explicit acks): created by
+/// `shogi-arbiter streams apply`, and the one consumer the read-only `reader` NATS user may
+/// use (`deploy/nats/auth.conf`).
+pub const PLATFORM_VERDICTS: &str = "platform-verdicts";
+
 /// The stream of events set aside by the pipeline (subjects [`ASIDE_SUBJECTS`]): kept apart
 /// from the games so that nothing reads them back as game events.
 pub const ASIDE_STREAM: &str = "SHOGI_ASIDE";

