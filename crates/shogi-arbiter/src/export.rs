@@ -120,7 +120,7 @@ async fn export(bus: &Bus, args: &ExportArgs) -> anyhow::Result<bool> {
 
 /// The ids of the games whose verdict the stream stored in `[since, until)` (Unix seconds), in
 /// the order it stored them.
-async fn finished(
+pub(crate) async fn finished(
     bus: &Bus,
     since: Option<u64>,
     until: Option<u64>,
@@ -147,7 +147,7 @@ async fn finished(
 }
 
 /// The record of game `id`: its start, its moves and its verdict's ending.
-async fn record(bus: &Bus, id: &str, format: Format) -> anyhow::Result<Record> {
+pub(crate) async fn record(bus: &Bus, id: &str, format: Format) -> anyhow::Result<Record> {
     let Some(mut replay) = READER.load(bus, id).await? else {
         bail!("no game {id} on the bus");
     };

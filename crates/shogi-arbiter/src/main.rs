@@ -8,6 +8,7 @@ mod play;
 mod report;
 mod serve;
 mod stdin;
+mod streams;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -125,6 +126,9 @@ enum Command {
     /// Writes games from the arbiter's bus (NATS) as records with their verdict's ending: by
     /// id, or every game finished in a time range (`--archive`) before retention removes it.
     Export(export::ExportArgs),
+    /// The arbiter's streams and durable consumers as code (`apply`, run by a setup job as the
+    /// NATS admin user), and the retention of finished games (`prune`).
+    Streams(streams::StreamsArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -197,6 +201,13 @@ fn main() -> ExitCode {
         }
         Command::Serve(args) => serve::run(args),
         Command::Play(args) => play::run(args),
+        Command::Streams(args) => streams::run(args).map(|ok| {
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }),
         Command::Export(args) => export::run(args).map(|ok| {
             if ok {
                 ExitCode::SUCCESS

@@ -1,0 +1,282 @@
+//! `shogi-arbiter streams`: the arbiter's JetStream resources as code, for an operator or a
+//! setup job holding the `admin` NATS user.
+//!
+//! - `apply` creates the streams (`SHOGI_GAMES` with its verdict republish, `SHOGI_ASIDE`,
+//!   `SHOGI_LEASES`) and every durable consumer of the two worker roles (one per role and
+//!   partition), or brings existing consumers to the settings given. In production the
+//!   services run with `ARBITER_STREAMS=bind` and hold no stream-admin rights
+//!   (`deploy/nats/nats.conf`): this command, run once per deployment or upgrade (a Helm hook,
+//!   a compose one-shot service), is the only writer of stream and consumer configuration.
+//! - `prune` is the retention of finished games: every game whose verdict was stored before a
+//!   cutoff is first written as a record (optional, `--archive-dir`) and then purged from
+//!   `SHOGI_GAMES` (`shogi.game.<id>.>`). A game whose record could not be written is kept.
+
+use crate::convert::FormatArg;
+use anyhow::Context as _;
+use arbiter_bus::{Applied, Bus, JetStreamBus, Provision};
+use arbiter_worker::{Role, WorkerConfig};
+use shogi_records::{Encoding, write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The flags of `streams`.
+#[derive(clap::Args, Debug)]
+pub struct StreamsArgs {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Action {
+    /// Creates the streams and the workers' durable consumers, or brings them to these
+    /// settings; prints one line a resource and what was done to it.
+    Apply(ApplyArgs),
+    /// Retention: writes every game finished before a cutoff as a record (with
+    /// `--archive-dir`), then purges it from the games' stream.
+    Prune(PruneArgs),
+}
+
+/// Where the bus is, shared by both actions.
+#[derive(clap::Args, Debug)]
+struct BusArgs {
+    /// NATS server URL (or several, comma-separated) of the arbiter's bus.
+    #[arg(long, env = "NATS_URL")]
+    nats_url: String,
+    /// NATS credentials and TLS (NATS_USER with NATS_PASSWORD_FILE, NATS_CREDS ...): the admin
+    /// user in a locked-down deployment.
+    #[command(flatten)]
+    nats: arbiter_bus::NatsArgs,
+    /// JetStream stream of game events.
+    #[arg(long, env = "SHOGI_ARBITER_STREAM", default_value = shogi_proto::STREAM)]
+    stream: String,
+}
+
+#[derive(clap::Args, Debug)]
+struct ApplyArgs {
+    #[command(flatten)]
+    bus: BusArgs,
+    /// Copies of each stream (3 on a 3-node cluster). An existing stream keeps its count.
+    #[arg(long, env = "NATS_STREAM_REPLICAS", default_value_t = 1,
+          value_parser = clap::value_parser!(u8).range(1..=5))]
+    stream_replicas: u8,
+    /// The workers' ack wait in milliseconds (deploy/STREAMS.md).
+    #[arg(long, env = "ARBITER_ACK_WAIT_MS", default_value_t = 5000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    ack_wait_ms: u64,
+    /// The workers' max ack pending per partition.
+    #[arg(long, env = "ARBITER_MAX_ACK_PENDING", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_ack_pending: u64,
+    /// Copies of each durable consumer's state; default: as the stream.
+    #[arg(long, env = "ARBITER_CONSUMER_REPLICAS",
+          value_parser = clap::value_parser!(u8).range(1..=5))]
+    consumer_replicas: Option<u8>,
+}
+
+#[derive(clap::Args, Debug)]
+struct PruneArgs {
+    #[command(flatten)]
+    bus: BusArgs,
+    /// Prunes the games whose verdict is older than this: `90d`, `36h`, `45m` or seconds.
+    #[arg(long, value_parser = parse_age)]
+    finished_before: Duration,
+    /// Writes each game as a record to this directory (`<game_id>.<ext>`) before it is purged;
+    /// without it the games are purged unwritten.
+    #[arg(long, value_name = "DIR")]
+    archive_dir: Option<PathBuf>,
+    /// The format of the records written.
+    #[arg(long, value_enum, default_value_t = FormatArg::Csa, requires = "archive_dir")]
+    format: FormatArg,
+    /// Lists what would be pruned, and writes nothing and purges nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// `90d`, `36h`, `45m`, `30s` or plain seconds.
+fn parse_age(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (digits, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a number and a unit, as 90d, 36h, 45m or 30s"))?;
+    let unit = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        other => return Err(format!("{s:?}: unknown unit {other:?} (d, h, m or s)")),
+    };
+    Ok(Duration::from_secs(n.saturating_mul(unit)))
+}
+
+/// Runs `streams`; `false` when something could not be done (the rest still was).
+pub fn run(args: StreamsArgs) -> anyhow::Result<bool> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    runtime.block_on(async {
+        match args.action {
+            Action::Apply(a) => apply(a).await,
+            Action::Prune(p) => prune(p).await,
+        }
+    })
+}
+
+async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
+    let mut options = args.bus.nats.options(&args.bus.nats_url);
+    // This command is what creates them: `ARBITER_STREAMS=bind` in its environment (shared
+    // with the services in a ConfigMap) does not apply to it.
+    options.provision = Provision::Create;
+    options.validate().context("invalid configuration")?;
+    let replicas = usize::from(args.stream_replicas);
+    let games = arbiter_runtime::streams::connect(
+        &options,
+        "shogi-arbiter-streams",
+        &args.bus.stream,
+        replicas,
+    )
+    .await
+    .context("create the streams")?;
+    for name in [
+        args.bus.stream.as_str(),
+        shogi_proto::ASIDE_STREAM,
+        shogi_proto::LEASE_STREAM,
+    ] {
+        println!("stream {name}: present");
+    }
+    let config = games.stream_config().await?;
+    if config.num_replicas != replicas {
+        eprintln!(
+            "stream {}: {} replicas, not {replicas}; change it with \
+             `nats stream edit {} --replicas {replicas}` (deploy/STREAMS.md)",
+            config.name, config.num_replicas, config.name
+        );
+    }
+    let mut ok = true;
+    let mut durables = Vec::new();
+    for role in [Role::Watcher, Role::Judge] {
+        let mut worker = WorkerConfig::new(role);
+        worker.ack_wait = Duration::from_millis(args.ack_wait_ms);
+        worker.max_ack_pending = usize::try_from(args.max_ack_pending).unwrap_or(usize::MAX);
+        worker.consumer_replicas = args.consumer_replicas.map(usize::from);
+        durables.extend((0..shogi_proto::PARTITIONS).map(|p| worker.durable(p)));
+    }
+    // The platform's: every stored verdict, each acknowledged by the platform once processed.
+    durables.push(arbiter_bus::DurableConfig {
+        name: shogi_proto::PLATFORM_VERDICTS.to_owned(),
+        filter: shogi_proto::VERDICT_REPUBLISH_SOURCE.to_owned(),
+        ack_wait: Duration::from_secs(30),
+        max_ack_pending: 1000,
+        max_deliver: None,
+        replicas: args.consumer_replicas.map(usize::from),
+    });
+    {
+        for durable in durables {
+            match games.apply_durable(&durable).await {
+                Ok(done) => println!(
+                    "consumer {} {}: {}",
+                    config.name,
+                    durable.name,
+                    match done {
+                        Applied::Created => "created",
+                        Applied::Updated => "updated",
+                        Applied::Unchanged => "unchanged",
+                    }
+                ),
+                Err(e) => {
+                    eprintln!("consumer {} {}: {e}", config.name, durable.name);
+                    ok = false;
+                }
+            }
+        }
+    }
+    Ok(ok)
+}
+
+async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
+    let options = args.bus.nats.options(&args.bus.nats_url);
+    options.validate().context("invalid configuration")?;
+    let js = JetStreamBus::connect(
+        &options,
+        "shogi-arbiter-prune",
+        &arbiter_runtime::streams::games(&args.bus.stream, 1),
+    )
+    .await
+    .context("connect to NATS")?;
+    let bus: Bus = Arc::new(js.clone());
+    let cutoff = SystemTime::now()
+        .checked_sub(args.finished_before)
+        .unwrap_or(UNIX_EPOCH);
+    let until = cutoff
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let games = crate::export::finished(&bus, None, Some(until)).await?;
+    let format = args.format.into();
+    if let Some(dir) = &args.archive_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("--archive-dir {}", dir.display()))?;
+    }
+    let (mut pruned, mut messages, mut ok) = (0usize, 0u64, true);
+    for id in &games {
+        if args.dry_run {
+            println!("{id}: would be pruned");
+            continue;
+        }
+        if let Some(dir) = &args.archive_dir {
+            let written = async {
+                let record = crate::export::record(&bus, id, format).await?;
+                let bytes = write(&record, format, Encoding::Utf8)?;
+                let path = dir.join(format!("{id}.{}", format.extension(Encoding::Utf8)));
+                // Written whole before the purge: a crash in between leaves the game on the
+                // bus and its record on disk, and the next run writes it again.
+                std::fs::write(&path, bytes)
+                    .with_context(|| format!("write {}", path.display()))?;
+                Ok::<_, anyhow::Error>(path)
+            }
+            .await;
+            if let Err(e) = written {
+                eprintln!("{id}: kept on the bus: its record could not be written: {e:#}");
+                ok = false;
+                continue;
+            }
+        }
+        match js.purge_subject(&shogi_proto::subject::all(id)).await {
+            Ok(n) => {
+                pruned += 1;
+                messages += n;
+                println!("{id}: pruned ({n} messages)");
+            }
+            Err(e) => {
+                eprintln!("{id}: not purged: {e}");
+                ok = false;
+            }
+        }
+    }
+    eprintln!(
+        "{} finished before the cutoff; {pruned} pruned, {messages} messages purged{}",
+        games.len(),
+        if args.dry_run { " (dry run)" } else { "" }
+    );
+    Ok(ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_take_a_unit() {
+        assert_eq!(parse_age("90d"), Ok(Duration::from_secs(90 * 86_400)));
+        assert_eq!(parse_age("36h"), Ok(Duration::from_secs(36 * 3600)));
+        assert_eq!(parse_age("45m"), Ok(Duration::from_secs(45 * 60)));
+        assert_eq!(parse_age("30"), Ok(Duration::from_secs(30)));
+        assert!(parse_age("3w").unwrap_err().contains("unknown unit"));
+        assert!(parse_age("d").is_err());
+        assert!(parse_age("").is_err());
+    }
+}
