@@ -1,5 +1,5 @@
 # Thin aliases over cargo, so that the README's commands stay short.
-.PHONY: setup build run test test-deep fuzz bench lint lint-proto fmt
+.PHONY: setup build run test test-deep fuzz bench lint lint-proto fmt test-clients proto-release
 
 CARGO ?= cargo
 
@@ -19,6 +19,7 @@ run:
 test: setup
 	$(MAKE) lint-proto
 	$(CARGO) test --workspace --locked
+	$(MAKE) test-clients
 
 # Deep perft rows (hundreds of millions of nodes) and the long proptest runs: by hand, not in CI.
 test-deep:
@@ -38,6 +39,18 @@ lint:
 fmt:
 	$(CARGO) fmt --all
 
-# The shogi.v1 contracts, linted by buf (installed by setup from PyPI, buf-bin).
+# The shogi.v1 contracts, linted by buf (installed by setup from PyPI, buf-bin), and checked for
+# breaking changes against the released contract and the commit this change started from.
 lint-proto:
 	cd proto && buf lint
+	bash tools/buf-breaking.sh
+
+# Writes proto/released.json, the contract a later change must not break (refused if it breaks
+# the one before).
+proto-release:
+	bash tools/buf-breaking.sh --release
+
+# The example clients (examples/: Python, TypeScript, the verdict listener) against a real
+# `shogi-arbiter serve`, on its embedded bus and over nats-server; about 30 s after the build.
+test-clients:
+	bash tools/clients.sh
