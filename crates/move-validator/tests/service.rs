@@ -302,7 +302,7 @@ async fn validate_move_matches_every_row_of_moves_tsv() {
         rows += 1;
     }
     assert!(rows >= 18, "moves.tsv has {rows} rows");
-    // Every position-level kind of RULES.md section 1 appears in the fixture.
+    // Every position-level kind of docs/rules.md section 1 appears in the fixture.
     for kind in [
         "two_pawns",
         "pawn_drop_mate",
