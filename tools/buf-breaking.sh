@@ -36,6 +36,8 @@ if [ "${1:-}" = "--release" ]; then
   exit 0
 fi
 
+git rev-parse --git-dir >/dev/null 2>&1 ||
+  { echo "buf-breaking: not a git checkout: the check against earlier commits needs one" >&2; exit 1; }
 head=$(git rev-parse HEAD)
 base="${BUF_BREAKING_AGAINST:-}"
 if [ -z "$base" ]; then
