@@ -7,7 +7,8 @@
 #    grpc.reflection.v1alpha (grpcio-reflection), then the Python and the TypeScript client.
 # 2. serve over a real nats-server with JetStream: the verdict listener (nats-py, a durable
 #    JetStream consumer) processes the verdicts of both clients' games, each once; run again
-#    with an empty database, it gets none of them a second time.
+#    with an empty database, it gets none of them a second time; a listener killed between
+#    recording a verdict and acknowledging it gets it again when restarted, and skips it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 py="$root/examples/python"
@@ -91,5 +92,16 @@ wait "$listener"
 echo "clients: the listener again, same durable consumer, empty database: nothing comes twice"
 "$python" "$py/verdict_listener.py" --nats-url "$nats_url" --db "$work/again.sqlite" \
   --expect "" --idle 2 --timeout 30
+echo "clients: a listener that dies between recording a verdict and acknowledging it"
+status=0
+"$python" "$py/verdict_listener.py" --nats-url "$nats_url" --db "$work/crash.sqlite" \
+  --durable crash-test --ack-wait 1 --crash-before-ack --timeout 30 || status=$?
+[ "$status" = 3 ] || { echo "clients: the crashing listener exited $status, not 3" >&2; exit 1; }
+echo "clients: restarted, it gets every verdict again and records the one it had once"
+"$python" "$py/verdict_listener.py" --nats-url "$nats_url" --db "$work/crash.sqlite" \
+  --durable crash-test --ack-wait 1 --expect perpetual_check,perpetual_check,declaration,declaration \
+  --idle 3 --timeout 30 | tee "$work/restarted.out"
+grep -q "3 verdicts processed, 1 redelivered ones skipped" "$work/restarted.out" ||
+  { echo "clients: the restarted listener did not skip exactly the one it had recorded" >&2; exit 1; }
 stop_serve
 echo "clients: every client answered right"

@@ -19,8 +19,9 @@ the transaction that records the game's result.
 
     .venv/bin/python verdict_listener.py --nats-url nats://127.0.0.1:4222 --db verdicts.sqlite
 
-With `--expect CODE,CODE...` (for tests) it stops once it has processed verdicts with exactly
-those result codes and nothing else arrives for `--idle` seconds, and exits 1 otherwise.
+With `--expect CODE,CODE...` (for tests) it stops once its database holds verdicts with exactly
+those result codes and nothing arrives for `--idle` seconds, and exits 1 otherwise.
+`--crash-before-ack` (for tests) exits after recording one verdict, before acknowledging it.
 """
 
 import argparse
@@ -51,6 +52,11 @@ def open_db(path):
     return db
 
 
+def held(db):
+    """The result codes the database holds, with how many games each."""
+    return Counter(dict(db.execute("SELECT code, COUNT(*) FROM verdicts GROUP BY code")))
+
+
 def record(db, verdict):
     """Stores the game's result once; False when it was already stored (a redelivery)."""
     with db:
@@ -74,10 +80,10 @@ async def listen(args):
         config=ConsumerConfig(
             ack_policy=AckPolicy.EXPLICIT,
             deliver_policy=DeliverPolicy.ALL,
-            ack_wait=30,
+            ack_wait=args.ack_wait,
         ),
     )
-    processed = Counter()
+    processed, again = 0, 0
     expected = Counter(c for c in args.expect.split(",") if c) if args.expect is not None else None
     loop = asyncio.get_running_loop()
     idle_since = loop.time()
@@ -93,34 +99,36 @@ async def listen(args):
                     raise SystemExit(f"{msg.subject}: header {TYPE_HEADER} is {kind!r}")
                 verdict = pb.Verdict.FromString(msg.data)
                 if record(db, verdict):
-                    processed[verdict.code_name] += 1
+                    processed += 1
                     print(
                         f"verdict {verdict.game_id}: {verdict.code_name}, "
                         f"winner {pb.Color.Name(verdict.winner)}, ply {verdict.ply}",
                         flush=True,
                     )
+                    if args.crash_before_ack:
+                        print("crashing before the acknowledgement", flush=True)
+                        return 3
                 else:
+                    again += 1
                     print(f"verdict {verdict.game_id}: already processed, acknowledged again")
                 # Only once the result is stored: a crash before this line redelivers it.
                 await msg.ack_sync()
             if messages:
                 idle_since = loop.time()
             elif loop.time() - idle_since >= args.idle and (
-                expected is None or processed == expected
+                expected is None or held(db) == expected
             ):
                 break
             if loop.time() - idle_since >= args.timeout:
                 break
+        holds = held(db)
     finally:
         await nc.close()
         db.close()
-    if expected is not None and processed != expected:
-        print(
-            f"WRONG ANSWER: processed {dict(processed)}, expected {dict(expected)}",
-            file=sys.stderr,
-        )
+    if expected is not None and holds != expected:
+        print(f"WRONG ANSWER: recorded {dict(holds)}, expected {dict(expected)}", file=sys.stderr)
         return 1
-    print(f"verdict listener: processed {sum(processed.values())} verdicts, each once")
+    print(f"verdict listener: {processed} verdicts processed, {again} redelivered ones skipped")
     return 0
 
 
@@ -132,6 +140,8 @@ def main():
     parser.add_argument("--expect", help="result codes to process, comma-separated (tests)")
     parser.add_argument("--idle", type=float, default=2.0, help="seconds without a verdict to stop")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait at most")
+    parser.add_argument("--ack-wait", type=float, default=30.0, help="seconds before a redelivery")
+    parser.add_argument("--crash-before-ack", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.expect is None and args.idle == parser.get_default("idle"):
         args.idle = float("inf")  # a real listener runs until stopped
