@@ -1,5 +1,5 @@
 # Thin aliases over cargo, so that the README's commands stay short.
-.PHONY: setup build run test test-nats-oldest test-deep fuzz bench lint lint-proto fmt
+.PHONY: setup build run test test-nats-oldest test-deep fuzz bench lint lint-proto fmt test-clients proto-release
 
 CARGO ?= cargo
 
@@ -22,6 +22,7 @@ test: setup
 	$(MAKE) lint-proto
 	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path current)" $(CARGO) test --workspace --locked
 	$(MAKE) test-nats-oldest
+	$(MAKE) test-clients
 
 test-nats-oldest:
 	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path oldest)" $(CARGO) test --locked \
@@ -47,6 +48,18 @@ lint:
 fmt:
 	$(CARGO) fmt --all
 
-# The shogi.v1 contracts, linted by buf (installed by setup from PyPI, buf-bin).
+# The shogi.v1 contracts, linted by buf (installed by setup from PyPI, buf-bin), and checked for
+# breaking changes against the released contract and the commit this change started from.
 lint-proto:
 	cd proto && buf lint
+	bash tools/buf-breaking.sh
+
+# Writes proto/released.json, the contract a later change must not break (refused if it breaks
+# the one before).
+proto-release:
+	bash tools/buf-breaking.sh --release
+
+# The example clients (examples/: Python, TypeScript, the verdict listener) against a real
+# `shogi-arbiter serve`, on its embedded bus and over nats-server; about 30 s after the build.
+test-clients:
+	bash tools/clients.sh

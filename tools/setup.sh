@@ -12,3 +12,5 @@ python3 -m pip install --disable-pip-version-check --quiet buf-bin==1.75.0
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 echo "setup: buf $(buf --version)"
 bash "$here/nats-server.sh"
+# The example clients' dependencies (`make test-clients`).
+bash "$here/../examples/setup.sh"

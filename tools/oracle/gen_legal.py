@@ -9,7 +9,7 @@ positions met on the way, one per line:
 The legal move list is cshogi's `board.legal_moves`, which in cshogi 1.1.0 includes the
 non-promotions of pawn, bishop and rook and the lance's non-promotion to the second rank (the
 `--self-check` perft from the start position would fail otherwise: 7g7f 3c3d 8h2b is one of the
-25470 leaves at depth 3). RULES.md section 1 counts those moves as legal, so the oracle must too.
+25470 leaves at depth 3). docs/rules.md section 1 counts those moves as legal, so the oracle must too.
 cshogi's `is_legal` is not used: it assumes a move that cshogi generated itself.
 
 The playouts are biased towards the positions where move generators go wrong: captures (which
@@ -55,16 +55,16 @@ HANDICAPS = [
     "4k4/9/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1",  # ten pieces
 ]
 
-# Perft from the start position (RULES.md section 8; YaneuraOu, shogiops).
+# Perft from the start position (docs/rules.md section 8; YaneuraOu, shogiops).
 STARTPOS_PERFT = {1: 30, 2: 900, 3: 25470, 4: 719731}
 
 # Known answers the oracle must reproduce before its output is trusted.
 KNOWN_POSITIONS = [
     # (sfen, move, expected membership, why)
     ("R6gk/9/6S1L/9/9/9/9/9/4K4 b P 1", "P*1b", False,
-     "pawn-drop mate: the silver on 2c that could take the pawn is pinned by the rook (RULES.md 1)"),
+     "pawn-drop mate: the silver on 2c that could take the pawn is pinned by the rook (docs/rules.md 1)"),
     ("7gk/9/6S1L/9/9/9/9/9/4K4 b P 1", "P*1b", True,
-     "without the rook the silver takes the pawn: the drop is legal (RULES.md 1)"),
+     "without the rook the silver takes the pawn: the drop is legal (docs/rules.md 1)"),
     ("1nk1S2+L1/4pp1+SP/lG1+R2+R1+p/1p2B4/pNp2gPp1/PK2G4/4P1N+BG/L5p2/2+n+p2L2 b 2S3P2p 1",
      "P*7b", False, "pawn-drop mate that haitaka 0.3.2 offers"),
     ("4k4/9/9/L3P3R/9/9/9/9/4K2B1 b - 1", "5d5c", True, "pawn non-promotion in the zone"),

@@ -1,5 +1,6 @@
-//! The one gRPC bootstrap: health (grpc.health.v1) and, where asked, reflection (v1) beside
-//! the service's own routes, a per-call time limit, and a drain bounded by a grace period.
+//! The one gRPC bootstrap: health (grpc.health.v1) and, where asked, reflection (v1 and
+//! v1alpha) beside the service's own routes, a per-call time limit, and a drain bounded by a
+//! grace period.
 //! The validator serves its API through it, the workers their health endpoint.
 //!
 //! Health tells the truth: a service is SERVING only while it can do its job; the caller
@@ -59,10 +60,31 @@ pub fn reflection() -> Result<
     >,
     tonic_reflection::server::Error,
 > {
+    // The other version's service is registered too, so that a listing through either names
+    // both.
+    reflected()
+        .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
+        .build_v1()
+}
+
+/// The same reflection as [`reflection`], as the older `grpc.reflection.v1alpha` service, which
+/// is all that older grpcurl releases, GUI clients and grpcio-reflection's client speak.
+pub fn reflection_v1alpha() -> Result<
+    tonic_reflection::server::v1alpha::ServerReflectionServer<
+        impl tonic_reflection::server::v1alpha::ServerReflection,
+    >,
+    tonic_reflection::server::Error,
+> {
+    reflected()
+        .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()
+}
+
+/// What reflection describes, in either version: the `shogi.v1` files and grpc.health.v1.
+fn reflected() -> tonic_reflection::server::Builder<'static> {
     tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(shogi_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()
 }
 
 /// How [`serve`] serves.

@@ -91,6 +91,7 @@ pub async fn serve(
     );
     let routes = tonic::service::Routes::new(health_service)
         .add_service(grpc::reflection()?)
+        .add_service(grpc::reflection_v1alpha()?)
         .add_service(validator_service);
     let options = grpc::ServeOptions {
         request_timeout: Some(config.request_timeout),

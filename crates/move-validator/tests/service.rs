@@ -302,7 +302,7 @@ async fn validate_move_matches_every_row_of_moves_tsv() {
         rows += 1;
     }
     assert!(rows >= 18, "moves.tsv has {rows} rows");
-    // Every position-level kind of RULES.md section 1 appears in the fixture.
+    // Every position-level kind of docs/rules.md section 1 appears in the fixture.
     for kind in [
         "two_pawns",
         "pawn_drop_mate",
@@ -922,8 +922,65 @@ async fn reflection_lists_every_service() {
         "shogi.v1.MoveValidator",
         "grpc.health.v1.Health",
         "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
     ] {
         assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    drop(answers);
+    drop(client);
+    v.shutdown().await;
+}
+
+/// Older grpcurl releases and GUI clients speak only `grpc.reflection.v1alpha`: the same
+/// reflection answers there, with every file of the contract (the bus's too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_answers_v1alpha_clients() {
+    use prost::Message as _;
+    use tonic_reflection::pb::v1alpha::{
+        ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+        server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+    };
+    let nats = NatsServer::start();
+    let v = Validator::start(&nats).await;
+    let mut client = ServerReflectionClient::new(v.channel());
+    let requests = [
+        MessageRequest::ListServices(String::new()),
+        MessageRequest::FileContainingSymbol("shogi.v1.MoveValidator".into()),
+        MessageRequest::FileContainingSymbol("shogi.v1.PartitionLease".into()),
+    ]
+    .map(|m| ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(m),
+    });
+    let mut answers = client
+        .server_reflection_info(tokio_stream::iter(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.next().await.unwrap().unwrap();
+    let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
+        panic!("{answer:?}");
+    };
+    let names: Vec<_> = list.service.into_iter().map(|s| s.name).collect();
+    for name in [
+        "shogi.v1.MoveValidator",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1alpha.ServerReflection",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    for (symbol, file) in [
+        ("shogi.v1.MoveValidator", "shogi/v1/arbiter.proto"),
+        ("shogi.v1.PartitionLease", "shogi/v1/bus.proto"),
+    ] {
+        let answer = answers.next().await.unwrap().unwrap();
+        let Some(MessageResponse::FileDescriptorResponse(files)) = answer.message_response else {
+            panic!("{symbol}: {answer:?}");
+        };
+        let first = prost_types::FileDescriptorProto::decode(&files.file_descriptor_proto[0][..])
+            .expect("a file descriptor");
+        assert_eq!(first.name(), file, "{symbol}");
+        assert_eq!(first.package(), "shogi.v1", "{symbol}");
     }
     drop(answers);
     drop(client);

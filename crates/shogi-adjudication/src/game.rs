@@ -1,5 +1,5 @@
 //! A game under a ruleset: the start position, the moves, and the judgement after each ply in
-//! the order of RULES.md section 6.
+//! the order of docs/rules.md section 6.
 
 use crate::impasse::{AgreementReport, agreement_count, handicap_credit};
 use crate::impasse::{
@@ -14,7 +14,7 @@ use shogi_rules::{Color, IllegalMove, Move, Position, Square};
 /// declaration comes back as `Ok` with its [`Verdict`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GameError {
-    /// Any move or declaration after the game has ended (`game_over`, RULES.md section 1).
+    /// Any move or declaration after the game has ended (`game_over`, docs/rules.md section 1).
     #[error("the game is over")]
     GameOver,
     /// An illegal move refused under [`IllegalMovePolicy::Reject`], with its kind
@@ -31,7 +31,7 @@ pub enum GameError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Warning {
     /// The position after `ply` occurred for the 3rd time; one more occurrence ends the game
-    /// (RULES.md section 3). `plies` are the three occurrences.
+    /// (docs/rules.md section 3). `plies` are the three occurrences.
     ThirdOccurrence {
         /// The ply just played.
         ply: u32,
@@ -40,7 +40,7 @@ pub enum Warning {
     },
     /// `checker` has checked on every one of its moves since the first of three occurrences of
     /// the current position, so if it occurs once more `checker` loses by perpetual check
-    /// (RULES.md section 3).
+    /// (docs/rules.md section 3).
     PerpetualCheckRisk {
         /// The ply just played.
         ply: u32,
@@ -79,7 +79,7 @@ pub struct Declared {
 /// Per ply it keeps only what judgement needs ([`History`]: the 64-bit position hash, and the
 /// move as [`Move::to_u16`] with the gave-check flag in its free bit, ten bytes), plus the
 /// current [`Position`]. Earlier positions are rebuilt by replaying from the start only to
-/// confirm a fourth occurrence the hashes announce (RULES.md section 2), which ends the game
+/// confirm a fourth occurrence the hashes announce (docs/rules.md section 2), which ends the game
 /// unless the hashes collided, so it happens about once per game at most.
 #[derive(Debug, Clone)]
 pub struct Game {
@@ -160,12 +160,12 @@ impl Game {
         (ply <= self.plies()).then(|| self.history.gave_check(ply))
     }
 
-    /// The compact history the repetition rule reads (RULES.md sections 2 and 3).
+    /// The compact history the repetition rule reads (docs/rules.md sections 2 and 3).
     pub fn history(&self) -> &History {
         &self.history
     }
 
-    /// The handicap credit given to White (RULES.md section 4): 0 when the ruleset has it off
+    /// The handicap credit given to White (docs/rules.md section 4): 0 when the ruleset has it off
     /// or the start is not a handicap start ([`crate::impasse::is_handicap_start`]).
     pub fn handicap_credit(&self) -> u32 {
         self.credit
@@ -193,14 +193,14 @@ impl Game {
         Some(pos)
     }
 
-    /// Plays `mv` for the side to move and judges the result (RULES.md section 6).
+    /// Plays `mv` for the side to move and judges the result (docs/rules.md section 6).
     pub fn play(&mut self, mv: Move) -> Result<PlyOutcome, GameError> {
         self.play_as(self.position.side_to_move(), mv)
     }
 
     /// Plays `mv` as `mover`; a move by the side not to move is illegal (`wrong_turn`).
     ///
-    /// In the order of RULES.md section 6: legality (an illegal move is refused under
+    /// In the order of docs/rules.md section 6: legality (an illegal move is refused under
     /// [`IllegalMovePolicy::Reject`], and loses under [`IllegalMovePolicy::Forfeit`]); the try
     /// rule; no legal reply (the mover wins: checkmate if in check, `no_legal_moves`
     /// otherwise); fourfold repetition and perpetual check; the move cap; an automatic
@@ -300,7 +300,7 @@ impl Game {
         self.judge_automatic_declaration()
     }
 
-    /// RULES.md section 1: a position with no legal move loses for the side to move.
+    /// docs/rules.md section 1: a position with no legal move loses for the side to move.
     fn judge_no_legal_reply(&self, mv: Option<Move>) -> Option<Verdict> {
         if has_legal_move(&self.position) {
             return None;
@@ -327,7 +327,7 @@ impl Game {
         })
     }
 
-    /// RULES.md section 3, with the exact confirmation of section 2.
+    /// docs/rules.md section 3, with the exact confirmation of section 2.
     fn judge_repetition(&self, warnings: &mut Vec<Warning>) -> Option<Verdict> {
         let counted = self.ruleset.start_position_counted;
         let mut earlier = self.history.earlier_occurrences(counted);
@@ -357,8 +357,8 @@ impl Game {
         None
     }
 
-    /// The candidate plies whose position is exactly the current one (RULES.md section 2:
-    /// "confirm an exact match of the full position before a verdict is issued").
+    /// The candidate plies whose position is exactly the current one (docs/rules.md section 2: a
+    /// match is confirmed by comparing the full positions before any verdict).
     fn exact_matches(&self, candidates: &[u32]) -> Vec<u32> {
         let mut out = Vec::with_capacity(candidates.len());
         let mut pos = self.start_position().clone();
@@ -375,7 +375,7 @@ impl Game {
         out
     }
 
-    /// RULES.md section 5.
+    /// docs/rules.md section 5.
     fn judge_cap(&self) -> Option<Verdict> {
         let cap = self.ruleset.move_cap?;
         let ply = self.plies();
@@ -408,7 +408,7 @@ impl Game {
         })
     }
 
-    /// RULES.md section 4, the `automatic` trigger: only a win is awarded, and the clock is
+    /// docs/rules.md section 4, the `automatic` trigger: only a win is awarded, and the clock is
     /// assumed to have time (the platform ends a game on time itself).
     fn judge_automatic_declaration(&self) -> Option<Verdict> {
         if self.ruleset.declaration_trigger != DeclarationTrigger::Automatic {
@@ -432,7 +432,7 @@ impl Game {
     }
 
     /// The declaration calculator in this game's context, without declaring: `None` when the
-    /// ruleset has no declaration rule (RULES.md section 4).
+    /// ruleset has no declaration rule (docs/rules.md section 4).
     pub fn declaration_report(&self, declarer: Color, has_time: bool) -> Option<DeclarationReport> {
         let rule = self.ruleset.declaration?;
         let ctx = DeclarationContext {
@@ -464,7 +464,7 @@ impl Game {
     }
 
     /// `declarer` declares impasse (入玉宣言) with `has_time` saying whether its clock has time
-    /// left (RULES.md section 4). A declaration that fails a condition, including one made on
+    /// left (docs/rules.md section 4). A declaration that fails a condition, including one made on
     /// the opponent's turn, loses or is refused per [`Ruleset::failed_declaration`].
     pub fn declare(&mut self, declarer: Color, has_time: bool) -> Result<Declared, GameError> {
         if self.verdict.is_some() {
@@ -480,7 +480,7 @@ impl Game {
     }
 
     /// The agreement count of the current position under the ruleset's threshold and tie rule,
-    /// White credited per [`Ruleset::handicap_credit`] (RULES.md section 4). The arbiter only
+    /// White credited per [`Ruleset::handicap_credit`] (docs/rules.md section 4). The arbiter only
     /// offers the count; agreement comes from the players ([`Game::record_result`]).
     pub fn agreement_count(&self) -> AgreementReport {
         let initial = self.ruleset.handicap_credit.then(|| self.start_position());
@@ -571,7 +571,7 @@ mod tests {
     }
 
     /// Colliding hashes are not a repetition: the verdict waits for the full positions to match
-    /// (RULES.md section 2, "a 24-bit hash produced false repetitions elsewhere").
+    /// (docs/rules.md section 2: a 24-bit hash elsewhere produced repetitions that did not happen).
     #[test]
     fn a_hash_collision_is_not_a_repetition() {
         let mut game = Game::startpos(strict());

@@ -1,4 +1,4 @@
-//! The standard handicap start positions (駒落ち), for the handicap credit of RULES.md
+//! The standard handicap start positions (駒落ち), for the handicap credit of docs/rules.md
 //! section 4.
 //!
 //! The handicap giver (上手, uwate) is White and moves first. The pieces removed are White's; the

@@ -1,13 +1,13 @@
-//! Impasse (入玉, 持将棋), RULES.md section 4: point counting, the declaration calculator, the
+//! Impasse (入玉, 持将棋), docs/rules.md section 4: point counting, the declaration calculator, the
 //! handicap credit, agreement counting and the try rule.
 
 use crate::ruleset::{AgreementTie, DeclarationRule, FailedDeclaration};
 use shogi_rules::{Color, Move, PieceKind, Position, Square};
 
-/// Points of a full set of the 38 non-king pieces (27 a side at the start), RULES.md section 4.
+/// Points of a full set of the 38 non-king pieces (27 a side at the start), docs/rules.md section 4.
 pub const FULL_SET_POINTS: u32 = 54;
 
-/// Pieces other than the king a declarer needs in the target camp (RULES.md section 4,
+/// Pieces other than the king a declarer needs in the target camp (docs/rules.md section 4,
 /// condition 3).
 pub const MIN_PIECES_IN_CAMP: u32 = 10;
 
@@ -15,20 +15,20 @@ pub const MIN_PIECES_IN_CAMP: u32 = 10;
 pub const JSA24_JISHOGI_POINTS: u32 = 24;
 
 /// Impasse points of a piece kind: rook, bishop, dragon, horse 5; king 0; every other piece 1,
-/// promoted or not (RULES.md section 4).
+/// promoted or not (docs/rules.md section 4).
 #[inline]
 pub const fn piece_points(kind: PieceKind) -> u32 {
     kind.impasse_points()
 }
 
-/// Whether `sq` is in `color`'s target camp: ranks a..c for Black, g..i for White (RULES.md
+/// Whether `sq` is in `color`'s target camp: ranks a..c for Black, g..i for White (docs/rules.md
 /// section 4). It is the same set of squares as the promotion zone.
 #[inline]
 pub const fn in_camp(sq: Square, color: Color) -> bool {
     sq.in_zone(color)
 }
 
-/// Points to win a declaration under `rule` (RULES.md section 4): 28 for Black and 27 for White
+/// Points to win a declaration under `rule` (docs/rules.md section 4): 28 for Black and 27 for White
 /// under the 27-point rule ("27-point" does not mean 27 wins for Black), 31 under the JSA
 /// 24-point rule.
 pub const fn points_to_win(rule: DeclarationRule, declarer: Color) -> u32 {
@@ -54,12 +54,12 @@ pub struct PointCount {
 
 impl PointCount {
     /// The points a declaration counts: pieces in the target camp plus all pieces in hand
-    /// (RULES.md section 4, point 6).
+    /// (docs/rules.md section 4, point 6).
     pub const fn declaration_points(&self) -> u32 {
         self.board_in_camp + self.hand
     }
 
-    /// The points agreement counting counts: every piece on the board and in hand (RULES.md
+    /// The points agreement counting counts: every piece on the board and in hand (docs/rules.md
     /// section 4, agreement counting).
     pub const fn total(&self) -> u32 {
         self.board + self.hand
@@ -89,7 +89,7 @@ pub fn count_points(pos: &Position, color: Color) -> PointCount {
 }
 
 /// The handicap credit of a game that started from `initial`: the points of the pieces missing
-/// from the board and both hands there (RULES.md section 4: "the dropped pieces are assumed to be
+/// from the board and both hands there (docs/rules.md section 4: "the dropped pieces are assumed to be
 /// with uwate", JSA; YaneuraOu CSARule27H, Lishogi and tsshogi agree). Pieces in a hand at the
 /// start are not missing. It is credited to the giver, White.
 ///
@@ -131,7 +131,7 @@ pub fn is_handicap_start(initial: &Position) -> bool {
     removed
 }
 
-/// How a declaration is judged (RULES.md section 4).
+/// How a declaration is judged (docs/rules.md section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeclarationOutcome {
     /// The declarer wins.
@@ -158,7 +158,7 @@ impl DeclarationOutcome {
     }
 }
 
-/// The conditions of a declaration (RULES.md section 4, conditions 1..6, and the JSA 500-move
+/// The conditions of a declaration (docs/rules.md section 4, conditions 1..6, and the JSA 500-move
 /// rule's "declarations are allowed only before ply 500", section 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeclarationCondition {
@@ -181,7 +181,7 @@ pub enum DeclarationCondition {
 }
 
 impl DeclarationCondition {
-    /// Every condition, in the order of RULES.md.
+    /// Every condition, in the order of docs/rules.md.
     pub const ALL: [DeclarationCondition; 8] = [
         DeclarationCondition::DeclarersTurn,
         DeclarationCondition::GameNotOver,
@@ -227,7 +227,7 @@ pub struct DeclarationContext {
 }
 
 /// The declaration calculator's report: the outcome and every condition with its value
-/// (RULES.md section 4 and section 7, "each condition with its value").
+/// (docs/rules.md section 4 and section 7: each condition and whether it held).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DeclarationReport {
     /// The rule judged by.
@@ -283,7 +283,7 @@ impl DeclarationReport {
         }
     }
 
-    /// Each condition with whether it holds, in the order of RULES.md.
+    /// Each condition with whether it holds, in the order of docs/rules.md.
     pub fn conditions(&self) -> [(DeclarationCondition, bool); 8] {
         DeclarationCondition::ALL.map(|c| (c, self.met(c)))
     }
@@ -297,7 +297,7 @@ impl DeclarationReport {
     }
 }
 
-/// Judges a declaration by `ctx.declarer` in `pos` under `rule` (RULES.md section 4). In a
+/// Judges a declaration by `ctx.declarer` in `pos` under `rule` (docs/rules.md section 4). In a
 /// problem position without the declarer's king, condition 2 fails.
 pub fn judge_declaration(
     pos: &Position,
@@ -347,7 +347,7 @@ pub fn judge_declaration(
 }
 
 /// The declaration calculator: judges a declaration by the side to move in `pos` under `rule`,
-/// crediting White with the pieces missing from `initial` when given (RULES.md section 4). It
+/// crediting White with the pieces missing from `initial` when given (docs/rules.md section 4). It
 /// assumes the declarer has time, the game is not over and no cap forbids it, and reports a
 /// failed declaration as a loss.
 pub fn evaluate_declaration(
@@ -366,7 +366,7 @@ pub fn evaluate_declaration(
     judge_declaration(pos, rule, &ctx)
 }
 
-/// The result of an agreement count (RULES.md section 4, agreement counting).
+/// The result of an agreement count (docs/rules.md section 4, agreement counting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AgreementReport {
     /// Black's points: every piece on the board and in hand.
@@ -415,7 +415,7 @@ pub fn agreement_count(
 }
 
 /// The try rule's target for `color`: the square where the opponent's king started, 5a for
-/// Black and 5i for White (RULES.md section 4).
+/// Black and 5i for White (docs/rules.md section 4).
 pub fn try_square(color: Color) -> Square {
     let rank = match color {
         Color::Black => 1,
@@ -424,7 +424,7 @@ pub fn try_square(color: Color) -> Square {
     Square::new(5, rank).expect("5a and 5i are squares")
 }
 
-/// Whether playing `mv` in `pos` wins by the try rule (トライルール, RULES.md section 4): a legal
+/// Whether playing `mv` in `pos` wins by the try rule (トライルール, docs/rules.md section 4): a legal
 /// king move of the side to move onto [`try_square`], which must not hold an own piece
 /// (capturing an enemy piece there is allowed) and must not be attacked after the move, sliders
 /// seeing through the king's old square.

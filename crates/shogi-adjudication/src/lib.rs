@@ -1,18 +1,18 @@
 //! Shogi adjudication: rulesets, fourfold repetition and perpetual check, impasse, move caps and
-//! verdicts, as RULES.md states them, above the rules core `shogi-rules`.
+//! verdicts, as docs/rules.md states them, above the rules core `shogi-rules`.
 //!
 //! Pure: no IO, no async runtime, no clock, no serde, no tracing. A verdict is a value
 //! ([`Verdict`]), never an error; errors ([`GameError`]) are only for actions a game refuses.
 //!
-//! - [`Ruleset`]: every option of RULES.md as a field, with named presets
+//! - [`Ruleset`]: every option of docs/rules.md as a field, with named presets
 //!   ([`Ruleset::preset`]), one parser of options by name ([`Ruleset::set`]) and a check that
 //!   names the option at fault ([`Ruleset::validate`]).
 //! - [`Game`]: a start position, a ruleset and moves, judged after each ply in the order of
-//!   RULES.md section 6; [`judge`] re-judges a whole record.
+//!   docs/rules.md section 6; [`judge`] re-judges a whole record.
 //! - [`repetition`]: the fourfold repetition and perpetual check algorithm over
-//!   (hash, gave-check) pairs (RULES.md sections 2 and 3).
+//!   (hash, gave-check) pairs (docs/rules.md sections 2 and 3).
 //! - [`impasse`]: point counting, the declaration calculator ([`evaluate_declaration`]), the
-//!   handicap credit, agreement counting and the try rule (RULES.md section 4); [`Handicap`]
+//!   handicap credit, agreement counting and the try rule (docs/rules.md section 4); [`Handicap`]
 //!   lists the standard handicap start positions.
 //!
 //! Invariants: a [`Game`] keeps ten bytes a ply ([`repetition::History`]) plus one current
@@ -24,7 +24,7 @@
 //! use shogi_rules::{Color, Move, Position};
 //!
 //! // The rook checks on every move and the king shuttles: perpetual check on ply 12, counting
-//! // the start position as the first occurrence (RULES.md sections 2 and 3).
+//! // the start position as the first occurrence (docs/rules.md sections 2 and 3).
 //! let start = Position::from_sfen("k2K5/2R6/9/9/9/9/9/9/9 b - 1").unwrap();
 //! let moves = "7b7a 9a9b 7a7b 9b9a ".repeat(3);
 //! let moves = moves.split_whitespace().map(|m| Move::from_usi(m).unwrap());

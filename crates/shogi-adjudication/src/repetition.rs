@@ -1,9 +1,9 @@
 //! Fourfold repetition (千日手, sennichite) and perpetual check (連続王手の千日手) over a
-//! sequence of (hash, gave-check) pairs, RULES.md sections 2 and 3.
+//! sequence of (hash, gave-check) pairs, docs/rules.md sections 2 and 3.
 //!
 //! This module sees only hashes. A hash match is a candidate; [`crate::Game`] confirms it
-//! against the full positions before it issues a verdict (RULES.md section 2: "confirm an exact
-//! match of the full position before a verdict is issued").
+//! against the full positions before it issues a verdict (docs/rules.md section 2: a match is
+//! confirmed by comparing the full positions before any verdict).
 
 use crate::ruleset::OrdinaryResult;
 use crate::verdict::{Evidence, ResultCode, Verdict};
@@ -116,7 +116,7 @@ impl History {
 
     /// The earlier plies (ascending) whose hash equals that of the last position, within the
     /// counted part of the history. The whole history is searched: no window, and no early stop
-    /// at a position with the same board but other hands (RULES.md section 2).
+    /// at a position with the same board but other hands (docs/rules.md section 2).
     ///
     /// Only plies of the same parity can hold the same position (the side to move is part of
     /// it), so the scan steps by two.
@@ -159,7 +159,7 @@ impl History {
     }
 
     /// Classifies the repetition whose first occurrence is ply `first` and fourth is ply
-    /// `fourth` (RULES.md section 3). It does not matter which side made ply `fourth`.
+    /// `fourth` (docs/rules.md section 3). It does not matter which side made ply `fourth`.
     pub fn classify(&self, first: u32, fourth: u32) -> RepetitionKind {
         let black = self.checked_every_move(Color::Black, first, fourth);
         let white = self.checked_every_move(Color::White, first, fourth);
@@ -194,13 +194,13 @@ impl History {
 }
 
 /// The first ply whose position counts as an occurrence: 0 when the start position counts
-/// (RULES.md section 2), 1 for the CSA shogi-server's bookkeeping.
+/// (docs/rules.md section 2), 1 for the CSA shogi-server's bookkeeping.
 #[inline]
 pub const fn first_counted_ply(start_position_counted: bool) -> usize {
     if start_position_counted { 0 } else { 1 }
 }
 
-/// How a fourfold repetition ends (RULES.md section 3).
+/// How a fourfold repetition ends (docs/rules.md section 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RepetitionKind {
     /// No side checked on every one of its moves in plies F+1..N: the ruleset's ordinary
@@ -227,7 +227,7 @@ pub struct Fourfold {
 
 impl Fourfold {
     /// The verdict: perpetual check loses for the checker; an ordinary or mutual repetition
-    /// has no winner and the ruleset's `ordinary` result, the mutual one flagged (RULES.md
+    /// has no winner and the ruleset's `ordinary` result, the mutual one flagged (docs/rules.md
     /// section 3). The verdict's ply is N.
     pub fn verdict(&self, history: &History, ordinary: OrdinaryResult) -> Verdict {
         let [first, .., last] = self.plies;

@@ -1,6 +1,6 @@
-//! Rulesets: every option of RULES.md as a field, and the named presets.
+//! Rulesets: every option of docs/rules.md as a field, and the named presets.
 //!
-//! Where the authorities disagree, RULES.md makes the disagreement an option rather than a
+//! Where the authorities disagree, docs/rules.md makes the disagreement an option rather than a
 //! hard-coded choice; this module is where those options live.
 //!
 //! Every option has a name ([`Ruleset::OPTIONS`], the field's name, which is also the field's
@@ -11,7 +11,7 @@
 
 use std::ops::RangeInclusive;
 
-/// What happens to an illegal move (反則), RULES.md section 1.
+/// What happens to an illegal move (反則), docs/rules.md section 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IllegalMovePolicy {
     /// The move is refused with its reason and the game goes on (online platforms, Lishogi's
@@ -23,10 +23,10 @@ pub enum IllegalMovePolicy {
 }
 
 impl IllegalMovePolicy {
-    /// Every policy, in the order of RULES.md.
+    /// Every policy, in the order of docs/rules.md.
     pub const ALL: [IllegalMovePolicy; 2] = [IllegalMovePolicy::Reject, IllegalMovePolicy::Forfeit];
 
-    /// `reject` or `forfeit`, as RULES.md section 1 names them.
+    /// `reject` or `forfeit`, as docs/rules.md section 1 names them.
     pub const fn as_str(self) -> &'static str {
         match self {
             IllegalMovePolicy::Reject => "reject",
@@ -36,7 +36,7 @@ impl IllegalMovePolicy {
 }
 
 /// The result of a game that ends without a winner: an ordinary fourfold repetition
-/// (RULES.md section 3) or a jishogi (持将棋, section 4 and 5).
+/// (docs/rules.md section 3) or a jishogi (持将棋, section 4 and 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OrdinaryResult {
     /// A draw (online services, the CSA shogi-server).
@@ -58,7 +58,7 @@ impl OrdinaryResult {
     }
 }
 
-/// How the points of a declaration (入玉宣言) are judged, RULES.md section 4 point 6.
+/// How the points of a declaration (入玉宣言) are judged, docs/rules.md section 4 point 6.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeclarationRule {
     /// The 27-point rule (CSA/WCSC/floodgate, Shogi Wars, 81Dojo, JSA amateur events): Black
@@ -82,7 +82,7 @@ impl DeclarationRule {
     }
 }
 
-/// When a declaration is judged, RULES.md section 4.
+/// When a declaration is judged, docs/rules.md section 4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeclarationTrigger {
     /// Only on request (CSA `%KACHI`, USI `bestmove win`, JSA).
@@ -97,7 +97,7 @@ impl DeclarationTrigger {
     pub const ALL: [DeclarationTrigger; 2] =
         [DeclarationTrigger::Explicit, DeclarationTrigger::Automatic];
 
-    /// `explicit` or `automatic`, as RULES.md section 4 names them.
+    /// `explicit` or `automatic`, as docs/rules.md section 4 names them.
     pub const fn as_str(self) -> &'static str {
         match self {
             DeclarationTrigger::Explicit => "explicit",
@@ -106,7 +106,7 @@ impl DeclarationTrigger {
     }
 }
 
-/// What a declaration that does not qualify does, RULES.md section 4.
+/// What a declaration that does not qualify does, docs/rules.md section 4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FailedDeclaration {
     /// The declarer loses (JSA, CSA, 81Dojo, Shogi Wars).
@@ -119,7 +119,7 @@ impl FailedDeclaration {
     /// Both choices.
     pub const ALL: [FailedDeclaration; 2] = [FailedDeclaration::Loss, FailedDeclaration::Refuse];
 
-    /// `loss` or `refuse`, as RULES.md section 4 names them.
+    /// `loss` or `refuse`, as docs/rules.md section 4 names them.
     pub const fn as_str(self) -> &'static str {
         match self {
             FailedDeclaration::Loss => "loss",
@@ -128,7 +128,7 @@ impl FailedDeclaration {
     }
 }
 
-/// How a move cap ends the game, RULES.md section 5.
+/// How a move cap ends the game, docs/rules.md section 5.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CapMode {
     /// The game is a draw (`#MAX_MOVES`) when ply N+1 would be due.
@@ -143,7 +143,7 @@ impl CapMode {
     /// Both modes.
     pub const ALL: [CapMode; 2] = [CapMode::Plain, CapMode::Jsa500];
 
-    /// `plain` or `jsa500`, as RULES.md section 5 names them.
+    /// `plain` or `jsa500`, as docs/rules.md section 5 names them.
     pub const fn as_str(self) -> &'static str {
         match self {
             CapMode::Plain => "plain",
@@ -152,7 +152,7 @@ impl CapMode {
     }
 }
 
-/// Who wins an agreement count where both sides reach the threshold (RULES.md section 4,
+/// Who wins an agreement count where both sides reach the threshold (docs/rules.md section 4,
 /// agreement counting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AgreementTie {
@@ -184,19 +184,19 @@ impl AgreementTie {
 
 /// The agreement-counting thresholds a ruleset may have: 24 to 27 points.
 ///
-/// RULES.md section 4 knows two counts, the JSA's 24 and the amateur events' 27, and both count
+/// docs/rules.md section 4 knows two counts, the JSA's 24 and the amateur events' 27, and both count
 /// the 54 points of all 38 non-king pieces (27 a side at the start; the handicap credit gives the
 /// giver the missing pieces, so the total stays 54). Above 27 a count can leave both sides under
 /// the threshold (27-27), so it would decide nothing: not a rule. Below 24 no authority counts,
 /// and the lower the threshold the more counts end as ties, until the count stops deciding
-/// anything: 5 would make nearly every impasse a tie. The range between the two counts RULES.md
+/// anything: 5 would make nearly every impasse a tie. The range between the two counts docs/rules.md
 /// knows is the meaningful one; it can be widened later without refusing any stored ruleset,
 /// while narrowing it would.
 pub const AGREEMENT_THRESHOLDS: RangeInclusive<u32> = 24..=27;
 
 /// The longest move cap a ruleset may have, in plies.
 ///
-/// The caps of RULES.md section 5 run from 256 (CSA) to 700 plies (Lishogi). Ten thousand is
+/// The caps of docs/rules.md section 5 run from 256 (CSA) to 700 plies (Lishogi). Ten thousand is
 /// more than fourteen times the longest of them, so any cap an organiser means fits, while a
 /// typo (a cap of millions of plies) is refused rather than becoming a cap nobody reaches.
 pub const MAX_MOVE_CAP: u32 = 10_000;
@@ -207,7 +207,7 @@ pub const MAX_MOVE_CAP: u32 = 10_000;
 pub enum RulesetError {
     /// The agreement threshold is outside [`AGREEMENT_THRESHOLDS`].
     #[error(
-        "agreement_threshold {threshold} is outside {lo}..={hi}: RULES.md counts at 24 (JSA) or \
+        "agreement_threshold {threshold} is outside {lo}..={hi}: docs/rules.md counts at 24 (JSA) or \
          27 (amateur events) of 54 points",
         lo = AGREEMENT_THRESHOLDS.start(),
         hi = AGREEMENT_THRESHOLDS.end()
@@ -229,7 +229,7 @@ pub enum RulesetError {
     #[error("declaration_trigger automatic needs a declaration rule, and declaration is none")]
     AutomaticWithoutDeclaration,
     /// The CSA shogi-server's early cap with the JSA 500-move mode: the server's deviation is one
-    /// of its plain cap (RULES.md section 5), and the JSA mode would silently ignore it.
+    /// of its plain cap (docs/rules.md section 5), and the JSA mode would silently ignore it.
     #[error("csa_server_cap reproduces the CSA shogi-server's plain cap, and cap_mode is jsa500")]
     CsaServerCapWithJsa500,
 }
@@ -284,49 +284,49 @@ impl RulesetOptionError {
     }
 }
 
-/// Every option of RULES.md, as plain public fields: start from a preset and override any
+/// Every option of docs/rules.md, as plain public fields: start from a preset and override any
 /// field with struct update syntax (`Ruleset { move_cap: Some(320), ..Ruleset::csa() }`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ruleset {
-    /// Reject or forfeit an illegal move (RULES.md section 1).
+    /// Reject or forfeit an illegal move (docs/rules.md section 1).
     pub illegal_move: IllegalMovePolicy,
     /// The result of an ordinary fourfold repetition, and of a mutual perpetual check
-    /// (RULES.md section 3).
+    /// (docs/rules.md section 3).
     pub repetition: OrdinaryResult,
-    /// Whether the game's start position counts as occurrence 1 (RULES.md section 2: JSA,
+    /// Whether the game's start position counts as occurrence 1 (docs/rules.md section 2: JSA,
     /// Lishogi, YaneuraOu, tsshogi). `false` reproduces the CSA shogi-server, which does not
     /// count it and so can end a game four plies later.
     pub start_position_counted: bool,
-    /// The declaration rule, or `None` when declarations are not allowed (RULES.md section 4).
+    /// The declaration rule, or `None` when declarations are not allowed (docs/rules.md section 4).
     pub declaration: Option<DeclarationRule>,
-    /// Whether a declaration needs a request (RULES.md section 4).
+    /// Whether a declaration needs a request (docs/rules.md section 4).
     pub declaration_trigger: DeclarationTrigger,
-    /// Whether a declaration that does not qualify loses or is refused (RULES.md section 4).
+    /// Whether a declaration that does not qualify loses or is refused (docs/rules.md section 4).
     pub failed_declaration: FailedDeclaration,
     /// The result of a jishogi: a [`DeclarationRule::Jsa24`] declaration with 24..=30 points, a
     /// [`CapMode::Jsa500`] cap, and an agreement count that ends in [`AgreementTie::Jishogi`]
-    /// (RULES.md sections 4 and 5; the JSA replays).
+    /// (docs/rules.md sections 4 and 5; the JSA replays).
     pub jishogi: OrdinaryResult,
     /// Whether the handicap giver (White) is credited with the pieces missing at the start
-    /// (RULES.md section 4: "the dropped pieces are assumed to be with uwate", JSA). Only a
+    /// (docs/rules.md section 4: "the dropped pieces are assumed to be with uwate", JSA). Only a
     /// handicap start has a giver ([`crate::impasse::is_handicap_start`]).
     pub handicap_credit: bool,
-    /// Whether the try rule (トライルール) is in force (RULES.md section 4).
+    /// Whether the try rule (トライルール) is in force (docs/rules.md section 4).
     pub try_rule: bool,
-    /// The move cap N in plies, or `None` (RULES.md section 5: CSA 256, 320 or 512; JSA 500;
+    /// The move cap N in plies, or `None` (docs/rules.md section 5: CSA 256, 320 or 512; JSA 500;
     /// Lishogi 700). `Some(0)` is not a cap: no cap is `None` ([`RulesetError::MoveCapZero`]), and
     /// a cap above [`MAX_MOVE_CAP`] is refused.
     pub move_cap: Option<u32>,
-    /// How the cap ends the game (RULES.md section 5).
+    /// How the cap ends the game (docs/rules.md section 5).
     pub cap_mode: CapMode,
-    /// Reproduce the CSA shogi-server's early cap (RULES.md section 5: "the CSA shogi-server
-    /// gets this wrong"): the game ends with `#MAX_MOVES` as soon as ply N is played, even when
+    /// Reproduce the CSA shogi-server's early cap (docs/rules.md section 5: the CSA shogi-server
+    /// ends it earlier): the game ends with `#MAX_MOVES` as soon as ply N is played, even when
     /// ply N mated, instead of only when ply N+1 would be due. Only [`CapMode::Plain`] uses it.
     pub csa_server_cap: bool,
-    /// The agreement-counting threshold: 24 (JSA) or 27 (amateur events), RULES.md section 4;
+    /// The agreement-counting threshold: 24 (JSA) or 27 (amateur events), docs/rules.md section 4;
     /// within [`AGREEMENT_THRESHOLDS`].
     pub agreement_threshold: u32,
-    /// The agreement-counting result when both sides reach the threshold, RULES.md section 4.
+    /// The agreement-counting result when both sides reach the threshold, docs/rules.md section 4.
     pub agreement_tie: AgreementTie,
 }
 
@@ -339,8 +339,8 @@ impl Ruleset {
     /// Illegal moves forfeit (over-the-board 反則負け); repetition and jishogi are replayed
     /// (指し直し); the 24-point declaration on request (JSA rule since 2013, amended 2019),
     /// where a failed declaration loses; handicap credit for the giver; the 500-move cap with its
-    /// check extension (RULES.md section 5, `jsa500`); agreement counting at 24 with jishogi
-    /// when both sides reach it. The start position counts (RULES.md section 2).
+    /// check extension (docs/rules.md section 5, `jsa500`); agreement counting at 24 with jishogi
+    /// when both sides reach it. The start position counts (docs/rules.md section 2).
     pub const fn jsa() -> Ruleset {
         Ruleset {
             illegal_move: IllegalMovePolicy::Forfeit,
@@ -363,7 +363,7 @@ impl Ruleset {
     /// JSA amateur events.
     ///
     /// Illegal moves forfeit as over the board; repetition is replayed; the 27-point
-    /// declaration on request (RULES.md section 4 lists JSA amateur events under `points27`),
+    /// declaration on request (docs/rules.md section 4 lists JSA amateur events under `points27`),
     /// losing when it fails; handicap credit; no move cap (amateur events play to a result on
     /// the clock); agreement counting at 27 with White winning a 27-27 tie, "the common form".
     pub const fn amateur() -> Ruleset {
@@ -436,7 +436,7 @@ impl Ruleset {
 
     /// The CSA shogi-server as floodgate runs it: [`Ruleset::csa`] with the server's two
     /// deviations reproduced, for re-judging floodgate records exactly as they were judged
-    /// (RULES.md sections 2 and 5): the start position is not counted, and the cap fires as
+    /// (docs/rules.md sections 2 and 5): the start position is not counted, and the cap fires as
     /// soon as ply 256 is played.
     pub const fn floodgate() -> Ruleset {
         Ruleset {
@@ -483,8 +483,8 @@ impl Ruleset {
     /// Sets one option by name from its text, the one parser of ruleset options (the CLI's
     /// `--set KEY=VALUE`).
     ///
-    /// Values are the names RULES.md uses, and the proto's enum value names in lower case
-    /// without their prefix where RULES.md has none ([`Ruleset::options`] prints them back):
+    /// Values are the names docs/rules.md uses, and the proto's enum value names in lower case
+    /// without their prefix where docs/rules.md has none ([`Ruleset::options`] prints them back):
     /// `reject` or
     /// `forfeit`; `draw` or `replay`; `points27`, `jsa24` or `none` for the declaration rule;
     /// `explicit` or `automatic`; `loss` or `refuse`; `plain` or `jsa500`; `jishogi`,
@@ -582,7 +582,7 @@ impl Ruleset {
     /// allowed, so that one override never forces another: the cap mode and the CSA server's
     /// cap without a cap (`move_cap=none` on any preset), the failed-declaration choice and an
     /// explicit trigger without a declaration rule. The try rule goes with a declaration rule
-    /// too: RULES.md section 6 orders both. Every preset validates.
+    /// too: docs/rules.md section 6 orders both. Every preset validates.
     pub fn validate(&self) -> Result<(), RulesetError> {
         self.violations().into_iter().next().map_or(Ok(()), Err)
     }
@@ -720,7 +720,7 @@ fn check_agreement_threshold(threshold: u32) -> Result<(), RulesetError> {
 }
 
 impl Default for Ruleset {
-    /// The JSA professional rules ([`Ruleset::jsa`]), the authority RULES.md defers to first.
+    /// The JSA professional rules ([`Ruleset::jsa`]), the authority docs/rules.md defers to first.
     fn default() -> Ruleset {
         Ruleset::jsa()
     }

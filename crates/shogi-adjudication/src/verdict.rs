@@ -1,17 +1,17 @@
-//! Verdicts: how a game ended, as a value (never an error), RULES.md section 7.
+//! Verdicts: how a game ended, as a value (never an error), docs/rules.md section 7.
 
 use crate::impasse::DeclarationReport;
 use crate::ruleset::OrdinaryResult;
 use shogi_rules::{Color, IllegalKind, Move};
 use std::fmt;
 
-/// The result code of a verdict, with the names RULES.md section 7 gives it.
+/// The result code of a verdict, with the names docs/rules.md section 7 gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ResultCode {
     /// 詰み: the side to move is in check with no legal move; the mover wins.
     Checkmate,
     /// The side to move has no legal move but is not in check; it loses all the same
-    /// (RULES.md section 1).
+    /// (docs/rules.md section 1).
     NoLegalMoves,
     /// An illegal move under the forfeit policy (反則負け).
     IllegalMove,
@@ -37,7 +37,7 @@ pub enum ResultCode {
 }
 
 impl ResultCode {
-    /// Every code, in the order of RULES.md section 7 and then the platform-reported ones.
+    /// Every code, in the order of docs/rules.md section 7 and then the platform-reported ones.
     pub const ALL: [ResultCode; 12] = [
         ResultCode::Checkmate,
         ResultCode::NoLegalMoves,
@@ -53,7 +53,7 @@ impl ResultCode {
         ResultCode::Agreement,
     ];
 
-    /// The code string of RULES.md section 7 (`checkmate`, `no_legal_moves`, `illegal_move`,
+    /// The code string of docs/rules.md section 7 (`checkmate`, `no_legal_moves`, `illegal_move`,
     /// `repetition`, `perpetual_check`, `declaration`, `try_rule`, `max_moves`), and
     /// `resignation`, `timeout`, `abort`, `agreement` for platform reports.
     pub const fn as_str(self) -> &'static str {
@@ -79,7 +79,7 @@ impl ResultCode {
     }
 
     /// The CSA special move a player (or record) writes for this ending: `%TSUMI`,
-    /// `%SENNICHITE`, `%KACHI`, `%TORYO`, `%TIME_UP`, `%CHUDAN` (RULES.md section 7, CSA
+    /// `%SENNICHITE`, `%KACHI`, `%TORYO`, `%TIME_UP`, `%CHUDAN` (docs/rules.md section 7, CSA
     /// standard file format). `None` where CSA has none.
     pub const fn csa_special_move(self) -> Option<&'static str> {
         match self {
@@ -95,7 +95,7 @@ impl ResultCode {
 
     /// The result line the CSA shogi-server sends for this ending: `#SENNICHITE`,
     /// `#OUTE_SENNICHITE`, `#JISHOGI`, `#MAX_MOVES`, `#ILLEGAL_MOVE`, `#RESIGN`, `#TIME_UP`,
-    /// `#CHUDAN` (RULES.md section 7, CSA server protocol). `None` where the server has none:
+    /// `#CHUDAN` (docs/rules.md section 7, CSA server protocol). `None` where the server has none:
     /// it does not detect checkmate itself (the mated side resigns).
     pub const fn csa_server_result(self) -> Option<&'static str> {
         match self {
@@ -111,7 +111,7 @@ impl ResultCode {
         }
     }
 
-    /// The Lishogi game status name (RULES.md section 7): `mate`, `stalemate`, `repetition`,
+    /// The Lishogi game status name (docs/rules.md section 7): `mate`, `stalemate`, `repetition`,
     /// `perpetualCheck`, `impasse27`, `tryRule`, `draw`, `resign`, `outoftime`, `aborted`.
     /// `None` for an illegal move, which Lishogi rejects instead of ending the game.
     pub const fn lishogi_status(self) -> Option<&'static str> {
@@ -173,7 +173,7 @@ impl fmt::Display for ResultCode {
     }
 }
 
-/// The evidence behind a verdict, one shape per result code (RULES.md section 7).
+/// The evidence behind a verdict, one shape per result code (docs/rules.md section 7).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Evidence {
     /// The mating ply and move (`None` for a game that starts mated).
@@ -185,7 +185,7 @@ pub enum Evidence {
     },
     /// The side to move had no legal move and was not in check.
     NoLegalMoves,
-    /// The illegal move and why (RULES.md section 1).
+    /// The illegal move and why (docs/rules.md section 1).
     IllegalMove {
         /// One kind per rule.
         kind: IllegalKind,
@@ -227,7 +227,7 @@ pub enum Evidence {
     Reported,
 }
 
-/// How a game ended: a value, never an error (RULES.md section 7).
+/// How a game ended: a value, never an error (docs/rules.md section 7).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     /// The result code.

@@ -1,4 +1,4 @@
-//! Move caps (RULES.md section 5): the plain cap, a mate on the cap ply, the CSA shogi-server's
+//! Move caps (docs/rules.md section 5): the plain cap, a mate on the cap ply, the CSA shogi-server's
 //! early cap, and the JSA 500-move rule with its check extension, played out for real.
 
 mod common;

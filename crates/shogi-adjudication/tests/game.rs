@@ -1,4 +1,4 @@
-//! The game itself: illegal-move policies (RULES.md section 1, every row of the shared
+//! The game itself: illegal-move policies (docs/rules.md section 1, every row of the shared
 //! `moves.tsv` through a game), turn and game-over errors, no legal moves, `judge`.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Impasse through games (RULES.md section 4): the try rule, automatic and explicit
+//! Impasse through games (docs/rules.md section 4): the try rule, automatic and explicit
 //! declarations with every condition, the handicap presets and credit, agreement counting.
 
 mod common;
@@ -286,7 +286,7 @@ fn handicap_presets_and_their_credit() {
         );
         assert_eq!(off.handicap_credit(), 0);
     }
-    // What the giver then needs under the 27-point rule (RULES.md section 4).
+    // What the giver then needs under the 27-point rule (docs/rules.md section 4).
     for (h, need) in [
         (Handicap::TwoPiece, 17),
         (Handicap::Rook, 22),

@@ -1,4 +1,4 @@
-//! Fourfold repetition and perpetual check through real games (RULES.md sections 2 and 3),
+//! Fourfold repetition and perpetual check through real games (docs/rules.md sections 2 and 3),
 //! beyond the shared fixtures.
 
 mod common;
@@ -232,7 +232,7 @@ fn ordinary_result_follows_the_ruleset() {
     }
 }
 
-/// The position as RULES.md section 2 defines it: board, hands, side to move; not the move
+/// The position as docs/rules.md section 2 defines it: board, hands, side to move; not the move
 /// number.
 fn position_key(p: &Position) -> String {
     p.to_sfen().rsplit_once(' ').unwrap().0.to_owned()

@@ -28,7 +28,7 @@ const fn cap_refused(cap: u32) -> Expect {
     Refused(RulesetError::MoveCapTooLong { cap })
 }
 
-/// (option, value, expectation), every option of RULES.md.
+/// (option, value, expectation), every option of docs/rules.md.
 const CASES: &[(&str, &str, Expect)] = &[
     ("illegal_move", "reject", Shows("reject")),
     ("illegal_move", "forfeit", Shows("forfeit")),
@@ -366,7 +366,7 @@ fn options_without_effect_are_allowed() {
         ("floodgate", "move_cap", "none"), // the server's early cap without a cap
         ("csa", "declaration", "none"),    // an explicit trigger and failed_declaration
         ("amateur", "csa_server_cap", "true"),
-        ("csa", "try_rule", "true"), // with a declaration rule: RULES.md section 6 orders both
+        ("csa", "try_rule", "true"), // with a declaration rule: docs/rules.md section 6 orders both
     ] {
         let mut rules = Ruleset::preset(preset).unwrap();
         rules.set(option, value).unwrap();

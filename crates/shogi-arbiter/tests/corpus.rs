@@ -1,5 +1,5 @@
 //! Every record of `../shared/corpus` judged through the CLI as `judged.tsv` (an independent
-//! replay of RULES.md) says: the first fourfold repetition and its ply, perpetual check and its
+//! replay of docs/rules.md) says: the first fourfold repetition and its ply, perpetual check and its
 //! loser, the start-position-not-counted variant, the first illegal move, mate at the end, the
 //! move cap, and the declaration calculator at the end.
 

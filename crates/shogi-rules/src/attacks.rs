@@ -401,7 +401,7 @@ const LAST_TWO_RANKS: [u128; 2] = [spread_ranks(0b000_000_011), spread_ranks(0b1
 const ZONE: [u128; 2] = [spread_ranks(0b000_000_111), spread_ranks(0b111_000_000)];
 
 /// The ranks where a piece of `color` and `kind` could never move again (行き所のない駒): the
-/// last rank for pawn and lance, the last two for knight (RULES.md section 1, `dead_piece`).
+/// last rank for pawn and lance, the last two for knight (docs/rules.md section 1, `dead_piece`).
 #[inline]
 pub fn dead_zone(color: Color, kind: PieceKind) -> Bitboard {
     Bitboard(match kind {
@@ -411,7 +411,7 @@ pub fn dead_zone(color: Color, kind: PieceKind) -> Bitboard {
     })
 }
 
-/// The promotion zone of `color`: its far three ranks (RULES.md section 1).
+/// The promotion zone of `color`: its far three ranks (docs/rules.md section 1).
 #[inline]
 pub fn zone(color: Color) -> Bitboard {
     Bitboard(ZONE[color.index()])

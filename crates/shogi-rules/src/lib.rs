@@ -6,7 +6,7 @@
 //!
 //! Text comes in two steps, as in shakmaty: a move is parsed from USI first
 //! ([`Move::from_usi`], [`ParseUsiError`]) and checked against a position second
-//! ([`Position::check_move`], [`IllegalMove`] with one [`IllegalKind`] per rule of RULES.md
+//! ([`Position::check_move`], [`IllegalMove`] with one [`IllegalKind`] per rule of docs/rules.md
 //! section 1).
 
 pub mod attacks;

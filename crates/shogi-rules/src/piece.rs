@@ -135,7 +135,7 @@ impl PieceKind {
     }
 
     /// Impasse points (入玉 点数): 5 for rook, bishop, dragon and horse, 0 for the king, 1 for
-    /// every other piece, promoted or not (RULES.md section 4).
+    /// every other piece, promoted or not (docs/rules.md section 4).
     #[inline]
     pub const fn impasse_points(self) -> u32 {
         match self {

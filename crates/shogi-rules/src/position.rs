@@ -5,7 +5,7 @@ use crate::movegen::{self, MoveList};
 use crate::{Bitboard, Color, Hand, Move, ParseUsiError, Piece, PieceKind, Square, sfen, zobrist};
 use std::fmt;
 
-/// Why a move cannot be played (反則), one kind per rule of RULES.md section 1.
+/// Why a move cannot be played (反則), one kind per rule of docs/rules.md section 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IllegalKind {
     /// 二歩 (nifu): dropping an unpromoted pawn on a file that already holds an unpromoted pawn
@@ -27,7 +27,7 @@ pub enum IllegalKind {
 }
 
 impl IllegalKind {
-    /// The reason code of RULES.md section 1 (`two_pawns`, `pawn_drop_mate`, ...).
+    /// The reason code of docs/rules.md section 1 (`two_pawns`, `pawn_drop_mate`, ...).
     pub const fn as_str(self) -> &'static str {
         match self {
             IllegalKind::TwoPawns => "two_pawns",
@@ -80,7 +80,7 @@ pub struct IllegalMove {
 /// Problem positions ([`Position::from_sfen_problem`]) relax the first and the last two.
 ///
 /// The side not to move may be in check (problem positions, and the pawn-drop-mate example of
-/// RULES.md section 1, are written that way). A king is never captured: no move onto the enemy
+/// docs/rules.md section 1, are written that way). A king is never captured: no move onto the enemy
 /// king's square is generated or accepted (`impossible`); see [`Position::opponent_in_check`].
 #[derive(Clone)]
 pub struct Position {
@@ -399,7 +399,7 @@ impl Position {
         self.hash
     }
 
-    /// Whether both are the same position in the sense of RULES.md section 2 (同一局面): the same
+    /// Whether both are the same position in the sense of docs/rules.md section 2 (同一局面): the same
     /// pieces on the same squares, the same hands, the same side to move; the move number does
     /// not count.
     pub fn same_position(&self, other: &Position) -> bool {

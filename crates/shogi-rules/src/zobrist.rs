@@ -3,7 +3,7 @@
 //! A position's hash is the XOR of one key per (piece, square) on the board, one key per
 //! (colour, hand kind, count) for every non-zero hand count, and [`SIDE`] when White is to move.
 //! Keying each hand *count* (rather than adding a per-piece key) makes a pawn more in one hand a
-//! different hash, as RULES.md section 2 requires of the same-position test; the move number is
+//! different hash, as docs/rules.md section 2 requires of the same-position test; the move number is
 //! not hashed.
 //!
 //! Stability: the keys come from SplitMix64 with a fixed seed in a fixed order, so the hash of a

@@ -4,7 +4,7 @@
 //! The fixture `tests/data/cshogi_legal.tsv` was written by that script (the exact command is in
 //! its first line); each row is `sfen <TAB> in_check (0|1) <TAB> sorted legal moves in USI`. For
 //! every row the core must list the same legal moves, agree on check, and its single-move check
-//! (`check_move`) must accept exactly the moves in the list, with the reason a rule of RULES.md
+//! (`check_move`) must accept exactly the moves in the list, with the reason a rule of docs/rules.md
 //! section 1 dictates where only one rule can apply.
 //!
 //! `live_oracle_agrees` runs the generator afresh (a new seed each run, printed for replay) and
@@ -158,7 +158,7 @@ fn expected_drop_kind(pos: &Position, kind: PieceKind, to: Square) -> Option<Ill
     let dead = is_dead_drop(kind, to, us);
     if pos.in_check() {
         // The drop may also fail to answer the check: the reason depends on the order in which
-        // the core tests the rules, which RULES.md leaves open.
+        // the core tests the rules, which docs/rules.md leaves open.
         return None;
     }
     match (two_pawns, dead) {

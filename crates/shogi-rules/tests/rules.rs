@@ -48,7 +48,7 @@ fn shared_move_fixtures() {
 
 #[test]
 fn pawn_drop_mate_needs_the_pin() {
-    // RULES.md section 1: without the rook on 9a the gold may capture and the drop is legal.
+    // docs/rules.md section 1: without the rook on 9a the gold may capture and the drop is legal.
     check("R6gk/9/6S1L/9/9/9/9/9/4K4 b P 1", "P*1b", "pawn_drop_mate");
     check("7gk/9/6S1L/9/9/9/9/9/4K4 b P 1", "P*1b", "legal");
 }
