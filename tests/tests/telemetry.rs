@@ -178,7 +178,7 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
     for want in [
         "shogi.moves",
         "rpc.server.call.duration",
-        "shogi.event.duration",
+        "messaging.process.duration",
     ] {
         assert!(
             metrics.iter().any(|n| n == want),
