@@ -1756,6 +1756,9 @@ spec: { maxUnavailable: 1, selector: { matchLabels: { app: ij } } }
         );
     }
 
+    /// Kubernetes objects with the file each came from.
+    type Objects = Vec<(String, Value)>;
+
     /// The chart rendered with every option on, as the checks see it.
     fn full_chart() -> Vec<(String, Value)> {
         render_chart(&repo_root(), CHART_RENDERINGS[1].1).unwrap_or_else(|e| panic!("{e}"))
@@ -1790,7 +1793,7 @@ spec: { maxUnavailable: 1, selector: { matchLabels: { app: ij } } }
             env.retain(|e| e["name"] != name);
             env.push(serde_json::json!({ "name": name, "value": value }));
         };
-        let cases: Vec<(Vec<(String, Value)>, &[&str])> = vec![
+        let cases: Vec<(Objects, &[&str])> = vec![
             (
                 with_change(full.clone(), "ScaledObject", "impasse-judge", |o| {
                     o["spec"]["maxReplicaCount"] = 17.into();
