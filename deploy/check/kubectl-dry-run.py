@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Runs `kubectl apply --dry-run=client --validate=false` on deploy/k8s/arbiter/ with no cluster.
+"""Runs `kubectl apply --dry-run=client --validate=false` on the Helm chart as `helm template`
+renders it (default values, then deploy/helm/values-full.yaml) and deploy/k8s/namespace.yaml,
+with no cluster.
 
 A client dry run sends no object anywhere, but kubectl still asks an API server two things:
 discovery (which kinds exist, under which API group and version) and whether each object
@@ -9,7 +11,7 @@ document, maps each kind to its REST resource, and prints what it would create. 
 check field schemas (that is --validate, which needs the server's OpenAPI). Use
 kubernetes-validate for schemas (see deploy/README.md).
 
-Usage: python3 deploy/check/kubectl-dry-run.py [kubectl args...]
+Usage: python3 deploy/check/kubectl-dry-run.py [kubectl args...] (helm and kubectl on PATH)
 """
 
 import http.server
@@ -20,7 +22,7 @@ import sys
 import tempfile
 import threading
 
-# The kinds deploy/k8s/arbiter/ uses, by API group version: (resource, kind, namespaced).
+# The kinds the chart renders, by API group version: (resource, kind, namespaced).
 RESOURCES = {
     "v1": [
         ("namespaces", "Namespace", False),
@@ -29,8 +31,13 @@ RESOURCES = {
         ("services", "Service", True),
     ],
     "apps/v1": [("deployments", "Deployment", True), ("statefulsets", "StatefulSet", True)],
+    "batch/v1": [("jobs", "Job", True)],
     "policy/v1": [("poddisruptionbudgets", "PodDisruptionBudget", True)],
     "networking.k8s.io/v1": [("networkpolicies", "NetworkPolicy", True)],
+    "autoscaling/v2": [("horizontalpodautoscalers", "HorizontalPodAutoscaler", True)],
+    # CRDs the chart uses when asked to (KEDA, prometheus-operator).
+    "keda.sh/v1alpha1": [("scaledobjects", "ScaledObject", True)],
+    "monitoring.coreos.com/v1": [("servicemonitors", "ServiceMonitor", True)],
 }
 VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 
@@ -93,7 +100,9 @@ class Stub(http.server.BaseHTTPRequestHandler):
 def main():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    manifests = pathlib.Path(__file__).resolve().parent.parent / "k8s" / "arbiter"
+    deploy = pathlib.Path(__file__).resolve().parent.parent
+    chart = deploy / "helm" / "shogi-arbiter"
+    code = 0
     with tempfile.TemporaryDirectory() as home:
         kubeconfig = pathlib.Path(home) / "config"
         kubeconfig.write_text(json.dumps({
@@ -102,9 +111,16 @@ def main():
             "users": [{"name": "stub", "user": {}}],
             "contexts": [{"name": "stub", "context": {"cluster": "stub", "user": "stub"}}],
         }))
-        cmd = ["kubectl", "--kubeconfig", str(kubeconfig), "--cache-dir", str(pathlib.Path(home) / "cache"),
-               "apply", "--dry-run=client", "--validate=false", "-f", str(manifests), *sys.argv[1:]]
-        code = subprocess.call(cmd)
+        for values in [[], ["--values", str(deploy / "helm" / "values-full.yaml")]]:
+            rendered = subprocess.run(
+                ["helm", "template", "shogi-arbiter", str(chart), "--namespace", "shogi-arbiter", *values],
+                check=True, capture_output=True, text=True).stdout
+            manifests = pathlib.Path(home) / "manifests.yaml"
+            manifests.write_text((deploy / "k8s" / "namespace.yaml").read_text() + "\n---\n" + rendered)
+            print("# helm template", *values, flush=True)
+            cmd = ["kubectl", "--kubeconfig", str(kubeconfig), "--cache-dir", str(pathlib.Path(home) / "cache"),
+                   "apply", "--dry-run=client", "--validate=false", "-f", str(manifests), *sys.argv[1:]]
+            code = code or subprocess.call(cmd)
     server.shutdown()
     sys.exit(code)
 

@@ -81,7 +81,13 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
 
     let mut child = Command::new(bin("shogi-arbiter"))
         .args(["serve", "--listen", "127.0.0.1:0", "--grace-secs", "2"])
-        .args(["--log-format", "json", "--otlp-endpoint"])
+        .args([
+            "--log-format",
+            "json",
+            "--metrics-addr",
+            "127.0.0.1:0",
+            "--otlp-endpoint",
+        ])
         .arg(format!("http://{otlp}"))
         .env("RUST_LOG", "info")
         // Batches of spans go out every 50 ms instead of 5 s, so that the test sees them soon.
@@ -99,13 +105,28 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
         let _ = tx.send(line);
     });
     let stderr = child.stderr.take().expect("piped");
+    let (line_tx, line_rx) = std::sync::mpsc::channel();
     let log = std::thread::spawn(move || {
         BufReader::new(stderr)
             .lines()
             .map_while(Result::ok)
+            .inspect(|l| {
+                let _ = line_tx.send(l.clone());
+            })
             .collect::<Vec<_>>()
     });
     let addr = rx.recv_timeout(DEADLINE).expect("the address line");
+    // The metrics endpoint was bound on a free port before the gRPC one; its log line says
+    // which.
+    let metrics_addr = loop {
+        let line = line_rx
+            .recv_timeout(DEADLINE)
+            .expect("the metrics endpoint's log line");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if v["fields"]["message"] == "metrics endpoint serving /metrics" {
+            break v["fields"]["addr"].as_str().expect("its addr").to_owned();
+        }
+    };
     let mut client = MoveValidatorClient::connect(format!("http://{}", addr.trim()))
         .await
         .expect("connect");
@@ -135,6 +156,35 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
         .expect("submit")
         .into_inner();
     assert_eq!(answer.outcome, pb::MoveOutcome::Accepted as i32);
+
+    // The call, scraped from the Prometheus endpoint over HTTP.
+    let scrape = scrape(&metrics_addr).await;
+    let sample = |name: &str, labels: &[&str]| {
+        scrape
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}{{")) && labels.iter().all(|x| l.contains(x)))
+            .and_then(|l| l.rsplit(' ').next())
+            .map(str::to_owned)
+    };
+    let submit = r#"rpc_method="shogi.v1.MoveValidator/SubmitMove""#;
+    assert_eq!(
+        sample(
+            "rpc_server_call_duration_seconds_count",
+            &[submit, r#"rpc_response_status_code="OK""#]
+        )
+        .as_deref(),
+        Some("1"),
+        "{scrape}"
+    );
+    assert_eq!(
+        sample(
+            "shogi_moves_total",
+            &[submit, r#"shogi_move_outcome="accepted""#]
+        )
+        .as_deref(),
+        Some("1"),
+        "{scrape}"
+    );
 
     // The workers' spans end once they have handled the move: wait for both on the collector,
     // then stop the process, which flushes the rest (the metrics).
@@ -178,7 +228,7 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
     for want in [
         "shogi.moves",
         "rpc.server.call.duration",
-        "shogi.event.duration",
+        "messaging.process.duration",
     ] {
         assert!(
             metrics.iter().any(|n| n == want),
@@ -197,4 +247,35 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
         .unwrap_or_else(|| panic!("no line for the accepted move in {log:?}"));
     assert_eq!(accepted["span"]["game_id"], "exported");
     assert_eq!(accepted["span"]["ply"], 1);
+    // And names the trace and the exported span of the call it was logged in.
+    let call = collector
+        .spans
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|s| hex(&s.trace_id) == trace && s.name == "shogi.v1.MoveValidator/SubmitMove")
+        .map(|s| hex(&s.span_id))
+        .expect("the call's span");
+    assert_eq!(accepted["trace_id"], trace);
+    assert_eq!(accepted["span_id"], call);
+}
+
+/// `GET /metrics` at `addr` over a plain TCP connection: the body.
+async fn scrape(addr: &str) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connect to the metrics endpoint");
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(DEADLINE, stream.read_to_string(&mut answer))
+        .await
+        .expect("the scrape within the deadline")
+        .unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_owned()
 }

@@ -1,8 +1,8 @@
 //! [`EventBus`] over a NATS JetStream stream.
 
 use crate::{
-    Acker, BusError, Delivery, DurableConfig, EventBus, MAX_REPLICAS, MESSAGE_TYPE_HEADER, Message,
-    NatsOptions, Outgoing, Provision, Published, StreamSettings,
+    Acker, BusError, ConsumerLag, Delivery, DurableConfig, EventBus, MAX_REPLICAS,
+    MESSAGE_TYPE_HEADER, Message, NatsOptions, Outgoing, Provision, Published, StreamSettings,
 };
 use async_nats::jetstream::{
     self, AckKind, consumer,
@@ -545,6 +545,27 @@ impl EventBus for JetStreamBus {
                 }),
             })
             .boxed())
+    }
+
+    async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
+        match self.stream.consumer_info(name).await {
+            Ok(info) => Ok(Some(ConsumerLag {
+                pending: info.num_pending,
+                ack_pending: info.num_ack_pending as u64,
+            })),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    jetstream::context::ConsumerInfoErrorKind::NotFound
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(BusError::Consumer {
+                name: name.to_owned(),
+                reason: e.to_string(),
+            }),
+        }
     }
 }
 

@@ -234,6 +234,23 @@ pub struct DurableConfig {
     pub replicas: Option<usize>,
 }
 
+/// A durable consumer's lag, as the bus reports it now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConsumerLag {
+    /// Messages matching the consumer's filter not yet delivered (JetStream's `num_pending`).
+    pub pending: u64,
+    /// Messages delivered and not yet acknowledged (JetStream's `num_ack_pending`).
+    pub ack_pending: u64,
+}
+
+impl ConsumerLag {
+    /// Messages the consumer has not finished with: not delivered, or delivered and not
+    /// acknowledged.
+    pub fn total(&self) -> u64 {
+        self.pending.saturating_add(self.ack_pending)
+    }
+}
+
 /// The JetStream stream the bus lives in.
 #[derive(Debug, Clone)]
 pub struct StreamSettings {
@@ -303,6 +320,10 @@ pub trait EventBus: Send + Sync + std::fmt::Debug {
         &self,
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError>;
+
+    /// The lag of the durable consumer `name` as the bus knows it now, whoever consumes it
+    /// and whether anyone does; `None` when there is no such consumer.
+    async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError>;
 }
 
 /// Runs `store` (an implementation's publish) in a `publish` span whose trace context is

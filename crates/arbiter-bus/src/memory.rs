@@ -6,7 +6,7 @@
 //! arbiter (`shogi-arbiter serve` without `--nats-url`) and of tests, not a store.
 
 use crate::{
-    Acker, BusError, Delivery, DurableConfig, EventBus, Message, Outgoing, Published,
+    Acker, BusError, ConsumerLag, Delivery, DurableConfig, EventBus, Message, Outgoing, Published,
     subject_matches,
 };
 use futures::StreamExt;
@@ -308,5 +308,16 @@ impl EventBus for MemoryBus {
             },
         )
         .boxed())
+    }
+
+    async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
+        let consumer = lock(&self.inner.state).consumers.get(name).cloned();
+        Ok(consumer.map(|c| {
+            let c = lock(&c);
+            ConsumerLag {
+                pending: c.backlog,
+                ack_pending: c.pending.len() as u64,
+            }
+        }))
     }
 }

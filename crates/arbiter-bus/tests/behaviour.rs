@@ -1,7 +1,7 @@
 //! One behaviour suite, run against both implementations: the embedded bus and JetStream on a
 //! real nats-server.
 
-use arbiter_bus::{Bus, DurableConfig, JetStreamBus, MemoryBus, Outgoing, Published};
+use arbiter_bus::{Bus, ConsumerLag, DurableConfig, JetStreamBus, MemoryBus, Outgoing, Published};
 use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -156,6 +156,23 @@ async fn headers_round_trip(bus: Bus) {
     d.ack().await.unwrap();
 }
 
+/// Waits for the consumer `name`'s lag to be `want` (an ack reaches a JetStream server a
+/// little after it is sent).
+async fn lag_becomes(bus: &Bus, name: &str, want: ConsumerLag) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let lag = bus.consumer_lag(name).await.unwrap();
+        if lag == Some(want) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{name}: lag {lag:?}, not {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 async fn durable_consumers_ack_and_redeliver(bus: Bus) {
     for i in 0..5 {
         bus.publish(out(&format!("shogi.game.c{i}.move"), &format!("c{i}"), "m"))
@@ -173,6 +190,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus) {
         max_deliver: None,
         replicas: None,
     };
+    assert_eq!(bus.consumer_lag("behaviour").await.unwrap(), None);
     let mut deliveries = bus.consume(&config).await.unwrap();
     let mut seen = Vec::new();
     for i in 0..5 {
@@ -187,11 +205,18 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus) {
         assert!(d.message.subject.ends_with(".move"));
         seen.push(d);
     }
+    // The consumer's lag, read apart from any delivery: all five delivered, none acknowledged.
+    let lag = |pending, ack_pending| ConsumerLag {
+        pending,
+        ack_pending,
+    };
+    lag_becomes(&bus, "behaviour", lag(0, 5)).await;
     // Ack all but the third; it comes back after the ack wait, counted as a redelivery.
     let kept = seen.remove(2);
     for d in seen {
         d.ack().await.unwrap();
     }
+    lag_becomes(&bus, "behaviour", lag(0, 1)).await;
     let again = tokio::time::timeout(WAIT, deliveries.next())
         .await
         .unwrap()
@@ -200,6 +225,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus) {
     assert_eq!(again.message.sequence, kept.message.sequence);
     assert!(again.delivered >= 2, "{again:?}");
     again.ack().await.unwrap();
+    lag_becomes(&bus, "behaviour", lag(0, 0)).await;
     drop(deliveries);
     // A new consumer with the same name carries on after what was acknowledged.
     bus.publish(out("shogi.game.c9.move", "c9", "late"))

@@ -9,6 +9,9 @@ use opentelemetry_sdk::metrics::data::{AggregatedMetrics, Metric, MetricData, Re
 use shogi_proto::v1 as pb;
 use support::{create, eventually, start, submit, telemetry};
 
+/// `rpc.method` of SubmitMove: fully qualified, as the semantic conventions name it.
+const SUBMIT_MOVE: &str = "shogi.v1.MoveValidator/SubmitMove";
+
 /// The data points of `metric` whose attributes include `attrs`: their values summed (counters,
 /// gauges) or their counts summed (histograms).
 fn total(metric: &Metric, attrs: &[(&str, &str)]) -> u64 {
@@ -122,7 +125,7 @@ async fn the_counters_say_what_the_pipeline_did() {
         .await
         .unwrap();
 
-    let watcher = [("role", "repetition-watcher")];
+    let watcher = [("shogi.role", "repetition-watcher")];
     // The consumers of the partitions of the ended game and of the ghost.
     let consumer = |id| {
         format!(
@@ -132,37 +135,37 @@ async fn the_counters_say_what_the_pipeline_did() {
     };
     let (ended_consumer, ghost_consumer) = (consumer("metered-end"), consumer("ghost"));
     let lags = [
-        [("consumer", ended_consumer.as_str())],
-        [("consumer", ghost_consumer.as_str())],
+        [("messaging.consumer.group.name", ended_consumer.as_str())],
+        [("messaging.consumer.group.name", ghost_consumer.as_str())],
     ];
-    let judge = [("role", "impasse-judge")];
+    let judge = [("shogi.role", "impasse-judge")];
     let batches = eventually("the workers' handling of 4 deliveries each", || {
         let batches = exported();
         let set_aside = |role| {
             value(
                 &batches,
                 "shogi.events.set_aside",
-                &[("role", role), ("reason", "unknown_game")],
+                &[("shogi.role", role), ("shogi.aside.reason", "unknown_game")],
             )
         };
-        let done = value(&batches, "shogi.event.duration", &watcher) >= 4
-            && value(&batches, "shogi.event.duration", &judge) >= 4
-            && value(&batches, "shogi.verdicts", &[("code", "repetition")]) >= 1
+        let done = value(&batches, "messaging.process.duration", &watcher) >= 4
+            && value(&batches, "messaging.process.duration", &judge) >= 4
+            && value(&batches, "shogi.verdicts", &[("shogi.result_code", "repetition")]) >= 1
             // The verdict's copy in the log may come after the ghost: wait for the lag to be 0.
             && lags.iter().all(|lag| {
-                has_point(&batches, "shogi.consumer.pending", lag)
-                    && value(&batches, "shogi.consumer.pending", lag) == 0
+                has_point(&batches, "shogi.consumer.lag", lag)
+                    && value(&batches, "shogi.consumer.lag", lag) == 0
             })
             && set_aside("repetition-watcher") >= 1
             && set_aside("impasse-judge") >= 1;
         done.then_some(batches)
     })
     .await;
-    let submit_move = |outcome| [("rpc", "SubmitMove"), ("outcome", outcome)];
+    let submit_move = |outcome| [("rpc.method", SUBMIT_MOVE), ("shogi.move.outcome", outcome)];
     let repetition_plies = value(
         &batches,
         "rpc.server.call.duration",
-        &[("rpc.method", "SubmitMove")],
+        &[("rpc.method", SUBMIT_MOVE)],
     ) - 4;
     assert_eq!(
         value(&batches, "shogi.moves", &submit_move("accepted")),
@@ -173,12 +176,19 @@ async fn the_counters_say_what_the_pipeline_did() {
         value(
             &batches,
             "shogi.moves",
-            &[("outcome", "rejected"), ("kind", "impossible")]
+            &[
+                ("shogi.move.outcome", "rejected"),
+                ("shogi.illegal_kind", "impossible")
+            ]
         ),
         1
     );
     // Two games created, every move's call timed and OK.
-    let calls = [("rpc.method", "SubmitMove"), ("rpc.grpc.status_code", "0")];
+    let calls = [
+        ("rpc.system.name", "grpc"),
+        ("rpc.method", SUBMIT_MOVE),
+        ("rpc.response.status_code", "OK"),
+    ];
     assert_eq!(
         value(&batches, "rpc.server.call.duration", &calls),
         4 + repetition_plies
@@ -187,22 +197,32 @@ async fn the_counters_say_what_the_pipeline_did() {
         value(
             &batches,
             "rpc.server.call.duration",
-            &[("rpc.method", "CreateGame")]
+            &[("rpc.method", "shogi.v1.MoveValidator/CreateGame")]
         ),
         2
     );
     // The repetition, announced once, by the watcher, its latency measured.
-    let repetition = [("code", "repetition"), ("service", "repetition-watcher")];
+    let repetition = [
+        ("shogi.result_code", "repetition"),
+        ("shogi.announcer", "repetition-watcher"),
+    ];
     assert_eq!(value(&batches, "shogi.verdicts", &repetition), 1);
     assert_eq!(
-        value(&batches, "shogi.verdicts", &[("code", "repetition")]),
+        value(
+            &batches,
+            "shogi.verdicts",
+            &[("shogi.result_code", "repetition")]
+        ),
         1
     );
     assert_eq!(
         value(
             &batches,
             "shogi.verdict.latency",
-            &[("code", "repetition"), ("role", "repetition-watcher")]
+            &[
+                ("shogi.result_code", "repetition"),
+                ("shogi.role", "repetition-watcher")
+            ]
         ),
         1
     );
@@ -212,7 +232,7 @@ async fn the_counters_say_what_the_pipeline_did() {
             value(
                 &batches,
                 "shogi.events.set_aside",
-                &[("role", role), ("reason", reason)],
+                &[("shogi.role", role), ("shogi.aside.reason", reason)],
             )
         };
         assert_eq!(set_aside("unknown_game"), 1, "{role}");
@@ -222,6 +242,9 @@ async fn the_counters_say_what_the_pipeline_did() {
     assert!(has_point(
         &batches,
         "shogi.events.set_aside",
-        &[("role", "impasse-judge"), ("reason", "garbage")]
+        &[
+            ("shogi.role", "impasse-judge"),
+            ("shogi.aside.reason", "garbage")
+        ]
     ));
 }

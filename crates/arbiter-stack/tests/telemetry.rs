@@ -1,6 +1,7 @@
 //! One trace per move across the hops, in one process: the gRPC call on loopback, the publish
 //! on the embedded bus, the watcher's and the judge's handling, and the verdict's announcement;
-//! and the JSON log lines naming the game and the ply they are about.
+//! and the JSON log lines naming the game and the ply they are about, and the trace and span
+//! they were logged in.
 
 mod support;
 
@@ -116,6 +117,9 @@ async fn a_move_is_one_trace_from_the_call_to_the_workers() {
         .expect("a JSON line for the accepted move");
     assert_eq!(line["span"]["name"], "submit_move");
     assert_eq!(line["span"]["ply"], 1);
+    // And it names its trace and its span, as exported: the caller's trace, the call's span.
+    assert_eq!(line["trace_id"], trace);
+    assert_eq!(line["span_id"], s.call.span_context.span_id().to_string());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -177,4 +181,10 @@ async fn a_verdict_is_in_the_trace_of_the_move_that_decided_it() {
     .await;
     assert_eq!(line["span"]["ply"], ply);
     assert_eq!(line["span"]["role"], "repetition-watcher");
+    // In the deciding move's trace, in the watcher's span of its delivery.
+    assert_eq!(line["trace_id"], trace.to_string());
+    assert_eq!(
+        line["span_id"],
+        s.watcher.span_context.span_id().to_string()
+    );
 }

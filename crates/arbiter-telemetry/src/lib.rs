@@ -8,27 +8,35 @@
 //!   (`traceparent`, `tracestate`) crosses every hop: gRPC metadata in, bus message headers out
 //!   and in ([`propagation`]), so one move is one trace across the validator and the workers.
 //! - Metrics: the instruments of [`metrics()`], exported over OTLP/gRPC by a periodic reader
-//!   when an endpoint is configured.
+//!   when an endpoint is configured, and served for Prometheus on `GET /metrics` when a
+//!   metrics address is configured ([`scrape`]); either, both or neither.
+//! - JSON log lines carry the `trace_id` and `span_id` of the span they are logged in when it
+//!   belongs to a trace (without the OpenTelemetry layer, only the `trace_id` of the caller's
+//!   context carried through), so that a log line leads to its trace.
 //!
-//! Without an endpoint nothing is exported and neither OpenTelemetry layer nor provider is
-//! installed: spans are only log context, and the instruments are the API's no-ops. A caller's
-//! trace context is still carried through onto the bus unchanged ([`propagation`]).
+//! Without an endpoint nothing is exported and no OpenTelemetry layer is installed: spans are
+//! only log context. Without an endpoint or a metrics address no meter provider is installed
+//! and the instruments are the API's no-ops. A caller's trace context is still carried
+//! through onto the bus unchanged ([`propagation`]).
 //!
 //! [`init`] installs all of it process-wide and returns a [`Guard`] that flushes and shuts
 //! the exporters down when dropped. The OTLP exporter is a tonic client, which needs the tokio
 //! runtime: call [`init`] from inside it (`#[tokio::main]`).
 
+mod logs;
 pub mod metrics;
 pub mod propagation;
+pub mod scrape;
 
 pub use metrics::{Metrics, metrics};
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig as _;
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::metrics::{MeterProviderBuilder, SdkMeterProvider};
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanExporter};
+use std::net::SocketAddr;
 use std::time::Duration;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::writer::BoxMakeWriter;
@@ -60,6 +68,10 @@ pub struct TelemetryArgs {
     /// nothing is exported.
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
     pub otlp_endpoint: Option<String>,
+    /// Address (0.0.0.0:9464) to serve the metrics on for Prometheus, `GET /metrics`; unset:
+    /// not served.
+    #[arg(long, env = "METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 impl TelemetryArgs {
@@ -69,6 +81,7 @@ impl TelemetryArgs {
             service,
             log_format: self.log_format,
             otlp_endpoint: self.otlp_endpoint.clone().filter(|e| !e.trim().is_empty()),
+            metrics_addr: self.metrics_addr,
             metrics_interval: Duration::from_secs(15),
         }
     }
@@ -83,6 +96,8 @@ pub struct Config {
     pub log_format: LogFormat,
     /// Where traces and metrics go (OTLP/gRPC); `None`: nowhere.
     pub otlp_endpoint: Option<String>,
+    /// Where the metrics are served for Prometheus (`GET /metrics`); `None`: nowhere.
+    pub metrics_addr: Option<SocketAddr>,
     /// How often metrics are exported.
     pub metrics_interval: Duration,
 }
@@ -103,6 +118,17 @@ pub enum Error {
     /// A global subscriber is already installed.
     #[error("install the log subscriber: {0}")]
     Subscriber(#[from] tracing_subscriber::util::TryInitError),
+    /// The Prometheus reader could not be built.
+    #[error("prometheus exporter: {0}")]
+    Prometheus(String),
+    /// The metrics address could not be bound.
+    #[error("bind the metrics endpoint {addr}: {source}")]
+    MetricsBind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// The installed exporters: dropping it flushes what is buffered and shuts them down.
@@ -110,9 +136,16 @@ pub enum Error {
 pub struct Guard {
     tracer_provider: Option<SdkTracerProvider>,
     meter_provider: Option<SdkMeterProvider>,
+    metrics_endpoint: Option<(SocketAddr, tokio::task::JoinHandle<()>)>,
 }
 
 impl Guard {
+    /// The address the Prometheus endpoint listens on (the bound port when 0 was asked), if
+    /// it is served.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_endpoint.as_ref().map(|(addr, _)| *addr)
+    }
+
     /// Exports every finished span and the metrics now.
     pub fn flush(&self) {
         if let Some(p) = &self.tracer_provider {
@@ -128,6 +161,9 @@ impl Drop for Guard {
     /// Flushes and shuts both exporters down side by side, each bounded by the export timeout,
     /// so that a shutdown waits for a silent collector about [`EXPORT_TIMEOUT`], not twice.
     fn drop(&mut self) {
+        if let Some((_, task)) = self.metrics_endpoint.take() {
+            task.abort();
+        }
         let (tracer, meter) = (self.tracer_provider.take(), self.meter_provider.take());
         std::thread::scope(|scope| {
             if let Some(p) = meter {
@@ -156,7 +192,10 @@ pub fn init(config: Config) -> Result<Guard, Error> {
 pub struct Builder {
     config: Config,
     tracer_provider: Option<SdkTracerProvider>,
-    meter_provider: Option<SdkMeterProvider>,
+    /// The meter provider being built, with the readers given so far.
+    meter_builder: Option<MeterProviderBuilder>,
+    /// Whether a push exporter was given (which replaces the OTLP one).
+    metric_exporter_given: bool,
     writer: BoxMakeWriter,
 }
 
@@ -174,7 +213,8 @@ impl Builder {
         Builder {
             config,
             tracer_provider: None,
-            meter_provider: None,
+            meter_builder: None,
+            metric_exporter_given: false,
             writer: BoxMakeWriter::new(std::io::stdout),
         }
     }
@@ -201,13 +241,15 @@ impl Builder {
         let reader = opentelemetry_sdk::metrics::PeriodicReader::builder(exporter)
             .with_interval(self.config.metrics_interval)
             .build();
-        self.meter_provider = Some(
-            SdkMeterProvider::builder()
-                .with_resource(self.resource())
-                .with_reader(reader)
-                .build(),
-        );
+        self.meter_builder = Some(self.meter_builder().with_reader(reader));
+        self.metric_exporter_given = true;
         self
+    }
+
+    fn meter_builder(&mut self) -> MeterProviderBuilder {
+        self.meter_builder
+            .take()
+            .unwrap_or_else(|| SdkMeterProvider::builder().with_resource(self.resource()))
     }
 
     /// Log lines go to `writer` instead of standard output.
@@ -230,7 +272,7 @@ impl Builder {
                     .build()?;
                 self = self.span_exporter(exporter);
             }
-            if self.meter_provider.is_none() {
+            if !self.metric_exporter_given {
                 let exporter = opentelemetry_otlp::MetricExporter::builder()
                     .with_tonic()
                     .with_endpoint(endpoint)
@@ -239,18 +281,46 @@ impl Builder {
                 self = self.metric_exporter(exporter);
             }
         }
+        // The Prometheus endpoint: a pull reader on the same provider, bound before anything
+        // is installed so that a port in use fails the start with nothing half done.
+        let mut metrics_endpoint = None;
+        if let Some(addr) = self.config.metrics_addr {
+            let registry = prometheus::Registry::new();
+            let reader = opentelemetry_prometheus::exporter()
+                .with_registry(registry.clone())
+                .build()
+                .map_err(|e| Error::Prometheus(e.to_string()))?;
+            let bind = |addr| {
+                let listener = std::net::TcpListener::bind(addr)?;
+                listener.set_nonblocking(true)?;
+                tokio::net::TcpListener::from_std(listener)
+            };
+            let listener = bind(addr).map_err(|source| Error::MetricsBind { addr, source })?;
+            let bound = listener
+                .local_addr()
+                .map_err(|source| Error::MetricsBind { addr, source })?;
+            metrics_endpoint = Some((bound, listener, registry));
+            self.meter_builder = Some(self.meter_builder().with_reader(reader));
+        }
+        let meter_provider = self.meter_builder.take().map(MeterProviderBuilder::build);
         let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
         // Colours only for a person at a terminal, never into a log file or a collector.
         let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
         let fmt = tracing_subscriber::fmt::layer()
             .with_ansi(ansi)
             .with_writer(self.writer);
+        let dispatch_cell = std::sync::Arc::new(std::sync::OnceLock::new());
         let fmt = match self.config.log_format {
             LogFormat::Text => fmt.boxed(),
             LogFormat::Json => fmt
-                .json()
-                .with_current_span(true)
-                .with_span_list(true)
+                .event_format(logs::WithTraceIds {
+                    format: tracing_subscriber::fmt::format()
+                        .json()
+                        .with_current_span(true)
+                        .with_span_list(true),
+                    dispatch: dispatch_cell.clone(),
+                })
+                .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
                 .boxed(),
         };
         let otel = self.tracer_provider.as_ref().map(|p| {
@@ -260,17 +330,25 @@ impl Builder {
                 .with_threads(false)
                 .with_location(false)
         });
-        tracing_subscriber::registry()
-            .with(filter)
-            .with(fmt)
-            .with(otel)
-            .try_init()?;
-        if let Some(p) = &self.meter_provider {
+        let dispatch = tracing::Dispatch::new(
+            tracing_subscriber::registry()
+                .with(filter)
+                .with(fmt)
+                .with(otel),
+        );
+        let _ = dispatch_cell.set(dispatch.downgrade());
+        dispatch.try_init()?;
+        if let Some(p) = &meter_provider {
             opentelemetry::global::set_meter_provider(p.clone());
         }
+        let metrics_endpoint = metrics_endpoint.map(|(addr, listener, registry)| {
+            tracing::info!(%addr, "metrics endpoint serving /metrics");
+            (addr, tokio::spawn(scrape::serve(listener, registry)))
+        });
         Ok(Guard {
             tracer_provider: self.tracer_provider,
-            meter_provider: self.meter_provider,
+            meter_provider,
+            metrics_endpoint,
         })
     }
 }

@@ -1,15 +1,21 @@
 //! The arbiter's metric instruments, on the global meter provider (the OTLP periodic reader's
-//! when [`crate::init`] was given an endpoint, the API's no-ops otherwise).
+//! and the Prometheus reader's when [`crate::init`] was given an endpoint or a metrics
+//! address, the API's no-ops otherwise).
+//!
+//! Names and attributes follow the OpenTelemetry semantic conventions where one covers the
+//! measurement (`rpc.*` for the gRPC server, `messaging.*` for the NATS consumers); the
+//! arbiter's own are under `shogi.`. Units are UCUM. docs/metrics.md lists each with its
+//! Prometheus name.
 //!
 //! | name | kind | unit | attributes |
 //! | --- | --- | --- | --- |
-//! | `shogi.moves` | counter | `{move}` | `rpc`, `outcome` (accepted, rejected, forfeited), `kind` (the `IllegalKind` name, when not accepted) |
-//! | `shogi.verdicts` | counter | `{verdict}` | `code` (the result code), `service` (who announced it) |
-//! | `rpc.server.call.duration` | histogram | `s` | `rpc.method`, `rpc.grpc.status_code` |
-//! | `shogi.event.duration` | histogram | `s` | `role` |
-//! | `shogi.verdict.latency` | histogram | `s` | `code`, `role` |
-//! | `shogi.consumer.pending` | gauge | `{message}` | `consumer` |
-//! | `shogi.events.set_aside` | counter | `{message}` | `role`, `reason` (garbage, unknown_game, void) |
+//! | `shogi.moves` | counter | `{move}` | `rpc.method`, `shogi.move.outcome` (accepted, rejected, forfeited), `shogi.illegal_kind` (when not accepted) |
+//! | `shogi.verdicts` | counter | `{verdict}` | `shogi.result_code`, `shogi.announcer` |
+//! | `rpc.server.call.duration` | histogram | `s` | `rpc.system.name` (grpc), `rpc.method`, `rpc.response.status_code`, `error.type` (when not OK) |
+//! | `messaging.process.duration` | histogram | `s` | `messaging.system` (nats), `messaging.operation.name` (process), `messaging.consumer.group.name`, `shogi.role` |
+//! | `shogi.verdict.latency` | histogram | `s` | `shogi.result_code`, `shogi.role` |
+//! | `shogi.consumer.lag` | gauge | `{message}` | `messaging.system`, `messaging.consumer.group.name`, `shogi.role` |
+//! | `shogi.events.set_aside` | counter | `{message}` | `shogi.role`, `shogi.aside.reason` (garbage, unknown_game, void) |
 //!
 //! The instruments are made on first use: install the meter provider ([`crate::init`]) before.
 
@@ -21,6 +27,12 @@ use std::sync::{Mutex, OnceLock};
 const SECONDS: [f64; 14] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
+
+/// The gRPC service whose methods `rpc.method` names.
+const SERVICE: &str = "shogi.v1.MoveValidator";
+
+/// `messaging.system` for the bus.
+pub const MESSAGING_SYSTEM: &str = "nats";
 
 /// What reads a worker's counts of events set aside: `(reason, count)`.
 type SetAsideReader = Box<dyn Fn() -> Vec<(&'static str, u64)> + Send + Sync>;
@@ -36,12 +48,13 @@ pub struct Metrics {
     pub verdicts: Counter<u64>,
     /// gRPC call handling time, by method and status code.
     pub rpc_duration: Histogram<f64>,
-    /// A worker's handling time of one delivery, by role.
-    pub event_duration: Histogram<f64>,
+    /// A worker's handling time of one delivery, by consumer and role.
+    pub process_duration: Histogram<f64>,
     /// From the deciding move's storage on the bus to its verdict's announcement by a worker.
     pub verdict_latency: Histogram<f64>,
-    /// Messages matching a durable consumer not yet delivered, as of its last delivery.
-    pub consumer_pending: Gauge<u64>,
+    /// Messages a durable consumer has not finished with (not delivered, or delivered and not
+    /// acknowledged), polled from the bus on a timer.
+    pub consumer_lag: Gauge<u64>,
     _set_aside: ObservableCounter<u64>,
 }
 
@@ -64,13 +77,13 @@ pub fn metrics() -> &'static Metrics {
             rpc_duration: meter
                 .f64_histogram("rpc.server.call.duration")
                 .with_unit("s")
-                .with_description("gRPC call handling time")
+                .with_description("Duration of RPCs handled by the server")
                 .with_boundaries(SECONDS.to_vec())
                 .build(),
-            event_duration: meter
-                .f64_histogram("shogi.event.duration")
+            process_duration: meter
+                .f64_histogram("messaging.process.duration")
                 .with_unit("s")
-                .with_description("A pipeline worker's handling time of one delivery")
+                .with_description("Duration of processing operation")
                 .with_boundaries(SECONDS.to_vec())
                 .build(),
             verdict_latency: meter
@@ -81,10 +94,12 @@ pub fn metrics() -> &'static Metrics {
                 )
                 .with_boundaries(SECONDS.to_vec())
                 .build(),
-            consumer_pending: meter
-                .u64_gauge("shogi.consumer.pending")
+            consumer_lag: meter
+                .u64_gauge("shogi.consumer.lag")
                 .with_unit("{message}")
-                .with_description("Messages for a durable consumer not yet delivered")
+                .with_description(
+                    "Messages a durable consumer has not finished with: not delivered, or not acknowledged",
+                )
                 .build(),
             _set_aside: meter
                 .u64_observable_counter("shogi.events.set_aside")
@@ -107,7 +122,10 @@ pub fn metrics() -> &'static Metrics {
                     for (role, reason, n) in sums {
                         observer.observe(
                             n,
-                            &[KeyValue::new("role", role), KeyValue::new("reason", reason)],
+                            &[
+                                KeyValue::new("shogi.role", role),
+                                KeyValue::new("shogi.aside.reason", reason),
+                            ],
                         );
                     }
                 })
@@ -117,35 +135,67 @@ pub fn metrics() -> &'static Metrics {
 }
 
 impl Metrics {
-    /// Counts a move: `kind` is the illegal kind's name for a move not accepted.
-    pub fn count_move(&self, rpc: &'static str, outcome: &'static str, kind: Option<&'static str>) {
-        let mut attrs = vec![KeyValue::new("rpc", rpc), KeyValue::new("outcome", outcome)];
+    /// Counts a move of the call `method` (`SubmitMove`, `ValidateMove`): `kind` is the illegal
+    /// kind's name for a move not accepted.
+    pub fn count_move(
+        &self,
+        method: &'static str,
+        outcome: &'static str,
+        kind: Option<&'static str>,
+    ) {
+        let mut attrs = vec![
+            KeyValue::new("rpc.method", qualified(method)),
+            KeyValue::new("shogi.move.outcome", outcome),
+        ];
         if let Some(kind) = kind {
-            attrs.push(KeyValue::new("kind", kind));
+            attrs.push(KeyValue::new("shogi.illegal_kind", kind));
         }
         self.moves.add(1, &attrs);
     }
 
-    /// Counts a verdict announced by `service`.
-    pub fn count_verdict(&self, code: &'static str, service: &'static str) {
+    /// Counts a verdict announced by `announcer` (the service's name).
+    pub fn count_verdict(&self, code: &'static str, announcer: &'static str) {
         self.verdicts.add(
             1,
             &[
-                KeyValue::new("code", code),
-                KeyValue::new("service", service),
+                KeyValue::new("shogi.result_code", code),
+                KeyValue::new("shogi.announcer", announcer),
             ],
         );
     }
 
-    /// Records one gRPC call's handling time.
+    /// Records one gRPC call's handling time (`method`: `SubmitMove`, ...).
     pub fn record_rpc(&self, method: &'static str, code: tonic::Code, seconds: f64) {
-        self.rpc_duration.record(
+        let status = status_name(code);
+        let mut attrs = vec![
+            KeyValue::new("rpc.system.name", "grpc"),
+            KeyValue::new("rpc.method", qualified(method)),
+            KeyValue::new("rpc.response.status_code", status),
+        ];
+        if code != tonic::Code::Ok {
+            attrs.push(KeyValue::new("error.type", status));
+        }
+        self.rpc_duration.record(seconds, &attrs);
+    }
+
+    /// Records a worker's handling time of one delivery from the durable consumer `consumer`.
+    pub fn record_process(&self, consumer: &str, role: &'static str, seconds: f64) {
+        let [system, group, role] = consumer_attrs(consumer, role);
+        self.process_duration.record(
             seconds,
             &[
-                KeyValue::new("rpc.method", method),
-                KeyValue::new("rpc.grpc.status_code", code as i64),
+                system,
+                KeyValue::new("messaging.operation.name", "process"),
+                group,
+                role,
             ],
         );
+    }
+
+    /// Records a durable consumer's lag.
+    pub fn record_lag(&self, consumer: &str, role: &'static str, lag: u64) {
+        self.consumer_lag
+            .record(lag, &consumer_attrs(consumer, role));
     }
 
     /// Counts, for the `shogi.events.set_aside` counter, what `read` reports for a worker of
@@ -159,5 +209,78 @@ impl Metrics {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push((role, Box::new(read)));
+    }
+}
+
+/// The attributes of a measurement about the durable consumer `consumer` of `role`.
+fn consumer_attrs(consumer: &str, role: &'static str) -> [KeyValue; 3] {
+    [
+        KeyValue::new("messaging.system", MESSAGING_SYSTEM),
+        KeyValue::new("messaging.consumer.group.name", consumer.to_owned()),
+        KeyValue::new("shogi.role", role),
+    ]
+}
+
+/// A gRPC status code as `rpc.response.status_code` names it: the code's name in
+/// `SCREAMING_SNAKE_CASE`, as in `grpc/status.proto`.
+pub fn status_name(code: tonic::Code) -> &'static str {
+    use tonic::Code;
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// `rpc.method` for the call `method` of the service: fully qualified, as the semantic
+/// conventions name it; the service's own methods without an allocation per call.
+fn qualified(method: &'static str) -> opentelemetry::StringValue {
+    macro_rules! methods {
+        ($($m:literal),*) => {
+            match method {
+                $($m => concat!("shogi.v1.MoveValidator/", $m).into(),)*
+                other => format!("{SERVICE}/{other}").into(),
+            }
+        };
+    }
+    methods!(
+        "CreateGame",
+        "SubmitMove",
+        "ValidateMove",
+        "Declare",
+        "EvaluateImpasse",
+        "GetGame",
+        "WatchGame",
+        "EndGame"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_are_fully_qualified() {
+        for m in ["SubmitMove", "EndGame", "SomethingNew"] {
+            assert_eq!(qualified(m).as_str(), format!("shogi.v1.MoveValidator/{m}"));
+        }
+        assert_eq!(
+            status_name(tonic::Code::DeadlineExceeded),
+            "DEADLINE_EXCEEDED"
+        );
     }
 }

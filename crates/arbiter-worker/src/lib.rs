@@ -19,3 +19,4 @@ pub use lease::{LeaseConfig, default_holder};
 pub use pipeline::{
     Error, Role, ServiceConfig, Stats, Worker, WorkerConfig, run_service, spawn_workers,
 };
+pub use telemetry::poll_lag;

@@ -110,6 +110,8 @@ pub struct WorkerConfig {
     /// Fewer than the stream's trade the partition's availability when a server is lost for a
     /// shorter verdict tail (deploy/STREAMS.md, consumer replicas).
     pub consumer_replicas: Option<usize>,
+    /// How often the consumers' lag is read from the bus for the `shogi.consumer.lag` gauge.
+    pub lag_interval: Duration,
 }
 
 impl WorkerConfig {
@@ -122,6 +124,7 @@ impl WorkerConfig {
             ack_wait: Duration::from_secs(5),
             max_ack_pending: 1024,
             consumer_replicas: None,
+            lag_interval: Duration::from_secs(5),
         }
     }
 
@@ -139,9 +142,9 @@ impl WorkerConfig {
                 self.instances
             )));
         }
-        if self.ack_wait.is_zero() || self.max_ack_pending == 0 {
+        if self.ack_wait.is_zero() || self.max_ack_pending == 0 || self.lag_interval.is_zero() {
             return Err(Error::Config(
-                "ack wait and max ack pending must be positive".into(),
+                "ack wait, max ack pending and lag interval must be positive".into(),
             ));
         }
         Ok(())
@@ -743,6 +746,11 @@ pub fn spawn_workers(
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<Result<(), Error>> {
     telemetry::observe(config.role, stats.clone());
+    tokio::spawn(telemetry::poll_lag(
+        bus.clone(),
+        config.clone(),
+        stop.clone(),
+    ));
     let stopped = move || {
         let mut stop = stop.clone();
         async move {

@@ -1,9 +1,10 @@
 //! The worker's telemetry, kept out of the pipeline's logic: a span per delivery continuing the
 //! publisher's trace (the W3C context in the message's headers), its handling time, the
-//! consumer's lag, the verdicts and their latency, and the events set aside.
+//! consumers' lag (polled from the bus on a timer of its own), the verdicts and their latency,
+//! and the events set aside.
 
-use crate::pipeline::{Role, Stats};
-use arbiter_bus::Delivery;
+use crate::pipeline::{Role, Stats, WorkerConfig};
+use arbiter_bus::{Bus, Delivery};
 use arbiter_telemetry::{metrics, propagation};
 use opentelemetry::KeyValue;
 use std::future::Future;
@@ -14,13 +15,13 @@ use std::time::{Instant, SystemTime};
 pub(crate) struct Handling {
     span: tracing::Span,
     parent: opentelemetry::Context,
+    consumer: String,
     role: Role,
     started: Instant,
 }
 
 impl Handling {
-    /// Opens the delivery's span (a consumer span whose parent is the publish of the message)
-    /// and records the consumer's lag as of this delivery.
+    /// Opens the delivery's span (a consumer span whose parent is the publish of the message).
     pub(crate) fn start(consumer: &str, role: Role, d: &Delivery) -> Handling {
         let m = &d.message;
         let span = tracing::info_span!(
@@ -38,12 +39,10 @@ impl Handling {
             game_id = tracing::field::Empty,
             ply = tracing::field::Empty,
         );
-        metrics()
-            .consumer_pending
-            .record(d.pending, &[KeyValue::new("consumer", consumer.to_owned())]);
         Handling {
             span,
             parent: propagation::from_headers(&m.headers),
+            consumer: consumer.to_owned(),
             role,
             started: Instant::now(),
         }
@@ -52,9 +51,10 @@ impl Handling {
     /// Runs the handling in the delivery's span and records how long it took.
     pub(crate) async fn run<T>(self, work: impl Future<Output = T>) -> T {
         let out = propagation::within(self.span, self.parent, work).await;
-        metrics().event_duration.record(
+        metrics().record_process(
+            &self.consumer,
+            self.role.name(),
             self.started.elapsed().as_secs_f64(),
-            &[KeyValue::new("role", self.role.name())],
         );
         out
     }
@@ -77,8 +77,8 @@ pub(crate) fn verdict_announced(role: Role, code: &'static str, decided_at: Opti
         metrics().verdict_latency.record(
             latency.as_secs_f64(),
             &[
-                KeyValue::new("code", code),
-                KeyValue::new("role", role.name()),
+                KeyValue::new("shogi.result_code", code),
+                KeyValue::new("shogi.role", role.name()),
             ],
         );
     }
@@ -93,4 +93,49 @@ pub(crate) fn observe(role: Role, stats: Arc<Stats>) {
             ("void", Stats::get(&stats.void)),
         ]
     });
+}
+
+/// Reports the lag of every durable consumer of `config`'s role (one per partition) on the
+/// `shogi.consumer.lag` gauge, as the bus reports it, every `config.lag_interval` until `stop`
+/// turns true. [`crate::spawn_workers`] runs it beside the workers.
+///
+/// The lag is polled on a timer of its own, apart from the handling of deliveries, so that it
+/// keeps moving when a consumer stalls (a handling that hangs, an instance that died holding
+/// partitions, nobody consuming): it counts what was not delivered and what was delivered and
+/// not acknowledged. Every instance reports every partition of its role, not only those it
+/// holds, so that the partitions an instance has let go of are not left at their last value;
+/// every instance reports the same lags, and a query takes the largest per consumer
+/// (docs/metrics.md). A consumer that does not exist yet is not reported.
+pub async fn poll_lag(
+    bus: Bus,
+    config: WorkerConfig,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let interval = config.lag_interval;
+    let role = config.role.name();
+    let consumers: Vec<String> = (0..shogi_proto::PARTITIONS)
+        .map(|p| config.durable(p).name)
+        .collect();
+    let mut failing = false;
+    loop {
+        for name in &consumers {
+            match bus.consumer_lag(name).await {
+                Ok(Some(lag)) => metrics().record_lag(name, role, lag.total()),
+                Ok(None) => {}
+                Err(e) => {
+                    // Logged once a failure starts, not every tick while the bus is down.
+                    if !failing {
+                        tracing::warn!(role, consumer = %name, error = %e, "consumer lag unavailable");
+                    }
+                    failing = true;
+                    break;
+                }
+            }
+            failing = false;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(interval) => {}
+            _ = stop.wait_for(|s| *s) => return,
+        }
+    }
 }

@@ -83,7 +83,12 @@ pub struct Arbiter {
 pub async fn start() -> Arbiter {
     let bus: Bus = Arc::new(MemoryBus::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let stack = arbiter_stack::Stack::start(listener, bus.clone(), Default::default())
+    // The lag gauge read often, so that a test sees it settle within its deadline.
+    let mut config = arbiter_stack::StackConfig::default();
+    for w in &mut config.workers {
+        w.lag_interval = Duration::from_millis(100);
+    }
+    let stack = arbiter_stack::Stack::start(listener, bus.clone(), config)
         .await
         .unwrap();
     let client = MoveValidatorClient::connect(format!("http://{}", stack.addr()))
