@@ -32,13 +32,11 @@ const IMPASSE_SFEN = "2SGS4/+B+RGKGLLRB/3G5/9/7pp/8k/9/9/9 b - 1";
 
 let browser;
 
-before(() => {
+// One hook: when a prerequisite is missing, no browser is started that would keep the run alive.
+before(async () => {
   assert.ok(existsSync(binary), `no shogi-arbiter binary at ${binary}: build it with \`cargo build -p shogi-arbiter\` (make test-browser does) or set SHOGI_ARBITER_BIN`);
   assert.ok(existsSync(browserPath), `no Chromium at ${browserPath}: install Debian's chromium (make setup does) or set CHROMIUM`);
   mkdirSync(out, { recursive: true });
-});
-
-before(async () => {
   // As root (CI), Chromium runs only without its sandbox.
   browser = await chromium.launch({ executablePath: browserPath, headless: true, args: ["--no-sandbox"] });
 });
