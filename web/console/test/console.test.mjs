@@ -150,11 +150,24 @@ test("plays the README's perpetual-check game by clicks and shows the verdict wi
   }
 });
 
-test("declares in a 27-point impasse position: the report first, then the win with its points", async () => {
+test("declares: refused where it does not qualify, and in a 27-point impasse position the report first, then the win with its points", async () => {
   const server = await startServer();
   try {
     await onPage("declaration", server, async (page) => {
+      // Under `online` a declaration that does not qualify is refused and play goes on.
+      await createGame(page, "online", "");
+      await page.click("#declare");
+      await page.waitForSelector("#declare-result [data-code]");
+      assert.match(await text(page, "#declare-report"), /Black declaring under points27: refused/);
+      assert.match(await text(page, "#declare-report"), /28 to win, 28 short/);
+      assert.equal(await text(page, "#declare-report [data-condition=king_in_camp] td:last-child"), "fails");
+      assert.match(await text(page, "#declare-result"), /Refused: Black's declaration does not qualify; play goes on/);
+      assert.match(await text(page, "#status"), /Ply 0; Black to move/);
+      assert.ok(await page.locator("#verdict").isHidden());
+      await page.screenshot({ path: path.join(out, "declaration-refused.png"), fullPage: true });
+
       await createGame(page, "amateur", IMPASSE_SFEN);
+      assert.ok(await page.locator("#declaration").isHidden(), "a new game shows no old report");
       // Both sides' points are shown before anyone declares.
       const black = await text(page, "#impasse .report[data-declarer=black]");
       assert.match(black, /Points: 28 \(in camp 28 \+ in hand 0 \+ credit 0\); 28 to win, 0 short/);
