@@ -339,10 +339,13 @@ async function refresh(): Promise<void> {
   const a = await client.analyzeGame({ gameId });
   if (a.game?.gameId !== gameId) return; // another game was opened meanwhile
   const sfenChanged = analysis?.game?.sfen !== a.game.sfen || analysis?.game?.verdict !== undefined;
-  const ended = a.game.verdict !== undefined && analysis?.game?.gameId === gameId && !analysis?.game?.verdict;
   analysis = a;
-  // The list shows the game as ended at once.
-  if (ended) void guarded(loadGames);
+  // The list shows the open game as ended at once.
+  const listed = games.get(gameId);
+  if (listed && a.game.verdict && !listed.verdict) {
+    listed.verdict = a.game.verdict;
+    drawGames();
+  }
   if (sfenChanged || legal.length === 0) {
     legal = a.game.verdict ? [] : (await client.legalMoves({ sfen: a.game.sfen })).moves;
     selection = {};
@@ -397,20 +400,41 @@ async function follow(id: string, signal: AbortSignal): Promise<void> {
   }
 }
 
-async function loadGames(): Promise<void> {
-  const liveOnly = $<HTMLInputElement>("live-only").checked;
-  const games: GameSummary[] = [];
-  let token = "";
-  // Every page, up to 1000 games.
-  for (let i = 0; i < 10; i++) {
-    const page = await client.listGames({ pageSize: 100, pageToken: token, liveOnly });
-    games.push(...page.games);
-    if (page.games.length === 0 || page.nextPageToken === token) break;
-    token = page.nextPageToken;
+// The games read so far, by id, and where the next ListGames call reads on from. The bus is
+// read forward from the oldest game, so each call asks only for the games created since the
+// last one: a long-running arbiter's games are all listed after a few rounds, newest first.
+const games = new Map<string, GameSummary>();
+let listToken = "";
+
+// One listing at a time, so that a poll and a refresh do not interleave on the token.
+let listing: Promise<void> = Promise.resolve();
+function loadGames(fromStart = false): Promise<void> {
+  const next = listing.then(() => readGames(fromStart));
+  listing = next.catch(() => {});
+  return next;
+}
+
+async function readGames(fromStart: boolean): Promise<void> {
+  if (fromStart) {
+    games.clear();
+    listToken = "";
   }
+  // Up to 1000 games a round; a short page means the list has caught up with the bus.
+  for (let i = 0; i < 10; i++) {
+    const page = await client.listGames({ pageSize: 100, pageToken: listToken });
+    for (const g of page.games) games.set(g.gameId, g);
+    listToken = page.nextPageToken;
+    if (page.games.length < 100) break;
+  }
+  drawGames();
+}
+
+function drawGames(): void {
+  const liveOnly = $<HTMLInputElement>("live-only").checked;
+  const shown = [...games.values()].filter((g) => !liveOnly || !g.verdict).reverse();
   const list = $("games");
   list.replaceChildren(
-    ...games.reverse().map((g) => {
+    ...shown.map((g) => {
       const li = h("li", { "data-game": g.gameId, class: g.gameId === gameId ? "open" : "" },
         g.gameId.length > 20 ? g.gameId.slice(0, 18) + "…" : g.gameId,
         " ",
@@ -420,7 +444,7 @@ async function loadGames(): Promise<void> {
       return li;
     }),
   );
-  if (games.length === 0) list.append(h("li", {}, "no games yet"));
+  if (shown.length === 0) list.append(h("li", {}, liveOnly ? "no live games" : "no games yet"));
 }
 
 // ---- playing ----
@@ -515,12 +539,13 @@ function start(): void {
     else sessionStorage.removeItem(TOKEN_KEY);
     void guarded(async () => {
       showError(null);
-      await loadGames();
+      await loadGames(true);
       if (gameId) await openGame(gameId);
     });
   });
-  $("games-refresh").addEventListener("click", () => void guarded(loadGames));
-  $("live-only").addEventListener("change", () => void guarded(loadGames));
+  // The refresh button reads the list again from the start, for every game's current ending.
+  $("games-refresh").addEventListener("click", () => void guarded(() => loadGames(true)));
+  $("live-only").addEventListener("change", drawGames);
   $("create-form").addEventListener("submit", (e) => {
     e.preventDefault();
     void guarded(async () => {
@@ -539,9 +564,9 @@ function start(): void {
   $("promote-no").addEventListener("click", () => choosePromotion(false));
   $("promote-cancel").addEventListener("click", () => choosePromotion(null));
   $("declare").addEventListener("click", () => void guarded(declare));
-  void guarded(loadGames);
+  void guarded(() => loadGames());
   // New games appear without a click.
-  setInterval(() => void guarded(loadGames), 5000);
+  setInterval(() => void guarded(() => loadGames()), 5000);
   document.body.dataset.ready = "true";
 }
 
