@@ -1,5 +1,5 @@
 # Thin aliases over cargo, so that the README's commands stay short.
-.PHONY: setup build run test test-nats-oldest test-deep fuzz bench lint lint-proto lint-deploy fmt test-clients proto-release
+.PHONY: setup build run test test-nats-oldest test-browser console console-check test-deep fuzz bench lint lint-proto lint-deploy fmt test-clients proto-release
 
 CARGO ?= cargo
 
@@ -24,12 +24,34 @@ test: setup
 	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path current)" $(CARGO) test --workspace --locked
 	$(MAKE) test-nats-oldest
 	$(MAKE) test-clients
+	$(MAKE) test-browser
 
 test-nats-oldest:
 	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path oldest)" $(CARGO) test --locked \
 	  -p arbiter-bus --test behaviour \
 	  -p arbiter-stack --test pipeline \
 	  -p arbiter-tests --test crash --test cluster --test nats_permissions --test log_integrity
+
+# The browser console (web/console/): its pinned front-end toolchain from npm, the TypeScript
+# generated from proto/ and the bundle the binaries embed. The built files are committed, so
+# that cargo builds without npm; `console-check` fails when they differ from what the sources
+# build.
+console:
+	cd web/console && npm ci --no-audit --no-fund && npm run build
+
+console-check: console
+	@test -z "$$(git status --porcelain -- web/console/dist web/console/src/gen)" || \
+	  { git status --short -- web/console/dist web/console/src/gen; \
+	    echo "web/console: the committed build is not what the sources build; run make console and commit" >&2; exit 1; }
+
+# The console in headless Chromium, against `shogi-arbiter serve` built here: the README's
+# perpetual-check game played by clicks, a 27-point declaration, a promotion, the bearer
+# token. Screenshots (also of a failing step): target/browser-test/.
+# The binary is built as `cargo test --workspace` builds it (same features), so that after
+# `make test`'s cargo run nothing is compiled again.
+test-browser: console-check
+	$(CARGO) test --workspace --locked --no-run
+	cd web/console && npm test
 
 # Deep perft rows (hundreds of millions of nodes) and the long proptest runs: by hand, not in CI.
 test-deep:

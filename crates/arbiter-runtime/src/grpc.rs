@@ -94,6 +94,9 @@ pub struct ServeOptions {
     pub request_timeout: Option<Duration>,
     /// How long in-flight calls get to finish once `shutdown` completes.
     pub grace_period: Duration,
+    /// Whether HTTP/1.1 is accepted beside HTTP/2: for gRPC-Web and a page served from the
+    /// routes (the validator's console). gRPC itself needs HTTP/2 only.
+    pub accept_http1: bool,
 }
 
 /// Serves `routes` on the connections of `incoming` until `shutdown` completes; then `health`
@@ -112,7 +115,7 @@ where
     IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Connected + Unpin + Send + 'static,
     IE: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
 {
-    let mut builder = tonic::transport::Server::builder();
+    let mut builder = tonic::transport::Server::builder().accept_http1(options.accept_http1);
     if let Some(timeout) = options.request_timeout {
         builder = builder.timeout(timeout);
     }

@@ -829,6 +829,7 @@ pub async fn run_service(
             let options = grpc::ServeOptions {
                 request_timeout: Some(Duration::from_secs(5)),
                 grace_period: Duration::from_secs(1),
+                accept_http1: false,
             };
             Some(tokio::spawn(async move {
                 grpc::serve(

@@ -39,6 +39,10 @@ pub struct Config {
     pub tls: Option<TlsConfig>,
     /// Where calls refused for want of the bearer token are counted: keep a clone to read them.
     pub refusals: Refusals,
+    /// Whether the browser console is served on the gRPC port (`GET /`), with gRPC-Web and
+    /// HTTP/1.1 accepted there for its calls. Off in [`Config::new`] and in the validator's
+    /// binary unless `--console`; on in `shogi-arbiter serve`.
+    pub console: bool,
 }
 
 impl std::fmt::Debug for Config {
@@ -57,6 +61,7 @@ impl std::fmt::Debug for Config {
             .field("pipeline", &self.pipeline)
             .field("tls", &self.tls)
             .field("refusals", &self.refusals)
+            .field("console", &self.console)
             .finish()
     }
 }
@@ -77,6 +82,7 @@ impl Config {
             pipeline: false,
             tls: None,
             refusals: Refusals::default(),
+            console: false,
         }
     }
 

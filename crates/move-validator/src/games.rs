@@ -83,3 +83,74 @@ pub fn footprint(replay: &Replay) -> usize {
     const PER_PLY: usize = 24;
     BASE + PER_PLY * replay.ply() as usize
 }
+
+/// AnalyzeGame's answer: the state, every position's occurrence count and check streaks, both
+/// sides' declaration reports at the current position and the last ply's warnings.
+pub fn analysis(replay: &Replay) -> pb::AnalyzeGameResponse {
+    let game = replay.game();
+    let id = replay.id();
+    let report = |side| {
+        game.declaration_report(side, true)
+            .map(|r| convert::report_pb(&r))
+    };
+    pb::AnalyzeGameResponse {
+        game: Some(state(replay)),
+        positions: positions(game),
+        black_declaration: report(shogi_rules::Color::Black),
+        white_declaration: report(shogi_rules::Color::White),
+        warnings: replay
+            .last_warnings()
+            .iter()
+            .map(|w| warning_pb(id, w))
+            .collect(),
+    }
+}
+
+/// Each position of `game` from ply 0 on, counted as the repetition rules count (RULES.md
+/// sections 2 and 3): on the hashes, over the counted part of the game, a position being
+/// equal only to positions of the same parity (the side to move is part of it).
+fn positions(game: &shogi_adjudication::Game) -> Vec<pb::PositionAnalysis> {
+    use shogi_rules::Color;
+    let history = game.history();
+    let hashes = history.hashes();
+    let first =
+        shogi_adjudication::repetition::first_counted_ply(game.ruleset().start_position_counted);
+    let mut streaks = [0u32; 2];
+    let mut out = Vec::with_capacity(hashes.len());
+    for (p, &hash) in hashes.iter().enumerate() {
+        let ply = p as u32;
+        if ply > 0 {
+            // The mover's streak grows with a check and ends without one; the other side's
+            // stands as it was.
+            let mover = history.mover_of_ply(ply);
+            let streak = &mut streaks[usize::from(mover == Color::White)];
+            *streak = if history.gave_check(ply) {
+                *streak + 1
+            } else {
+                0
+            };
+        }
+        let (occurrence, earlier_plies) = if p < first {
+            (0, Vec::new())
+        } else {
+            let earlier: Vec<u32> = (first..p)
+                .filter(|&q| (p - q) % 2 == 0 && hashes[q] == hash)
+                .map(|q| q as u32)
+                .collect();
+            (earlier.len() as u32 + 1, earlier)
+        };
+        out.push(pb::PositionAnalysis {
+            ply,
+            usi: history
+                .move_at(ply)
+                .map(|m| m.to_string())
+                .unwrap_or_default(),
+            gave_check: history.gave_check(ply),
+            occurrence,
+            earlier_plies,
+            black_check_streak: streaks[0],
+            white_check_streak: streaks[1],
+        });
+    }
+    out
+}

@@ -24,6 +24,7 @@
 
 mod auth;
 mod config;
+mod console;
 mod error;
 mod games;
 mod incoming;
@@ -35,7 +36,7 @@ pub use auth::{BearerAuth, RefusalReason, Refusals};
 pub use config::{Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
 pub use games::footprint as cached_game_bytes;
-pub use service::{CacheLimits, READER, Validator, validate_move};
+pub use service::{CacheLimits, READER, Validator, legal_moves, validate_move};
 pub use tls::TlsConfig;
 
 use arbiter_runtime::grpc::{self, Health};
@@ -61,7 +62,8 @@ pub async fn run(
 }
 
 /// Serves MoveValidator (behind the bearer-token interceptor when a token is configured),
-/// health and reflection on `listener` over `bus`, over TLS when `config.tls` is set, until
+/// health, reflection and, with `config.console`, the browser console and gRPC-Web, on
+/// `listener` over `bus`, over TLS when `config.tls` is set, until
 /// `shutdown` completes. Health is SERVING while the bus is connected. When `shutdown`
 /// completes, health turns NOT_SERVING first, new connections stop, open WatchGame streams end
 /// and in-flight calls get `config.grace_period` to finish. `config.nats` is not used.
@@ -93,12 +95,19 @@ pub async fn serve(
         .add_service(grpc::reflection()?)
         .add_service(grpc::reflection_v1alpha()?)
         .add_service(validator_service);
+    // The console's page and gRPC-Web need HTTP/1.1 on this port; without it, only gRPC.
+    let routes = if config.console {
+        console::with_console(routes)
+    } else {
+        routes
+    };
     let options = grpc::ServeOptions {
         request_timeout: Some(config.request_timeout),
         grace_period: config.grace_period,
+        accept_http1: config.console,
     };
     let local = listener.local_addr().ok();
-    tracing::info!(addr = ?local, stream = %config.stream, pipeline = config.pipeline, "move-validator serving");
+    tracing::info!(addr = ?local, stream = %config.stream, pipeline = config.pipeline, console = config.console, "move-validator serving");
     let stop = move || {
         follower.abort();
         let _ = stop_tx.send(true);

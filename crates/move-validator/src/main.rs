@@ -71,6 +71,10 @@ struct Args {
     /// needs --tls-cert.
     #[arg(long, env = "MOVE_VALIDATOR_TLS_CLIENT_CA", requires = "tls_cert")]
     tls_client_ca: Option<PathBuf>,
+    /// Serve the browser console on the gRPC port (`http://ADDR/`), with gRPC-Web and
+    /// HTTP/1.1 accepted there for its calls.
+    #[arg(long, env = "MOVE_VALIDATOR_CONSOLE")]
+    console: bool,
     #[command(flatten)]
     telemetry: arbiter_telemetry::TelemetryArgs,
 }
@@ -100,6 +104,7 @@ async fn main() -> anyhow::Result<()> {
                 client_ca: args.tls_client_ca,
             }),
         refusals: Default::default(),
+        console: args.console,
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;

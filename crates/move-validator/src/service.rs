@@ -827,6 +827,93 @@ impl Validator {
     }
 }
 
+impl Validator {
+    /// ListGames: the creation events on the bus from the page token on, each with the
+    /// verdict stored on its `.verdict` subject, if any.
+    async fn list_games(&self, req: pb::ListGamesRequest) -> Result<pb::ListGamesResponse, Error> {
+        let size = match req.page_size {
+            0 => LIST_PAGE,
+            n if n <= LIST_PAGE_MAX => n,
+            n => {
+                return Err(Error::invalid(
+                    "page_size",
+                    format!("{n} is more than {LIST_PAGE_MAX}"),
+                ));
+            }
+        } as usize;
+        let mut from: u64 = if req.page_token.is_empty() {
+            1
+        } else {
+            req.page_token
+                .parse()
+                .ok()
+                .filter(|&seq| seq > 0)
+                .ok_or_else(|| Error::invalid("page_token", "not a token of a ListGames answer"))?
+        };
+        let bus = &self.inner.bus.inner;
+        let mut games = Vec::new();
+        let mut scanned = 0;
+        let filter = subject::created("*");
+        while games.len() < size && scanned < LIST_SCAN_MAX {
+            let Some(msg) = bus.next(&filter, from).await.map_err(Error::unavailable)? else {
+                // Nothing later yet: the next page starts where this one stopped.
+                break;
+            };
+            from = msg.sequence + 1;
+            scanned += 1;
+            let created = match pb::GameCreated::decode(msg.payload.clone()) {
+                Ok(created) if subject::created(&created.game_id) == msg.subject => created,
+                // Garbage, or an event naming another game: not a game anyone can open.
+                _ => {
+                    tracing::debug!(seq = msg.sequence, subject = %msg.subject, "unreadable creation event left out of the list");
+                    continue;
+                }
+            };
+            let verdict = match bus
+                .last(&subject::verdict(&created.game_id))
+                .await
+                .map_err(Error::unavailable)?
+            {
+                Some(v) => pb::Verdict::decode(v.payload).ok(),
+                None => None,
+            };
+            if req.live_only && verdict.is_some() {
+                continue;
+            }
+            let preset = created
+                .ruleset
+                .as_ref()
+                .map(|r| r.preset.clone())
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| "jsa".to_owned());
+            games.push(pb::GameSummary {
+                game_id: created.game_id,
+                created_sequence: msg.sequence,
+                preset,
+                start_sfen: created.start_sfen,
+                verdict,
+            });
+        }
+        Ok(pb::ListGamesResponse {
+            games,
+            next_page_token: from.to_string(),
+        })
+    }
+
+    /// AnalyzeGame: the game brought up to date with the bus, analysed.
+    async fn analyze_game(
+        &self,
+        req: pb::AnalyzeGameRequest,
+    ) -> Result<pb::AnalyzeGameResponse, Error> {
+        check_game_id("game_id", &req.game_id)?;
+        let guard = self.game(&req.game_id, true).await?;
+        let replay = guard
+            .as_ref()
+            .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+        Ok(games::analysis(replay))
+    }
+}
+
 /// How much the validator's game cache may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheLimits {
@@ -931,6 +1018,23 @@ pub fn validate_move(req: &pb::ValidateMoveRequest) -> Result<pb::ValidateMoveRe
         },
     })
 }
+
+/// LegalMoves: pure, no game involved; the rules core's list, in its order.
+pub fn legal_moves(req: &pb::LegalMovesRequest) -> Result<pb::LegalMovesResponse, Error> {
+    let pos = parse_sfen("sfen", &req.sfen)?;
+    Ok(pb::LegalMovesResponse {
+        moves: pos.legal_moves().iter().map(|m| m.to_string()).collect(),
+        in_check: pos.in_check(),
+    })
+}
+
+/// ListGames' default and largest page.
+const LIST_PAGE: u32 = 50;
+const LIST_PAGE_MAX: u32 = 100;
+
+/// How many creation events one ListGames call reads at most, so that a `live_only` call over
+/// a stream of finished games answers in bounded time (with a token to go on from).
+const LIST_SCAN_MAX: usize = 1000;
 
 type EventStream =
     Pin<Box<dyn futures::Stream<Item = Result<pb::WatchGameResponse, Status>> + Send>>;
@@ -1125,6 +1229,54 @@ impl MoveValidator for Validator {
         span.record("game_id", req.game_id.as_str());
         Ok(Response::new(
             traced("EndGame", &metadata, span, Validator::end_game(self, req)).await?,
+        ))
+    }
+
+    async fn legal_moves(
+        &self,
+        request: Request<pb::LegalMovesRequest>,
+    ) -> Result<Response<pb::LegalMovesResponse>, Status> {
+        let span = rpc_span!("legal_moves", "LegalMoves");
+        Ok(Response::new(
+            traced("LegalMoves", request.metadata(), span, async {
+                legal_moves(request.get_ref())
+            })
+            .await?,
+        ))
+    }
+
+    async fn list_games(
+        &self,
+        request: Request<pb::ListGamesRequest>,
+    ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        let (metadata, _, req) = request.into_parts();
+        let span = rpc_span!("list_games", "ListGames");
+        Ok(Response::new(
+            traced(
+                "ListGames",
+                &metadata,
+                span,
+                Validator::list_games(self, req),
+            )
+            .await?,
+        ))
+    }
+
+    async fn analyze_game(
+        &self,
+        request: Request<pb::AnalyzeGameRequest>,
+    ) -> Result<Response<pb::AnalyzeGameResponse>, Status> {
+        let (metadata, _, req) = request.into_parts();
+        let span = rpc_span!("analyze_game", "AnalyzeGame");
+        span.record("game_id", req.game_id.as_str());
+        Ok(Response::new(
+            traced(
+                "AnalyzeGame",
+                &metadata,
+                span,
+                Validator::analyze_game(self, req),
+            )
+            .await?,
         ))
     }
 }

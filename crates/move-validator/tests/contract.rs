@@ -316,3 +316,287 @@ async fn a_purged_game_is_not_found_on_the_instance_that_cached_it() {
         "{status:?}"
     );
 }
+
+/// LegalMoves answers the rules core's list, a move that may promote twice; a bad SFEN is
+/// INVALID_ARGUMENT naming `sfen`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legal_moves_lists_the_rules_cores_moves_and_refuses_a_bad_sfen() {
+    let nats = NatsServer::start();
+    let (mut c, _stop) = start(&nats).await;
+    let start = shogi_rules::Position::startpos().to_sfen();
+    let answer = c
+        .legal_moves(pb::LegalMovesRequest { sfen: start })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.moves.len(), 30, "{:?}", answer.moves);
+    assert!(answer.moves.contains(&"7g7f".to_owned()) && !answer.in_check);
+    // A pawn reaching the camp may promote or not: both are listed, a drop too.
+    let answer = c
+        .legal_moves(pb::LegalMovesRequest {
+            sfen: "k8/9/9/7P1/9/9/9/9/K8 b G 1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    for usi in ["2d2c", "2d2c+", "G*5e"] {
+        assert!(
+            answer.moves.contains(&usi.to_owned()),
+            "{usi}: {:?}",
+            answer.moves
+        );
+    }
+    // In check, only the answers to it.
+    let answer = c
+        .legal_moves(pb::LegalMovesRequest {
+            sfen: "4k4/9/9/9/9/9/9/4r4/4K4 b - 1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(answer.in_check);
+    assert!(
+        answer.moves.iter().all(|m| m.starts_with("5i")),
+        "{:?}",
+        answer.moves
+    );
+    for bad in ["", "not an sfen", "9/9/9/9/9/9/9/9/9 b - 1"] {
+        let status = c
+            .legal_moves(pb::LegalMovesRequest { sfen: bad.into() })
+            .await
+            .expect_err(bad);
+        assert_eq!(status.code(), Code::InvalidArgument, "{bad:?}");
+        assert_eq!(field(&status), "sfen");
+        assert_eq!(reason(&status), "INVALID_REQUEST");
+    }
+}
+
+/// ListGames pages through the games in creation order, each with its verdict once one is
+/// stored, leaves finished ones out when asked for live ones only, and refuses a page size
+/// over 100 or a token it did not give, naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_games_pages_in_creation_order_and_refuses_bad_pages() {
+    let nats = NatsServer::start();
+    let (mut c, _stop) = start(&nats).await;
+    let empty = c
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(empty.games.is_empty());
+    for id in ["g1", "g2", "g3"] {
+        c.create_game(create(id, "amateur", None, None))
+            .await
+            .unwrap();
+    }
+    c.create_game(create("default", "", None, None))
+        .await
+        .unwrap();
+    // g2 ends (the validator alone announces it on `.verdict`).
+    c.end_game(pb::EndGameRequest {
+        game_id: "g2".into(),
+        reason: pb::EndReason::Resignation as i32,
+        loser: pb::Color::Black as i32,
+    })
+    .await
+    .unwrap();
+    let list = |page_size, page_token: &str, live_only| pb::ListGamesRequest {
+        page_size,
+        page_token: page_token.into(),
+        live_only,
+    };
+    let first = c.list_games(list(2, "", false)).await.unwrap().into_inner();
+    let ids: Vec<_> = first.games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids, ["g1", "g2"]);
+    assert_eq!(first.games[0].preset, "amateur");
+    assert_eq!(
+        first.games[0].start_sfen,
+        shogi_rules::Position::startpos().to_sfen()
+    );
+    assert!(first.games[0].verdict.is_none());
+    let verdict = first.games[1].verdict.as_ref().expect("g2's verdict");
+    assert_eq!(
+        (verdict.code_name.as_str(), verdict.winner),
+        ("resignation", pb::Color::White as i32)
+    );
+    assert!(first.games[0].created_sequence < first.games[1].created_sequence);
+    let second = c
+        .list_games(list(2, &first.next_page_token, false))
+        .await
+        .unwrap()
+        .into_inner();
+    let ids: Vec<_> = second.games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids, ["g3", "default"]);
+    assert_eq!(second.games[1].preset, "jsa", "no preset given is jsa");
+    // Past the last game: nothing yet, and a token that lists the next game once created.
+    let third = c
+        .list_games(list(2, &second.next_page_token, false))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(third.games.is_empty());
+    c.create_game(create("g5", "online", None, None))
+        .await
+        .unwrap();
+    let fourth = c
+        .list_games(list(0, &third.next_page_token, false))
+        .await
+        .unwrap()
+        .into_inner();
+    let ids: Vec<_> = fourth.games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids, ["g5"]);
+    let live = c.list_games(list(0, "", true)).await.unwrap().into_inner();
+    let ids: Vec<_> = live.games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids, ["g1", "g3", "default", "g5"]);
+    for (req, want) in [
+        (list(101, "", false), "page_size"),
+        (list(0, "x", false), "page_token"),
+        (list(0, "0", false), "page_token"),
+        (list(0, "-3", false), "page_token"),
+    ] {
+        let status = c.list_games(req.clone()).await.expect_err(want);
+        assert_eq!(status.code(), Code::InvalidArgument, "{req:?}");
+        assert_eq!(field(&status), want, "{req:?}");
+        assert_eq!(reason(&status), "INVALID_REQUEST");
+    }
+}
+
+/// AnalyzeGame counts each position's occurrences and each side's check streak as the game
+/// goes, reports both sides' declarations and the last ply's warnings; a bad id is
+/// INVALID_ARGUMENT naming `game_id`, an unknown one NOT_FOUND.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_game_counts_occurrences_and_check_streaks() {
+    let nats = NatsServer::start();
+    let (mut c, _stop) = start(&nats).await;
+    c.create_game(create(
+        "perpetual",
+        "online",
+        None,
+        Some("6k2/1+p7/9/9/9/9/9/1+P2R4/6K2 b - 1"),
+    ))
+    .await
+    .unwrap();
+    let moves = "5h3h 3a2a 3h2h 2a3a 2h3h 3a2a 3h2h 2a3a 2h3h".split(' ');
+    for (i, usi) in moves.enumerate() {
+        c.submit_move(submit("perpetual", i as u32 + 1, usi))
+            .await
+            .unwrap();
+    }
+    let analysis = c
+        .analyze_game(pb::AnalyzeGameRequest {
+            game_id: "perpetual".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(analysis.game.as_ref().map(|g| g.ply), Some(9));
+    assert_eq!(analysis.positions.len(), 10, "plies 0 to 9");
+    let at = |ply: usize| &analysis.positions[ply];
+    assert_eq!(
+        (at(0).ply, at(0).usi.as_str(), at(0).occurrence),
+        (0, "", 1)
+    );
+    assert_eq!((at(1).usi.as_str(), at(1).gave_check), ("5h3h", true));
+    assert_eq!((at(2).usi.as_str(), at(2).gave_check), ("3a2a", false));
+    assert_eq!(
+        (at(5).occurrence, at(5).earlier_plies.as_slice()),
+        (2, &[1][..])
+    );
+    assert_eq!(
+        (at(9).occurrence, at(9).earlier_plies.as_slice()),
+        (3, &[1, 5][..])
+    );
+    // Rook on 2h, king on 3a, Black to move: first seen at ply 4.
+    assert_eq!(at(4).occurrence, 1);
+    assert_eq!(
+        (at(6).occurrence, at(6).earlier_plies.as_slice()),
+        (2, &[2][..])
+    );
+    // Black checked with each of its five moves, White never.
+    assert_eq!((at(9).black_check_streak, at(9).white_check_streak), (5, 0));
+    assert_eq!(at(3).black_check_streak, 2);
+    let kinds: Vec<_> = analysis
+        .warnings
+        .iter()
+        .map(|w| match &w.kind {
+            Some(pb::warning::Kind::ThirdOccurrence(t)) => format!("third {:?}", t.plies),
+            Some(pb::warning::Kind::PerpetualCheckRisk(r)) => {
+                format!("risk {} since {}", r.checker, r.since_ply)
+            }
+            None => "none".into(),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "third [1, 5, 9]".to_owned(),
+            format!("risk {} since 1", pb::Color::Black as i32)
+        ]
+    );
+    // The 27-point rule of `online`: both sides' reports. It is White's turn after ply 9, so
+    // Black's first condition fails and White's holds.
+    let black = analysis.black_declaration.as_ref().expect("black's report");
+    let white = analysis.white_declaration.as_ref().expect("white's report");
+    assert_eq!(
+        (black.rule.as_str(), black.declarer),
+        ("points27", pb::Color::Black as i32)
+    );
+    assert_eq!(white.declarer, pb::Color::White as i32);
+    let declarers_turn = |r: &pb::DeclarationReport| {
+        r.conditions
+            .iter()
+            .find(|c| c.name == "declarers_turn")
+            .map(|c| c.met)
+    };
+    assert_eq!(declarers_turn(black), Some(false));
+    assert_eq!(declarers_turn(white), Some(true));
+
+    // A ruleset that does not count the start position: ply 0 is not an occurrence.
+    c.create_game(create(
+        "csa-count",
+        "online",
+        Some(pb::RulesetOverrides {
+            start_position_counted: Some(false),
+            declaration: pb::DeclarationRule::None as i32,
+            declaration_trigger: pb::DeclarationTrigger::Explicit as i32,
+            ..Default::default()
+        }),
+        None,
+    ))
+    .await
+    .unwrap();
+    let analysis = c
+        .analyze_game(pb::AnalyzeGameRequest {
+            game_id: "csa-count".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(analysis.positions[0].occurrence, 0);
+    assert!(analysis.black_declaration.is_none() && analysis.white_declaration.is_none());
+
+    let status = c
+        .analyze_game(pb::AnalyzeGameRequest {
+            game_id: "no.such game".into(),
+        })
+        .await
+        .expect_err("bad id");
+    assert_eq!(
+        (
+            status.code(),
+            field(&status).as_str(),
+            reason(&status).as_str()
+        ),
+        (Code::InvalidArgument, "game_id", "INVALID_REQUEST")
+    );
+    let status = c
+        .analyze_game(pb::AnalyzeGameRequest {
+            game_id: "nobody".into(),
+        })
+        .await
+        .expect_err("unknown");
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::NotFound, "GAME_NOT_FOUND")
+    );
+}

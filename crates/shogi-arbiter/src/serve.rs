@@ -39,6 +39,15 @@ pub struct ServeArgs {
     /// Seconds in-flight calls get to finish after SIGTERM or SIGINT.
     #[arg(long, env = "SHOGI_ARBITER_GRACE_SECS", default_value_t = 10)]
     grace_secs: u64,
+    /// Do not serve the browser console. By default it is served on the gRPC port
+    /// (`http://ADDR/`), with gRPC-Web and HTTP/1.1 accepted there for its calls.
+    #[arg(long, env = "SHOGI_ARBITER_NO_CONSOLE")]
+    no_console: bool,
+    /// File holding the bearer token every MoveValidator call must carry, the console's
+    /// included (or the environment variable MOVE_VALIDATOR_AUTH_TOKEN, never a flag's
+    /// value); neither means no authentication.
+    #[arg(long, env = "MOVE_VALIDATOR_AUTH_TOKEN_FILE")]
+    auth_token_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     telemetry: arbiter_telemetry::TelemetryArgs,
 }
@@ -54,6 +63,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .validate()
             .context("invalid configuration")?;
     }
+    let mut config = arbiter_stack::StackConfig::default();
+    config.validator.grace_period = Duration::from_secs(args.grace_secs);
+    config.validator.console = !args.no_console;
+    config.validator.auth_token = auth_token(args.auth_token_file.as_deref())?;
+    // Checked before anything is bound.
+    config
+        .validator
+        .validate()
+        .context("invalid configuration")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -65,12 +83,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .log_writer(std::io::stderr)
             .install()
             .context("set up telemetry")?;
-        serve(args).await
+        serve(args, config).await
     })?;
     Ok(ExitCode::SUCCESS)
 }
 
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+async fn serve(args: ServeArgs, config: arbiter_stack::StackConfig) -> anyhow::Result<()> {
     let shutdown = arbiter_runtime::shutdown_signal()?;
     let bus = match &args.nats_url {
         None => arbiter_stack::BusConfig::Embedded,
@@ -93,12 +111,31 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         out.flush()?;
     }
     tracing::info!(%addr, bus = if args.nats_url.is_some() { "nats" } else { "embedded" }, "shogi-arbiter serving");
-    let mut config = arbiter_stack::StackConfig::default();
-    config.validator.grace_period = Duration::from_secs(args.grace_secs);
+    if config.validator.console {
+        tracing::info!(url = %format!("http://{addr}/"), "browser console");
+    }
     let stack = arbiter_stack::Stack::start(listener, bus, config)
         .await
         .context("start the arbiter")?;
     shutdown.await;
     stack.shutdown().await;
     Ok(())
+}
+
+/// The bearer token: `MOVE_VALIDATOR_AUTH_TOKEN` from the environment (a secret is never a
+/// flag's value, which the process list shows), or the content of the file named; as the
+/// validator's binary takes it.
+fn auth_token(file: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
+    if let Some(token) = std::env::var("MOVE_VALIDATOR_AUTH_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
+    {
+        return Ok(Some(token));
+    }
+    file.map(|path| {
+        std::fs::read_to_string(path)
+            .map(|t| t.trim_end_matches(['\r', '\n']).to_owned())
+            .with_context(|| format!("--auth-token-file {}", path.display()))
+    })
+    .transpose()
 }
