@@ -56,6 +56,13 @@ impl History {
         self.push_raw(hash, mv.to_u16(), gave_check);
     }
 
+    /// Makes room for `plies` more plies at once, for a caller that knows how many are coming
+    /// (re-judging a whole record); a live game grows as it goes.
+    pub fn reserve(&mut self, plies: usize) {
+        self.hashes.reserve_exact(plies);
+        self.plies.reserve_exact(plies);
+    }
+
     fn push_raw(&mut self, hash: u64, mv: u16, gave_check: bool) {
         // Grow by a quarter rather than double: a game lives in memory for its whole length, and
         // doubling would leave up to half of its history unused (amortised cost stays constant).
