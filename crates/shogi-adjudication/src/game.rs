@@ -330,11 +330,14 @@ impl Game {
 
     /// RULES.md section 1: a position with no legal move loses for the side to move.
     fn judge_no_legal_reply(&self, mv: Option<Move>) -> Option<Verdict> {
-        if has_legal_move(&self.position) {
+        let ply = self.plies();
+        // The history holds whether the side to move is in check: the position works it out
+        // from the last move again at each call, and this runs after every ply.
+        let in_check = self.history.gave_check(ply);
+        debug_assert_eq!(in_check, self.position.in_check());
+        if has_legal_move(&self.position, in_check) {
             return None;
         }
-        let ply = self.plies();
-        let in_check = self.position.in_check();
         let (code, evidence) = if in_check {
             (
                 ResultCode::Checkmate,
@@ -542,14 +545,14 @@ impl Game {
 
 /// Whether the side to move has a legal move, trying the king's steps first: most positions
 /// have one, and checking eight moves is much cheaper than generating all of them.
-fn has_legal_move(pos: &Position) -> bool {
+fn has_legal_move(pos: &Position, in_check: bool) -> bool {
     // Not in check, a gold, silver, bishop or rook in hand can be dropped on any empty square:
     // only pawn drops have rules of their own (two pawns, pawn-drop mate), the dead-piece rule
     // spares these four, and a drop cannot expose a king that is not in check. This answers
     // most middle-game and endgame plies without an attack test (the archive benchmark's
     // profile had this function at a tenth of re-judging).
     let hand = pos.hand(pos.side_to_move());
-    if !pos.in_check()
+    if !in_check
         && pos.occupied().count() < 81
         && [
             PieceKind::Gold,
