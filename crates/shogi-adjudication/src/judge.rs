@@ -63,14 +63,12 @@ pub fn judge_prechecked(
     let mut moves = moves.into_iter();
     // One allocation for the whole record instead of a growth every few plies.
     game.reserve(moves.size_hint().0);
-    let mut index = 0;
-    for mv in moves.by_ref() {
+    for (index, mv) in moves.by_ref().enumerate() {
         let played = if index < checked {
             game.play_checked(mv)
         } else {
             game.play(mv)
         };
-        index += 1;
         match played {
             Ok(outcome) => judgement.warnings.extend(outcome.warnings),
             Err(GameError::Illegal(illegal)) => {
