@@ -21,8 +21,6 @@ if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 echo "setup: buf $(buf --version)"
 echo "setup: helm $(helm version --short)"
 bash "$here/nats-server.sh"
-# The example clients' dependencies (`make test-clients`).
-bash "$here/../examples/setup.sh"
 # From Debian, where missing: Chromium (the console's browser
 # test drives it with playwright-core, pinned in web/console/package.json); Node.js and npm
 # (the console's pinned front-end toolchain), which the machine image normally has.
@@ -42,3 +40,5 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
 fi
 echo "setup: $(chromium --version 2>/dev/null), node $(node --version), npm $(npm --version)"
+# The example clients' dependencies (`make test-clients`), once Node.js is there.
+bash "$here/../examples/setup.sh"

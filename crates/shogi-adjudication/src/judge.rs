@@ -34,6 +34,23 @@ pub fn judge(
     final_declaration: bool,
     ruleset: &Ruleset,
 ) -> Judgement {
+    judge_prechecked(start, moves, 0, final_declaration, ruleset)
+}
+
+/// [`judge`] for a record whose first `checked` moves the caller has already found legal, each
+/// in the position the moves before it lead to, as played by the side to move there: a record
+/// reader replays every move through [`Position::check_move_as`] as it reads it
+/// (`shogi_records::RecordMove::legal`). Those moves are played without checking them a second
+/// time ([`Game::play_checked`]), which is a tenth of the cost of re-judging an archive; the
+/// moves after them are checked as [`judge`] checks them. The judgement is the same as
+/// [`judge`]'s whenever the caller's claim holds (debug builds check it).
+pub fn judge_prechecked(
+    start: Position,
+    moves: impl IntoIterator<Item = Move>,
+    checked: usize,
+    final_declaration: bool,
+    ruleset: &Ruleset,
+) -> Judgement {
     let mut game = Game::new(start, *ruleset);
     let mut judgement = Judgement {
         verdict: None,
@@ -44,8 +61,15 @@ pub fn judge(
         declaration: None,
     };
     let mut moves = moves.into_iter();
-    for mv in moves.by_ref() {
-        match game.play(mv) {
+    // One allocation for the whole record instead of a growth every few plies.
+    game.reserve(moves.size_hint().0);
+    for (index, mv) in moves.by_ref().enumerate() {
+        let played = if index < checked {
+            game.play_checked(mv)
+        } else {
+            game.play(mv)
+        };
+        match played {
             Ok(outcome) => judgement.warnings.extend(outcome.warnings),
             Err(GameError::Illegal(illegal)) => {
                 judgement.rejected = Some(illegal);

@@ -56,6 +56,13 @@ impl History {
         self.push_raw(hash, mv.to_u16(), gave_check);
     }
 
+    /// Makes room for `plies` more plies at once, for a caller that knows how many are coming
+    /// (re-judging a whole record); a live game grows as it goes.
+    pub fn reserve(&mut self, plies: usize) {
+        self.hashes.reserve_exact(plies);
+        self.plies.reserve_exact(plies);
+    }
+
     fn push_raw(&mut self, hash: u64, mv: u16, gave_check: bool) {
         // Grow by a quarter rather than double: a game lives in memory for its whole length, and
         // doubling would leave up to half of its history unused (amortised cost stays constant).
@@ -125,14 +132,20 @@ impl History {
         let first = first_counted_ply(start_position_counted);
         let hash = self.hashes[last];
         let mut found = Vec::new();
-        let mut p = last;
-        while p >= first + 2 {
-            p -= 2;
-            if self.hashes[p] == hash {
-                found.push(p as u32);
+        if last < first + 2 {
+            return found;
+        }
+        // The earliest counted ply of the last one's parity, then every second ply up to the
+        // one before the last: one pass over a slice, without an index check per ply (this runs
+        // after every ply, over the whole game).
+        let start = first + (last - first) % 2;
+        // `last - start` is even, so the pairs cover the slice exactly; `step_by` cost three
+        // times as much here.
+        for (k, pair) in self.hashes[start..last].chunks_exact(2).enumerate() {
+            if pair[0] == hash {
+                found.push((start + 2 * k) as u32);
             }
         }
-        found.reverse();
         found
     }
 

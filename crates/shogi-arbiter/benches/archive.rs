@@ -4,8 +4,12 @@
 //! game at 100 plies.
 //!
 //! Run: `cargo bench -p shogi-arbiter --bench archive`. Prints one line a measure.
+//!
+//! For a profile or instruction counts, `ARCHIVE_ROUNDS=N` judges the corpus exactly N times
+//! (after one warm-up round) and stops, without the timed rounds, the two threads or the
+//! memory measure: `ARCHIVE_ROUNDS=3 valgrind --tool=callgrind target/release/deps/archive-*`.
 
-use shogi_adjudication::{Game, Ruleset, judge};
+use shogi_adjudication::{Game, Ruleset, judge_prechecked};
 use shogi_records::{EndingKind, read_any};
 use shogi_rules::Position;
 use std::path::{Path, PathBuf};
@@ -42,12 +46,14 @@ fn judge_all(records: &[(String, Vec<u8>)], rules: &Ruleset) -> (usize, u64) {
         let Ok(record) = read_any(name, bytes) else {
             continue;
         };
-        let moves: Vec<_> = record.moves.iter().map(|m| m.mv).collect();
+        // As `judge` does: the moves the reader found legal are not checked a second time.
+        let checked = record.moves.iter().take_while(|m| m.legal.is_ok()).count();
+        let moves = record.moves.iter().map(|m| m.mv);
         let declares = matches!(
             record.ending.as_ref().map(|e| &e.kind),
             Some(EndingKind::Kachi)
         );
-        let j = judge(record.start.clone(), moves, declares, rules);
+        let j = judge_prechecked(record.start.clone(), moves, checked, declares, rules);
         plies += j.plies as u64;
         n += 1;
         std::hint::black_box(j);
@@ -94,6 +100,17 @@ fn main() {
     let records = corpus();
     let rules = Ruleset::csa();
     judge_all(&records, &rules); // warm up
+    if let Ok(n) = std::env::var("ARCHIVE_ROUNDS") {
+        let n: usize = n.parse().expect("ARCHIVE_ROUNDS is a number of rounds");
+        let (mut judged, mut plies) = (0, 0);
+        for _ in 0..n {
+            let (j, p) = judge_all(&records, &rules);
+            judged += j;
+            plies += p;
+        }
+        println!("archive: {n} rounds, {judged} records, {plies} plies judged");
+        return;
+    }
     let mut rounds = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline || rounds.len() < 5 {

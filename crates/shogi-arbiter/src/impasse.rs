@@ -1,11 +1,15 @@
 //! `shogi-arbiter impasse`: the declaration calculator.
 
-use crate::report;
+use crate::proto_json;
 use serde_json::Value;
 use shogi_adjudication::{DeclarationRule, evaluate_declaration};
 use shogi_rules::Position;
 
-/// The calculator's JSON for the side to move of `sfen`.
+/// The `schema` field of the line `impasse` prints (docs/cli-json.md).
+pub const SCHEMA: &str = "shogi-arbiter.impasse.v2";
+
+/// The calculator's JSON: the report as the message `shogi.v1.DeclarationReport` in the
+/// protobuf JSON mapping, with `schema` and `sfen` for the side to move of `sfen`.
 pub fn calculate(
     sfen: &str,
     initial: Option<&str>,
@@ -16,8 +20,8 @@ pub fn calculate(
         .map(|s| Position::from_sfen(s).map_err(|e| format!("--initial-sfen: {e}")))
         .transpose()?;
     let r = evaluate_declaration(&pos, initial.as_ref(), rule);
-    let mut v = report::declaration_json(&r);
+    let mut v = proto_json::declaration_report(&r);
     v["sfen"] = sfen.into();
-    v["schema"] = "shogi-arbiter.impasse.v1".into();
+    v["schema"] = SCHEMA.into();
     Ok(v)
 }

@@ -1,9 +1,9 @@
 //! `shogi-arbiter judge`: re-judges game records and whole archives.
 
-use crate::{report, stdin};
+use crate::{proto_json, report, stdin};
 use serde_json::{Map, Value, json};
 use shogi_adjudication::Verdict;
-use shogi_adjudication::{Judgement, Ruleset, judge};
+use shogi_adjudication::{Judgement, Ruleset, judge_prechecked};
 use shogi_records::{EndingKind, Record, read_all, read_usi, write_csa};
 use std::collections::HashSet;
 use std::io::{self, IsTerminal, Read, Write};
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// The `schema` field of every line `judge` prints (docs/cli-json.md); its version changes
 /// only when a field changes meaning or goes away.
-pub const SCHEMA: &str = "shogi-arbiter.judge.v1";
+pub const SCHEMA: &str = "shogi-arbiter.judge.v2";
 
 /// How verdicts are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -223,56 +223,48 @@ pub fn judge_record(record: &Record, opts: &Options) -> Judgement {
         }
     }
     // The record stops being replayable at its first illegal move, which is still judged.
-    let mut moves = Vec::with_capacity(record.moves.len());
-    for m in &record.moves {
-        moves.push(m.mv);
-        if m.legal.is_err() {
-            break;
-        }
-    }
+    // The reader checked every move before it as it read it: they are not checked again.
+    let checked = record.moves.iter().take_while(|m| m.legal.is_ok()).count();
+    let moves = record.moves[..(checked + 1).min(record.moves.len())]
+        .iter()
+        .map(|m| m.mv);
     let declares = matches!(
         record.ending.as_ref().map(|e| &e.kind),
         Some(EndingKind::Kachi)
     );
-    judge(record.start.clone(), moves, declares, &rules)
+    judge_prechecked(record.start.clone(), moves, checked, declares, &rules)
 }
 
-/// The JSON line of one judged record.
+/// The JSON line of one judged record (docs/cli-json.md): the CLI's own fields, and the
+/// verdict, warnings and declaration report as the gRPC contract's messages in the protobuf
+/// JSON mapping ([`proto_json`]).
 pub fn judgement_json(source: &str, record: &Record, j: &Judgement) -> Value {
     let mut out = Map::new();
     out.insert("schema".into(), SCHEMA.into());
     out.insert("source".into(), source.into());
+    out.insert("format".into(), record.format.name().into());
     out.insert(
-        "format".into(),
-        format!("{:?}", record.format).to_lowercase().into(),
+        "verdict".into(),
+        j.verdict.as_ref().map_or(Value::Null, proto_json::verdict),
     );
-    match &j.verdict {
-        Some(v) => report::verdict_fields(v, &mut out),
-        None => {
-            out.insert("result".into(), "none".into());
-            out.insert("winner".into(), Value::Null);
-            out.insert("ply".into(), j.plies.into());
-        }
+    if let Some(v) = &j.verdict
+        && let Some(s) = v.code.csa_server_result().or(v.code.csa_special_move())
+    {
+        out.insert("csa".into(), s.into());
     }
     out.insert("plies".into(), j.plies.into());
     if let Some(r) = &j.rejected {
-        out.insert(
-            "rejected".into(),
-            json!({"ply": j.plies + 1, "kind": r.kind.as_str(), "move": r.mv.to_string()}),
-        );
-        out.entry("kind").or_insert_with(|| r.kind.as_str().into());
+        out.insert("rejected".into(), proto_json::rejected(j.plies + 1, r));
     }
     if let (Some(d), true) = (&j.declaration, j.verdict.is_none()) {
         // A declaration refused under `failed_declaration = refuse` leaves no verdict.
-        out.insert("outcome".into(), d.outcome.as_str().into());
-        out.insert("points".into(), d.points.into());
-        out.insert("declaration".into(), report::declaration_json(d));
+        out.insert("declaration".into(), proto_json::declaration_report(d));
     }
     if j.moves_after_end > 0 {
-        out.insert("moves_after_end".into(), j.moves_after_end.into());
+        out.insert("movesAfterEnd".into(), j.moves_after_end.into());
     }
     if !j.warnings.is_empty() {
-        let warnings: Vec<Value> = j.warnings.iter().map(report::warning_json).collect();
+        let warnings: Vec<Value> = j.warnings.iter().map(proto_json::warning).collect();
         out.insert("warnings".into(), warnings.into());
     }
     if let Some(e) = &record.ending {

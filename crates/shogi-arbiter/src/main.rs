@@ -5,6 +5,7 @@ mod export;
 mod impasse;
 mod judge;
 mod play;
+mod proto_json;
 mod report;
 mod serve;
 mod stdin;
@@ -38,8 +39,8 @@ const EXIT_CODES: &str = "Exit codes:
      rest processed (judge and moves print an `error` line for it, convert writes to stderr)
   2  usage or fatal error: bad arguments, an unknown preset, an output that cannot be written
 
-JSON lines carry a `schema` field (shogi-arbiter.judge.v1, shogi-arbiter.moves.v1,
-shogi-arbiter.impasse.v1); docs/cli-json.md describes every field.";
+JSON lines carry a `schema` field (shogi-arbiter.judge.v2, shogi-arbiter.moves.v2,
+shogi-arbiter.impasse.v2); docs/cli-json.md describes every field.";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -297,13 +298,13 @@ fn perft(sfen: &str, depth: u32, mode: Mode, divide: bool) -> anyhow::Result<Exi
 }
 
 /// The `schema` field of every line `moves` prints.
-const MOVES_SCHEMA: &str = "shogi-arbiter.moves.v1";
+const MOVES_SCHEMA: &str = "shogi-arbiter.moves.v2";
 
 fn moves_line(sfen: &str) -> serde_json::Value {
     match Position::from_sfen(sfen) {
         Ok(pos) => {
             let moves: Vec<String> = pos.legal_moves().iter().map(|m| m.to_string()).collect();
-            serde_json::json!({ "schema": MOVES_SCHEMA, "sfen": sfen, "in_check": pos.in_check(), "moves": moves })
+            serde_json::json!({ "schema": MOVES_SCHEMA, "sfen": sfen, "inCheck": pos.in_check(), "moves": moves })
         }
         Err(e) => {
             serde_json::json!({ "schema": MOVES_SCHEMA, "sfen": sfen, "error": e.to_string() })

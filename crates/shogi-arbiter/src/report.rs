@@ -1,96 +1,8 @@
-//! Verdicts, declaration reports and rulesets as JSON and as sentences a player understands.
+//! Verdicts as sentences a player understands, and rulesets by name (their JSON is
+//! [`crate::proto_json`]'s).
 
-use serde_json::{Map, Value, json};
-use shogi_adjudication::{DeclarationReport, Evidence, OrdinaryResult, Ruleset, Verdict, Warning};
+use shogi_adjudication::{Evidence, OrdinaryResult, Ruleset, Verdict};
 use shogi_rules::Color;
-
-fn color(c: Color) -> Value {
-    Value::from(c.name())
-}
-
-/// The declaration calculator's report as JSON: outcome, points and every condition.
-pub fn declaration_json(r: &DeclarationReport) -> Value {
-    let mut conditions = Map::new();
-    for (c, met) in r.conditions() {
-        conditions.insert(c.as_str().to_string(), Value::Bool(met));
-    }
-    json!({
-        "rule": r.rule.as_str(),
-        "declarer": r.declarer.name(),
-        "outcome": r.outcome.as_str(),
-        "points": r.points,
-        "points_in_camp": r.points_in_camp,
-        "points_in_hand": r.points_in_hand,
-        "credit": r.credit,
-        "points_to_win": r.points_to_win,
-        "points_missing": r.points_missing,
-        "pieces_in_camp": r.pieces_in_camp,
-        "king_in_camp": r.king_in_camp,
-        "in_check": r.in_check,
-        "has_time": r.has_time,
-        "conditions": conditions,
-    })
-}
-
-/// Adds a verdict's fields (result, winner, ply, evidence) to `out`.
-pub fn verdict_fields(v: &Verdict, out: &mut Map<String, Value>) {
-    out.insert("result".into(), v.code.as_str().into());
-    out.insert("winner".into(), v.winner.map_or(Value::Null, color));
-    out.insert("ply".into(), v.ply.into());
-    if let Some(r) = v.ordinary_result {
-        out.insert("ordinary_result".into(), r.as_str().into());
-    }
-    if let Some(s) = v.code.csa_server_result().or(v.code.csa_special_move()) {
-        out.insert("csa".into(), s.into());
-    }
-    match &v.evidence {
-        Evidence::Checkmate {
-            mating_ply,
-            mating_move,
-        } => {
-            out.insert("mating_ply".into(), (*mating_ply).into());
-            if let Some(m) = mating_move {
-                out.insert("move".into(), m.to_string().into());
-            }
-        }
-        Evidence::NoLegalMoves | Evidence::Reported => {}
-        Evidence::IllegalMove { kind, mv } => {
-            out.insert("kind".into(), kind.as_str().into());
-            out.insert("move".into(), mv.to_string().into());
-        }
-        Evidence::Repetition {
-            plies,
-            mutual_check,
-        } => {
-            out.insert("occurrence_plies".into(), json!(plies));
-            out.insert("mutual_check".into(), (*mutual_check).into());
-        }
-        Evidence::PerpetualCheck {
-            plies,
-            checker,
-            check_plies,
-        } => {
-            out.insert("occurrence_plies".into(), json!(plies));
-            out.insert("checker".into(), color(*checker));
-            out.insert("check_plies".into(), json!(check_plies));
-        }
-        Evidence::Declaration(report) => {
-            out.insert("outcome".into(), report.outcome.as_str().into());
-            out.insert("points".into(), report.points.into());
-            out.insert("declaration".into(), declaration_json(report));
-        }
-        Evidence::TryRule { mv } => {
-            out.insert("move".into(), mv.to_string().into());
-        }
-        Evidence::MaxMoves {
-            cap,
-            extended_by_checks,
-        } => {
-            out.insert("cap".into(), (*cap).into());
-            out.insert("extended_by_checks".into(), (*extended_by_checks).into());
-        }
-    }
-}
 
 fn side(c: Color) -> &'static str {
     match c {
@@ -199,23 +111,4 @@ pub fn preset(name: &str) -> Result<Ruleset, String> {
             Ruleset::PRESETS.join(", ")
         )
     })
-}
-
-/// An early warning as JSON: the ply it was issued after and what it says.
-pub fn warning_json(w: &Warning) -> Value {
-    match w {
-        Warning::ThirdOccurrence { ply, plies } => {
-            json!({"ply": ply, "warning": "third_occurrence", "occurrence_plies": plies})
-        }
-        Warning::PerpetualCheckRisk {
-            ply,
-            checker,
-            since_ply,
-        } => json!({
-            "ply": ply,
-            "warning": "perpetual_check_risk",
-            "checker": checker.name(),
-            "since_ply": since_ply,
-        }),
-    }
 }

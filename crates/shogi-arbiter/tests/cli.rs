@@ -82,7 +82,7 @@ fn moves_from_stdin_goes_on_after_a_bad_line() {
         .collect();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["moves"].as_array().unwrap().len(), 30);
-    assert_eq!(lines[0]["in_check"], false);
+    assert_eq!(lines[0]["inCheck"], false);
     assert!(
         lines[0]["moves"]
             .as_array()
@@ -92,7 +92,7 @@ fn moves_from_stdin_goes_on_after_a_bad_line() {
     );
     assert_eq!(lines[1]["sfen"], "bad sfen");
     assert!(lines[1]["error"].as_str().unwrap().contains("invalid sfen"));
-    assert_eq!(lines[2]["in_check"], true);
+    assert_eq!(lines[2]["inCheck"], true);
 }
 
 #[test]

@@ -68,11 +68,28 @@ fn judge_all(args: &[&str]) -> HashMap<String, Value> {
 const BROKEN: [&str; 1] =
     ["records/no_result/SH11235+shogi__packages__web__test-data__tsume-shogi-with-position.kif"];
 
+/// The verdict's result code as RULES.md names it (`codeName`), or `none` for a line without a
+/// verdict.
+fn result(got: &Value) -> &str {
+    match &got["verdict"] {
+        Value::Null => "none",
+        v => v["codeName"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a verdict without codeName: {got}")),
+    }
+}
+
+/// The verdict's ply, or the plies judged for a line without a verdict.
+fn ply(got: &Value) -> u64 {
+    match &got["verdict"] {
+        Value::Null => got["plies"].as_u64(),
+        v => v["ply"].as_u64(),
+    }
+    .unwrap_or_else(|| panic!("no ply: {got}"))
+}
+
 fn check_fourfold(file: &str, expected: &str, got: &Value) {
-    let (result, ply) = (
-        got["result"].as_str().unwrap(),
-        got["ply"].as_u64().unwrap(),
-    );
+    let (result, ply) = (result(got), ply(got));
     match expected.split_once('@') {
         None => {
             assert_eq!(expected, "none");
@@ -84,13 +101,13 @@ fn check_fourfold(file: &str, expected: &str, got: &Value) {
         Some((what, at)) => {
             let at: u64 = at.parse().unwrap();
             let (code, winner) = match what {
-                "draw" => ("repetition", Value::Null),
-                "black_loses" => ("perpetual_check", Value::from("white")),
-                "white_loses" => ("perpetual_check", Value::from("black")),
+                "draw" => ("repetition", Value::from("COLOR_UNSPECIFIED")),
+                "black_loses" => ("perpetual_check", Value::from("COLOR_WHITE")),
+                "white_loses" => ("perpetual_check", Value::from("COLOR_BLACK")),
                 _ => panic!("{file}: unknown fourfold value {expected}"),
             };
             assert_eq!(
-                (result, ply, &got["winner"]),
+                (result, ply, &got["verdict"]["winner"]),
                 (code, at, &winner),
                 "{file}: expected {expected}, got {got}"
             );
@@ -132,15 +149,19 @@ fn corpus_records_are_judged_as_the_independent_replay_says() {
         check_fourfold(file, &row["jsa_fourfold"], got);
         check_fourfold(file, &row["server_fourfold"], &server[file]);
 
-        let result = got["result"].as_str().unwrap();
-        let ply = got["ply"].as_u64().unwrap();
+        let (result, ply) = (result(got), ply(got));
         match row["illegal_at"].as_str() {
             "" => assert_ne!(result, "illegal_move", "{file}: {got}"),
             at => {
                 let at: u64 = at.parse().unwrap();
                 if result == "illegal_move" {
                     assert_eq!(ply, at, "{file}: {got}");
-                    assert!(got["kind"].is_string());
+                    assert!(
+                        got["verdict"]["illegalMove"]["kind"]
+                            .as_str()
+                            .is_some_and(|k| k.starts_with("ILLEGAL_KIND_")),
+                        "{file}: {got}"
+                    );
                 } else {
                     // Another rule ended the game before the illegal move.
                     assert!(
@@ -210,10 +231,10 @@ fn recorded_declarations_and_caps_through_the_cli() {
             continue;
         }
         let oracle = row["oracle"].as_str();
-        if oracle.starts_with("nyugyoku") && by27[file]["result"] == "declaration" {
+        if oracle.starts_with("nyugyoku") && result(&by27[file]) == "declaration" {
             declarations += 1;
             assert_eq!(
-                by27[file]["outcome"],
+                by27[file]["verdict"]["declaration"]["outcome"],
                 if oracle.contains("stm27=True") {
                     "win"
                 } else {
@@ -228,21 +249,28 @@ fn recorded_declarations_and_caps_through_the_cli() {
             } else {
                 "loss"
             };
-            assert_eq!(by24[file]["outcome"], o24, "{file}: {}", by24[file]);
-            assert!(by27[file]["points"].as_u64().unwrap() > 0);
+            assert_eq!(
+                by24[file]["verdict"]["declaration"]["outcome"], o24,
+                "{file}: {}",
+                by24[file]
+            );
+            assert!(
+                by27[file]["verdict"]["declaration"]["points"]
+                    .as_u64()
+                    .unwrap()
+                    > 0
+            );
         }
         if let Some(rest) = oracle.strip_prefix("max_moves(") {
             let (_, cap) = rest.trim_end_matches(')').split_once(">=").unwrap();
             assert_eq!(
-                capped[file]["result"], "max_moves",
+                result(&capped[file]),
+                "max_moves",
                 "{file}: {}",
                 capped[file]
             );
             assert_eq!(
-                capped[file]["cap"]
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or(capped[file]["cap"].to_string()),
+                capped[file]["verdict"]["maxMoves"]["cap"].to_string(),
                 cap,
                 "{file}"
             );
@@ -304,11 +332,11 @@ fn judged_records_written_as_csa_read_back_to_the_same_verdict() {
     for v in &first {
         let w = again[&by_stem(v)];
         assert_eq!(
-            (&w["result"], &w["winner"], &w["ply"]),
-            (&v["result"], &v["winner"], &v["ply"]),
+            (result(w), &w["verdict"]["winner"], ply(w)),
+            (result(v), &v["verdict"]["winner"], ply(v)),
             "{v} vs {w}"
         );
-        if v["result"] == "perpetual_check" {
+        if result(v) == "perpetual_check" {
             perpetual += 1;
             let text =
                 std::fs::read_to_string(out_dir.join(format!("{}.csa", by_stem(v)))).unwrap();

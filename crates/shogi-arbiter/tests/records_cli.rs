@@ -102,7 +102,10 @@ fn judge_walks_a_tree_with_loops_fifos_and_dangling_links_without_hanging() {
         .collect();
     let d = dir.display();
     // The record is judged once, not once per path of the loop.
-    let judged: Vec<_> = lines.iter().filter(|v| v.get("result").is_some()).collect();
+    let judged: Vec<_> = lines
+        .iter()
+        .filter(|v| v.get("verdict").is_some())
+        .collect();
     assert_eq!(judged.len(), 1, "{lines:?}");
     assert_eq!(judged[0]["source"], format!("{d}/a/g.csa"));
     let err = |s: &str| by_source[s]["error"].as_str().unwrap().to_string();
@@ -111,7 +114,7 @@ fn judge_walks_a_tree_with_loops_fifos_and_dangling_links_without_hanging() {
     assert!(err(&format!("{d}/a/dangling.kif")).contains("cannot read"));
     assert!(err("/dev/zero").contains("device"));
     for v in &lines {
-        assert_eq!(v["schema"], "shogi-arbiter.judge.v1");
+        assert_eq!(v["schema"], "shogi-arbiter.judge.v2");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -156,8 +159,8 @@ fn a_line_that_is_not_utf8_is_that_lines_error_and_the_batch_goes_on() {
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert_eq!(lines[1]["line"], 2);
     assert!(lines[1]["error"].as_str().unwrap().contains("not utf-8"));
-    assert_eq!(lines[2]["in_check"], true);
-    assert_eq!(lines[2]["schema"], "shogi-arbiter.moves.v1");
+    assert_eq!(lines[2]["inCheck"], true);
+    assert_eq!(lines[2]["schema"], "shogi-arbiter.moves.v2");
 }
 
 #[test]
@@ -183,7 +186,11 @@ fn a_long_single_usi_line_on_stdin_is_judged_in_time() {
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1);
     // The fourth occurrence ends the game long before the end of the line.
-    assert_eq!(lines[0]["result"], "repetition", "{}", lines[0]);
+    assert_eq!(
+        lines[0]["verdict"]["codeName"], "repetition",
+        "{}",
+        lines[0]
+    );
 }
 
 #[test]
@@ -220,8 +227,8 @@ fn jobs_change_nothing_but_the_speed() {
     assert_eq!(json_lines(&one).len(), 144);
 }
 
-/// Judges a directory and returns (result, winner, ply) by file stem.
-fn verdicts(dir: &Path) -> HashMap<String, (Value, Value, Value)> {
+/// Judges a directory and returns each verdict (with its evidence) by file stem.
+fn verdicts(dir: &Path) -> HashMap<String, Value> {
     let out = run(
         &[
             "judge",
@@ -243,10 +250,7 @@ fn verdicts(dir: &Path) -> HashMap<String, (Value, Value, Value)> {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            (
-                stem,
-                (v["result"].clone(), v["winner"].clone(), v["ply"].clone()),
-            )
+            (stem, v["verdict"].clone())
         })
         .collect()
 }

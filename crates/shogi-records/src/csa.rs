@@ -104,7 +104,7 @@ fn read_game<'a>(
             let (stmt, next) = if rest.starts_with(['\'', 'N', '$', 'V', 'P']) {
                 (rest, None)
             } else {
-                match rest.find(',') {
+                match crate::decode::find_byte(rest, b',') {
                     Some(i) => (&rest[..i], Some(i + 1)),
                     None => (rest, None),
                 }
