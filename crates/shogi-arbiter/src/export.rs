@@ -86,7 +86,8 @@ async fn export(bus: &Bus, args: &ExportArgs) -> anyhow::Result<bool> {
         std::fs::create_dir_all(dir).with_context(|| format!("--out-dir {}", dir.display()))?;
     }
     let games = if args.archive {
-        finished(bus, args.since, args.until).await?
+        let at = |secs: Option<u64>| secs.map(|s| UNIX_EPOCH + Duration::from_secs(s));
+        finished(bus, at(args.since), at(args.until)).await?
     } else {
         args.games.clone()
     };
@@ -122,11 +123,10 @@ async fn export(bus: &Bus, args: &ExportArgs) -> anyhow::Result<bool> {
 /// the order it stored them.
 pub(crate) async fn finished(
     bus: &Bus,
-    since: Option<u64>,
-    until: Option<u64>,
+    since: Option<SystemTime>,
+    until: Option<SystemTime>,
 ) -> anyhow::Result<Vec<String>> {
-    let at = |secs: Option<u64>| secs.map(|s| UNIX_EPOCH + Duration::from_secs(s));
-    let (since, until) = (at(since), at(until).unwrap_or_else(SystemTime::now));
+    let until = until.unwrap_or_else(SystemTime::now);
     let mut ids = Vec::new();
     let mut from = 1;
     while let Some(m) = bus.next("shogi.game.*.verdict", from).await? {

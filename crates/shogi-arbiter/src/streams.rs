@@ -212,11 +212,7 @@ async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
     let cutoff = SystemTime::now()
         .checked_sub(args.finished_before)
         .unwrap_or(UNIX_EPOCH);
-    let until = cutoff
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let games = crate::export::finished(&bus, None, Some(until)).await?;
+    let games = crate::export::finished(&bus, None, Some(cutoff)).await?;
     let format = args.format.into();
     if let Some(dir) = &args.archive_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("--archive-dir {}", dir.display()))?;
