@@ -26,16 +26,18 @@ test: setup
 	$(MAKE) test-clients
 	$(MAKE) test-browser
 
+# --workspace, as `test` builds, so that nothing is compiled again.
 test-nats-oldest:
-	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path oldest)" $(CARGO) test --locked \
-	  -p arbiter-bus --test behaviour \
-	  -p arbiter-stack --test pipeline \
-	  -p arbiter-tests --test crash --test cluster --test nats_permissions --test log_integrity
+	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path oldest)" $(CARGO) test --workspace --locked \
+	  --test behaviour --test pipeline --test crash --test cluster --test nats_permissions \
+	  --test log_integrity
 
 # The browser console (web/console/): its pinned front-end toolchain from npm, the TypeScript
 # generated from proto/ and the bundle the binaries embed. The built files are committed, so
 # that cargo builds without npm; `console-check` fails when they differ from what the sources
 # build.
+# The bundle is built into web/console/.build and copied into dist/ only where it differs, so
+# that a rebuild of the same page leaves the binaries that embed it as they are.
 console:
 	cd web/console && npm ci --no-audit --no-fund && npm run build
 
