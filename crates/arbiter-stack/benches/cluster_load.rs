@@ -327,6 +327,18 @@ fn median_d(xs: impl Iterator<Item = Duration>) -> Duration {
 
 #[tokio::main]
 async fn main() {
+    // The services' own log lines, filtered by RUST_LOG (e.g. `RUST_LOG=warn`), when asked for:
+    // what a slow verdict met on its way.
+    let _logs = std::env::var_os("RUST_LOG").map(|_| {
+        arbiter_telemetry::init(arbiter_telemetry::Config {
+            service: "cluster-load",
+            log_format: arbiter_telemetry::LogFormat::Text,
+            otlp_endpoint: None,
+            metrics_addr: None,
+            metrics_interval: Duration::from_secs(60),
+        })
+        .expect("logs")
+    });
     let n_games = arg("--games", 200);
     let inflight = arg("--inflight", 32);
     let rounds = arg("--rounds", 3);

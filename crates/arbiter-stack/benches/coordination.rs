@@ -12,7 +12,7 @@
 //!
 //! `cargo bench -p arbiter-stack --bench coordination`. Prints one line a measure.
 
-use arbiter_bus::{Bus, EventBus as _, JetStreamBus, NatsOptions};
+use arbiter_bus::{Bus, JetStreamBus, NatsOptions};
 use arbiter_worker::{LeaseConfig, Role, WorkerConfig, lease};
 use async_nats::jetstream::{self, consumer};
 use futures::StreamExt as _;
