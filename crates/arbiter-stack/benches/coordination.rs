@@ -31,7 +31,9 @@ const DEADLINE: Duration = Duration::from_secs(30);
 async fn main() {
     let nats = NatsServer::start();
     let version = test_support::server_version(&test_support::nats_server_binary());
-    println!("nats-server {version}; {INSTANCES} instances, {PARTITIONS} partitions, expiry {TTL:?}");
+    println!(
+        "nats-server {version}; {INSTANCES} instances, {PARTITIONS} partitions, expiry {TTL:?}"
+    );
     leases(nats.url()).await;
     pinned(nats.url()).await;
 }
@@ -55,7 +57,10 @@ fn report(what: &str, before: &BTreeMap<u32, String>, takeovers: &mut [Duration]
         spread(before),
         takeovers.len(),
         takeovers.first().map(ms).unwrap_or_default(),
-        takeovers.get(takeovers.len() / 2).map(ms).unwrap_or_default(),
+        takeovers
+            .get(takeovers.len() / 2)
+            .map(ms)
+            .unwrap_or_default(),
         takeovers.last().map(ms).unwrap_or_default(),
     );
 }
@@ -63,10 +68,13 @@ fn report(what: &str, before: &BTreeMap<u32, String>, takeovers: &mut [Duration]
 /// Our leases: `run_leased` instances over the real lease stream; the holders read from it.
 async fn leases(url: &str) {
     let role = Role::Watcher.name();
-    let admin = arbiter_runtime::streams::connect(&NatsOptions::new(url), "bench", "SHOGI_GAMES", 1)
+    let admin =
+        arbiter_runtime::streams::connect(&NatsOptions::new(url), "bench", "SHOGI_GAMES", 1)
+            .await
+            .expect("streams");
+    let lease_bus = arbiter_runtime::streams::side_streams(&admin, 1)
         .await
-        .expect("streams");
-    let lease_bus = arbiter_runtime::streams::side_streams(&admin, 1).await.unwrap();
+        .unwrap();
     let mut tasks = Vec::new();
     for i in 0..INSTANCES {
         let js = JetStreamBus::connect(
@@ -115,7 +123,11 @@ async fn leases(url: &str) {
         } else if stable.0.len() == PARTITIONS as usize && stable.1.elapsed() > 2 * TTL {
             break;
         }
-        assert!(start.elapsed() < DEADLINE, "the leases never settled: {:?}", stable.0);
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the leases never settled: {:?}",
+            stable.0
+        );
     }
     let before = stable.0;
     let victim = most(&before);
@@ -147,7 +159,8 @@ async fn leases(url: &str) {
 }
 
 fn lease_stream() -> arbiter_bus::StreamSettings {
-    let mut s = arbiter_bus::StreamSettings::new(shogi_proto::LEASE_STREAM, shogi_proto::LEASE_SUBJECTS);
+    let mut s =
+        arbiter_bus::StreamSettings::new(shogi_proto::LEASE_STREAM, shogi_proto::LEASE_SUBJECTS);
     s.max_messages_per_subject = Some(1);
     s.max_age = Some(Duration::from_secs(600));
     s
@@ -158,7 +171,11 @@ fn most(holders: &BTreeMap<u32, String>) -> String {
     for h in holders.values() {
         *per.entry(h.as_str()).or_default() += 1;
     }
-    per.into_iter().max_by_key(|(_, n)| *n).unwrap().0.to_owned()
+    per.into_iter()
+        .max_by_key(|(_, n)| *n)
+        .unwrap()
+        .0
+        .to_owned()
 }
 
 /// A pinned-client priority group per partition: every instance pulls from all 16 consumers
@@ -193,7 +210,10 @@ async fn pinned(url: &str) {
     let mut instances = Vec::new();
     for i in 0..INSTANCES {
         let c = async_nats::connect(url).await.unwrap();
-        let s = jetstream::new(c.clone()).get_stream("PINNED").await.unwrap();
+        let s = jetstream::new(c.clone())
+            .get_stream("PINNED")
+            .await
+            .unwrap();
         let mut tasks = Vec::new();
         for p in 0..PARTITIONS {
             let consumer: consumer::PullConsumer =
@@ -237,7 +257,11 @@ async fn pinned(url: &str) {
         .iter()
         .map(|(p, (i, _))| (*p, format!("instance-{i}")))
         .collect();
-    assert_eq!(holders.len(), PARTITIONS as usize, "some partition got nothing: {holders:?}");
+    assert_eq!(
+        holders.len(),
+        PARTITIONS as usize,
+        "some partition got nothing: {holders:?}"
+    );
     let victim = most(&holders);
     let v: usize = victim.trim_start_matches("instance-").parse().unwrap();
     let (c, tasks) = instances.swap_remove(v);
