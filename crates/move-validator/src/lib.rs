@@ -83,8 +83,9 @@ pub async fn serve(
     );
     let (health, health_service) = Health::new(&[SERVICE_NAME]).await;
     // As the bus is now, before the first call can ask; then followed.
-    health.set(bus.connected()).await;
-    let follower = tokio::spawn(follow_the_bus(health.clone(), bus));
+    let connected = bus.connected();
+    health.set(connected).await;
+    let follower = tokio::spawn(follow_the_bus(health.clone(), bus, connected));
     let validator_service = InterceptedService::new(
         MoveValidatorServer::new(validator)
             .max_decoding_message_size(config.max_message_bytes)
@@ -128,9 +129,11 @@ pub async fn serve(
 }
 
 /// Keeps health SERVING while the bus is connected and NOT_SERVING while it is not, checked
-/// every 250 ms, until aborted.
-async fn follow_the_bus(health: Health, bus: arbiter_bus::Bus) {
-    let mut serving = None;
+/// every 250 ms, until aborted; `serving` is what health was set to last. It sets health only
+/// on a change: a health watcher is sent every set, even of the same status, and a repeated
+/// SERVING could reach it after the NOT_SERVING of a shutdown had been decided.
+async fn follow_the_bus(health: Health, bus: arbiter_bus::Bus, serving: bool) {
+    let mut serving = Some(serving);
     loop {
         let now = bus.connected();
         if serving != Some(now) {
