@@ -80,7 +80,7 @@ impl JetStreamBus {
             .get_consumer::<consumer::pull::Config>(&config.name)
             .await
         {
-            Ok(mut existing) => {
+            Ok(existing) => {
                 let found = existing.cached_info().config.clone();
                 let same = found.filter_subject == wanted.filter_subject
                     && found.ack_wait == wanted.ack_wait
@@ -88,7 +88,6 @@ impl JetStreamBus {
                     && found.max_deliver == wanted.max_deliver
                     && (wanted.num_replicas == 0 || found.num_replicas == wanted.num_replicas);
                 if same {
-                    let _ = existing.info().await;
                     return Ok(Applied::Unchanged);
                 }
                 self.stream
@@ -180,18 +179,10 @@ async fn open_stream(
         duplicate_window: Duration::from_secs(120),
         max_messages_per_subject: settings.max_messages_per_subject.unwrap_or(-1),
         max_age: settings.max_age.unwrap_or_default(),
-        republish: settings
-            .republish
-            .as_ref()
-            .map(|(source, destination)| stream::Republish {
-                source: source.clone(),
-                destination: destination.clone(),
-                headers_only: false,
-            }),
+        republish: republish_of(settings),
         ..Default::default()
     };
     let republish = config.republish.clone();
-    let replicas = settings.replicas;
     let stream = match js.get_or_create_stream(config).await {
         Ok(stream) => stream,
         // Two instances starting together can both find no stream and both create it; the
@@ -223,17 +214,37 @@ async fn open_stream(
     }
     // Not changed here: two services configured differently would change it back and
     // forth. Changing it is an operator's decision (deploy/STREAMS.md).
+    warn_on_other_replicas(&stream, settings);
+    Ok(stream)
+}
+
+/// Logs, naming the command that changes it, a stream found with a replica count other than
+/// `settings.replicas`.
+fn warn_on_other_replicas(stream: &stream::Stream, settings: &StreamSettings) {
+    let (name, replicas) = (settings.name.as_str(), settings.replicas);
     let found = stream.cached_info().config.num_replicas;
     if found != replicas {
         tracing::warn!(
-            stream = stream_name,
+            stream = name,
             replicas = found,
             configured = replicas,
             "the stream exists with another replica count and is left so; to change it: \
-             nats stream edit {stream_name} --replicas {replicas}"
+             nats stream edit {name} --replicas {replicas}"
         );
     }
-    Ok(stream)
+}
+
+/// The JetStream republish of `settings` (stored messages on its source subjects sent on to
+/// core NATS).
+fn republish_of(settings: &StreamSettings) -> Option<stream::Republish> {
+    settings
+        .republish
+        .as_ref()
+        .map(|(source, destination)| stream::Republish {
+            source: source.clone(),
+            destination: destination.clone(),
+            headers_only: false,
+        })
 }
 
 /// Looks the stream `settings.name` up without creating or changing it ([`Provision::Bind`]);
@@ -251,28 +262,14 @@ async fn bind_stream(
         ))
     })?;
     let found = &stream.cached_info().config;
-    let republish = settings
-        .republish
-        .as_ref()
-        .map(|(source, destination)| stream::Republish {
-            source: source.clone(),
-            destination: destination.clone(),
-            headers_only: false,
-        });
+    let republish = republish_of(settings);
     if republish.is_some() && found.republish != republish {
         tracing::warn!(
             stream = name,
             "the stream lacks the republish of stored verdicts: run `shogi-arbiter streams apply`"
         );
     }
-    if found.num_replicas != settings.replicas {
-        tracing::warn!(
-            stream = name,
-            replicas = found.num_replicas,
-            configured = settings.replicas,
-            "the stream exists with another replica count"
-        );
-    }
+    warn_on_other_replicas(&stream, settings);
     Ok(stream)
 }
 

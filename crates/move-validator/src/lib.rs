@@ -32,7 +32,7 @@ mod service;
 mod store;
 mod tls;
 
-pub use auth::{BearerAuth, RefusalReason, Refusals};
+pub use auth::{BearerAuth, RefusalReason, Refusals, auth_token_from_env_or};
 pub use config::{Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
 pub use games::footprint as cached_game_bytes;

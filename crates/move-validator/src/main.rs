@@ -88,7 +88,8 @@ async fn main() -> anyhow::Result<()> {
         nats: args.nats.options(args.nats_url),
         stream: args.stream,
         stream_replicas: args.stream_replicas,
-        auth_token: auth_token(args.auth_token_file.as_deref())?,
+        auth_token: move_validator::auth_token_from_env_or(args.auth_token_file.as_deref())
+            .context("--auth-token-file")?,
         grace_period: Duration::from_secs(args.grace_secs),
         max_message_bytes: args.max_message_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_secs),
@@ -115,21 +116,4 @@ async fn main() -> anyhow::Result<()> {
     move_validator::run(listener, config, shutdown)
         .await
         .context("move-validator failed")
-}
-
-/// The bearer token: `MOVE_VALIDATOR_AUTH_TOKEN` from the environment (a secret is never a
-/// flag's value, which the process list shows), or the content of the file named.
-fn auth_token(file: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
-    if let Some(token) = std::env::var("MOVE_VALIDATOR_AUTH_TOKEN")
-        .ok()
-        .filter(|t| !t.is_empty())
-    {
-        return Ok(Some(token));
-    }
-    file.map(|path| {
-        std::fs::read_to_string(path)
-            .map(|t| t.trim_end_matches(['\r', '\n']).to_owned())
-            .with_context(|| format!("--auth-token-file {}", path.display()))
-    })
-    .transpose()
 }

@@ -66,7 +66,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut config = arbiter_stack::StackConfig::default();
     config.validator.grace_period = Duration::from_secs(args.grace_secs);
     config.validator.console = !args.no_console;
-    config.validator.auth_token = auth_token(args.auth_token_file.as_deref())?;
+    config.validator.auth_token =
+        move_validator::auth_token_from_env_or(args.auth_token_file.as_deref())
+            .context("--auth-token-file")?;
     // Checked before anything is bound.
     config
         .validator
@@ -120,22 +122,4 @@ async fn serve(args: ServeArgs, config: arbiter_stack::StackConfig) -> anyhow::R
     shutdown.await;
     stack.shutdown().await;
     Ok(())
-}
-
-/// The bearer token: `MOVE_VALIDATOR_AUTH_TOKEN` from the environment (a secret is never a
-/// flag's value, which the process list shows), or the content of the file named; as the
-/// validator's binary takes it.
-fn auth_token(file: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
-    if let Some(token) = std::env::var("MOVE_VALIDATOR_AUTH_TOKEN")
-        .ok()
-        .filter(|t| !t.is_empty())
-    {
-        return Ok(Some(token));
-    }
-    file.map(|path| {
-        std::fs::read_to_string(path)
-            .map(|t| t.trim_end_matches(['\r', '\n']).to_owned())
-            .with_context(|| format!("--auth-token-file {}", path.display()))
-    })
-    .transpose()
 }
