@@ -21,15 +21,8 @@ static READER: Reader = Reader::new("shogi-arbiter");
 /// The flags of `export`.
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
-    /// NATS server URL (or several, comma-separated) of the arbiter's bus.
-    #[arg(long, env = "NATS_URL")]
-    nats_url: String,
-    /// NATS credentials and TLS (NATS_TOKEN, NATS_USER, NATS_CREDS, NATS_TLS_CA ...).
     #[command(flatten)]
-    nats: arbiter_bus::NatsArgs,
-    /// JetStream stream of game events.
-    #[arg(long, env = "SHOGI_ARBITER_STREAM", default_value = shogi_proto::STREAM)]
-    stream: String,
+    bus: crate::streams::BusArgs,
     /// The format to write.
     #[arg(long, value_enum, default_value_t = FormatArg::Csa)]
     format: FormatArg,
@@ -56,22 +49,13 @@ pub struct ExportArgs {
 
 /// Runs `export`; `false` when a game could not be exported (the others still are).
 pub fn run(args: ExportArgs) -> anyhow::Result<bool> {
-    let options = args.nats.options(&args.nats_url);
-    options.validate().context("invalid configuration")?;
+    let options = args.bus.options()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("start the async runtime")?;
     runtime.block_on(async {
-        let bus: Bus = Arc::new(
-            arbiter_bus::JetStreamBus::connect(
-                &options,
-                "shogi-arbiter-export",
-                &arbiter_runtime::streams::games(&args.stream, 1),
-            )
-            .await
-            .context("connect to NATS")?,
-        );
+        let bus: Bus = Arc::new(args.bus.connect(&options, "shogi-arbiter-export").await?);
         export(&bus, &args).await
     })
 }

@@ -13,7 +13,7 @@
 
 use crate::convert::FormatArg;
 use anyhow::Context as _;
-use arbiter_bus::{Applied, Bus, JetStreamBus, Provision};
+use arbiter_bus::{Applied, Bus, JetStreamBus, NatsOptions, Provision};
 use arbiter_worker::{Role, WorkerConfig};
 use shogi_records::{Encoding, write};
 use std::path::PathBuf;
@@ -37,19 +37,44 @@ enum Action {
     Prune(PruneArgs),
 }
 
-/// Where the bus is, shared by both actions.
+/// Where the arbiter's bus is: the flags `export` and both `streams` actions share.
 #[derive(clap::Args, Debug)]
-struct BusArgs {
+pub(crate) struct BusArgs {
     /// NATS server URL (or several, comma-separated) of the arbiter's bus.
     #[arg(long, env = "NATS_URL")]
     nats_url: String,
-    /// NATS credentials and TLS (NATS_USER with NATS_PASSWORD_FILE, NATS_CREDS ...): the admin
-    /// user in a locked-down deployment.
+    /// NATS credentials and TLS (NATS_USER with NATS_PASSWORD_FILE, NATS_TOKEN, NATS_CREDS,
+    /// NATS_TLS_CA ...): in a locked-down deployment `reader` for `export`, `admin` for
+    /// `streams`.
     #[command(flatten)]
     nats: arbiter_bus::NatsArgs,
     /// JetStream stream of game events.
     #[arg(long, env = "SHOGI_ARBITER_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
+}
+
+impl BusArgs {
+    /// The connection options, checked before anything connects.
+    pub(crate) fn options(&self) -> anyhow::Result<NatsOptions> {
+        let options = self.nats.options(&self.nats_url);
+        options.validate().context("invalid configuration")?;
+        Ok(options)
+    }
+
+    /// Connects with `options` as `client_name` to the games' stream.
+    pub(crate) async fn connect(
+        &self,
+        options: &NatsOptions,
+        client_name: &str,
+    ) -> anyhow::Result<JetStreamBus> {
+        JetStreamBus::connect(
+            options,
+            client_name,
+            &arbiter_runtime::streams::games(&self.stream, 1),
+        )
+        .await
+        .context("connect to NATS")
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -128,11 +153,10 @@ pub fn run(args: StreamsArgs) -> anyhow::Result<bool> {
 }
 
 async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
-    let mut options = args.bus.nats.options(&args.bus.nats_url);
+    let mut options = args.bus.options()?;
     // This command is what creates them: `ARBITER_STREAMS=bind` in its environment (shared
     // with the services in a ConfigMap) does not apply to it.
     options.provision = Provision::Create;
-    options.validate().context("invalid configuration")?;
     let replicas = usize::from(args.stream_replicas);
     let games = arbiter_runtime::streams::connect(
         &options,
@@ -199,15 +223,8 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
 }
 
 async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
-    let options = args.bus.nats.options(&args.bus.nats_url);
-    options.validate().context("invalid configuration")?;
-    let js = JetStreamBus::connect(
-        &options,
-        "shogi-arbiter-prune",
-        &arbiter_runtime::streams::games(&args.bus.stream, 1),
-    )
-    .await
-    .context("connect to NATS")?;
+    let options = args.bus.options()?;
+    let js = args.bus.connect(&options, "shogi-arbiter-prune").await?;
     let bus: Bus = Arc::new(js.clone());
     let cutoff = SystemTime::now()
         .checked_sub(args.finished_before)
