@@ -6,6 +6,7 @@
 //! integration test, so cargo builds its binary first). A missing binary fails the test with
 //! what to run; nothing is skipped.
 
+use std::io::{BufRead as _, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -252,4 +253,36 @@ impl Drop for Proc {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Starts `shogi-arbiter serve` on a free loopback port with `extra` flags; the process and the
+/// address it serves on (its first line of output, read within 20 s).
+///
+/// # Panics
+///
+/// When it does not start or prints no address.
+pub fn serve(extra: &[&str]) -> (std::process::Child, String) {
+    let mut child = Command::new(bin("shogi-arbiter"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--grace-secs", "2"])
+        .args(extra)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start shogi-arbiter serve");
+    // The first line is the address: read it on a thread, with a deadline.
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the address line");
+    let addr = addr.trim().to_owned();
+    assert!(addr.starts_with("127.0.0.1:"), "{addr:?}");
+    (child, addr)
 }

@@ -3,10 +3,9 @@
 //! and a game whose record cannot be written, stay. Prints the stream's bytes per finished
 //! game, the figure deploy/README.md sizes the volumes with.
 
-use arbiter_tests::{bin, games, play};
+use arbiter_tests::{bin, games, play, serve};
 use shogi_proto::v1 as pb;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -28,19 +27,8 @@ fn prune(url: &str, extra: &[&str]) -> (bool, String, String) {
 async fn finished_games_are_archived_then_purged_and_live_ones_stay() {
     let nats = test_support::NatsServer::start();
     let url = nats.url().to_owned();
-    let mut child = Command::new(bin("shogi-arbiter"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--nats-url", &url])
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start shogi-arbiter serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port: u16 = line.trim().rsplit(':').next().unwrap().parse().unwrap();
+    let (mut child, addr) = serve(&["--nats-url", &url]);
+    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
     let clients = play::Clients::new(&[port], DEADLINE);
 
     let mut finished = games::repetition();

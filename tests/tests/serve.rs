@@ -1,40 +1,13 @@
 //! `shogi-arbiter serve`: one process, no NATS, a game played over gRPC to its verdict; and the
 //! same over NATS, where a platform's core subscriber hears each game's verdict exactly once.
 
-use arbiter_tests::{bin, games};
+use arbiter_tests::{bin, games, serve};
 use futures::StreamExt;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(20);
-
-/// Starts `shogi-arbiter serve` with `extra` flags; the process and the address it serves on
-/// (its first line of output).
-fn serve(extra: &[&str]) -> (std::process::Child, String) {
-    let mut child = Command::new(bin("shogi-arbiter"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--grace-secs", "2"])
-        .args(extra)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start shogi-arbiter serve");
-    // The first line is the address: read it on a thread, with a deadline.
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let addr = rx.recv_timeout(DEADLINE).expect("the address line");
-    let addr = addr.trim().to_owned();
-    assert!(addr.starts_with("127.0.0.1:"), "{addr:?}");
-    (child, addr)
-}
 
 #[tokio::test]
 async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
