@@ -175,26 +175,15 @@ pub async fn run_leased(
         }
     }
     // Hand everything back at once, so that the others take over without waiting for expiry.
-    // All workers are told to stop first, so that their in-flight deliveries finish together
-    // within the grace period, then each lease is released.
-    for h in held.values() {
-        let _ = h.stop.send(true);
-    }
+    // The workers are ended together (join_all starts every `end` at once), so that their
+    // in-flight deliveries finish within one grace period, then each lease is released.
     let released =
         futures::future::join_all(std::mem::take(&mut held).into_iter().map(|(p, h)| {
             let (bus, stats) = (&leases.bus, &stats);
             async move {
-                let mut task = h.task;
-                if tokio::time::timeout(Duration::from_secs(2), &mut task)
-                    .await
-                    .is_err()
-                {
-                    task.abort();
-                }
-                stats
-                    .leases_dropped
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let _ = write_lease(bus, role, p, "", 0, h.seq).await;
+                let seq = h.seq;
+                end(h, stats).await;
+                let _ = write_lease(bus, role, p, "", 0, seq).await;
             }
         }));
     released.await;
@@ -207,18 +196,24 @@ pub async fn run_leased(
 /// Stops consuming partition `p` and waits (briefly) for its in-flight delivery.
 async fn stop(held: &mut BTreeMap<u32, Held>, p: u32, stats: &Stats) {
     if let Some(h) = held.remove(&p) {
-        let _ = h.stop.send(true);
-        let mut task = h.task;
-        if tokio::time::timeout(Duration::from_secs(2), &mut task)
-            .await
-            .is_err()
-        {
-            task.abort();
-        }
-        stats
-            .leases_dropped
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        end(h, stats).await;
     }
+}
+
+/// Tells a held partition's worker to stop, waits up to 2 s for its in-flight delivery, then
+/// aborts it; counts the lease dropped.
+async fn end(h: Held, stats: &Stats) {
+    let _ = h.stop.send(true);
+    let mut task = h.task;
+    if tokio::time::timeout(Duration::from_secs(2), &mut task)
+        .await
+        .is_err()
+    {
+        task.abort();
+    }
+    stats
+        .leases_dropped
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
 async fn round(
