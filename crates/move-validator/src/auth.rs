@@ -231,6 +231,28 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The bearer token the binaries configure: `MOVE_VALIDATOR_AUTH_TOKEN` from the environment (a
+/// secret is never a flag's value, which the process list shows), or else the content of
+/// `file` without its final line break; `None` when neither is given.
+///
+/// # Errors
+///
+/// When `file` cannot be read (the error names it).
+pub fn auth_token_from_env_or(file: Option<&Path>) -> std::io::Result<Option<String>> {
+    if let Some(token) = std::env::var("MOVE_VALIDATOR_AUTH_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
+    {
+        return Ok(Some(token));
+    }
+    file.map(|path| {
+        std::fs::read_to_string(path)
+            .map(|t| t.trim_end_matches(['\r', '\n']).to_owned())
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+    })
+    .transpose()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,26 +294,4 @@ mod tests {
              \"no_client_certificate\": 0, \"bad_client_certificate\": 0, \"tls_handshake\": 0}"
         );
     }
-}
-
-/// The bearer token the binaries configure: `MOVE_VALIDATOR_AUTH_TOKEN` from the environment (a
-/// secret is never a flag's value, which the process list shows), or else the content of
-/// `file` without its final line break; `None` when neither is given.
-///
-/// # Errors
-///
-/// When `file` cannot be read (the error names it).
-pub fn auth_token_from_env_or(file: Option<&Path>) -> std::io::Result<Option<String>> {
-    if let Some(token) = std::env::var("MOVE_VALIDATOR_AUTH_TOKEN")
-        .ok()
-        .filter(|t| !t.is_empty())
-    {
-        return Ok(Some(token));
-    }
-    file.map(|path| {
-        std::fs::read_to_string(path)
-            .map(|t| t.trim_end_matches(['\r', '\n']).to_owned())
-            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
-    })
-    .transpose()
 }
