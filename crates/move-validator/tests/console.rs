@@ -48,11 +48,12 @@ async fn http(addr: SocketAddr, head: &str, body: &[u8]) -> Option<Answer> {
         "{head}\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    tcp.write_all(request.as_bytes()).await.unwrap();
-    tcp.write_all(body).await.unwrap();
+    // A server that does not speak HTTP/1.1 may reset the connection as soon as it has read the
+    // head, while the body is still being written, or while the answer is read: no answer.
     let mut raw = Vec::new();
-    // A server that does not speak HTTP/1.1 may reset the connection: no answer.
-    let _ = tcp.read_to_end(&mut raw).await;
+    if tcp.write_all(request.as_bytes()).await.is_ok() && tcp.write_all(body).await.is_ok() {
+        let _ = tcp.read_to_end(&mut raw).await;
+    }
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&raw[..end]).ok()?;
     let mut lines = head.split("\r\n");
