@@ -17,34 +17,14 @@ use arbiter_worker::{Role, Stats, WorkerConfig};
 use futures::StreamExt;
 use prost::Message as _;
 use shogi_adjudication::{Game, Ruleset};
-use shogi_proto::subject;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
-use shogi_rules::{Move, Position};
+use shogi_rules::Move;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{PLIES, Rng, pct, random_game};
-
-fn events(id: &str, moves: &[Move]) -> Vec<pb::MoveAccepted> {
-    let mut pos = Position::startpos();
-    moves
-        .iter()
-        .enumerate()
-        .map(|(i, &mv)| {
-            pos.play_unchecked(mv);
-            pb::MoveAccepted {
-                game_id: id.to_owned(),
-                ply: i as u32 + 1,
-                usi: mv.to_string(),
-                sfen_after: pos.to_sfen(),
-                gives_check: pos.in_check(),
-                position_hash: pos.hash(),
-            }
-        })
-        .collect()
-}
+use common::{PLIES, Rng, events, pct, publish_games, random_game};
 
 fn rss_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -54,63 +34,6 @@ fn rss_bytes() -> usize {
         .and_then(|p| p.parse().ok())
         .unwrap_or(0);
     pages * 4096
-}
-
-async fn publish_games(
-    js: &async_nats::jetstream::Context,
-    prefix: &str,
-    games: &[Vec<Move>],
-) -> usize {
-    let mut acks = Vec::new();
-    let mut n = 0;
-    for (g, moves) in games.iter().enumerate() {
-        let id = format!("{prefix}{g}");
-        let created = pb::GameCreated {
-            game_id: id.clone(),
-            ruleset: Some(pb::Ruleset {
-                preset: "online".into(),
-                overrides: None,
-            }),
-            start_sfen: Position::startpos().to_sfen(),
-            ..Default::default()
-        };
-        let mut headers = async_nats::HeaderMap::new();
-        headers.insert(
-            shogi_proto::MESSAGE_TYPE_HEADER,
-            shogi_proto::GAME_CREATED_TYPE,
-        );
-        acks.push(
-            js.publish_with_headers(
-                subject::created(&id),
-                headers,
-                created.encode_to_vec().into(),
-            )
-            .await
-            .unwrap(),
-        );
-        for e in events(&id, moves) {
-            let mut headers = async_nats::HeaderMap::new();
-            headers.insert(
-                shogi_proto::MESSAGE_TYPE_HEADER,
-                shogi_proto::MOVE_ACCEPTED_TYPE,
-            );
-            acks.push(
-                js.publish_with_headers(subject::moves(&id), headers, e.encode_to_vec().into())
-                    .await
-                    .unwrap(),
-            );
-            n += 1;
-        }
-        if acks.len() > 2000 {
-            for a in acks.drain(..) {
-                a.await.unwrap();
-            }
-        }
-    }
-    for a in acks {
-        a.await.unwrap();
-    }
-    n
 }
 
 /// The watcher's rate over the whole stream with `instances` instances, from fresh consumers

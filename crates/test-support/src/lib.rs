@@ -152,6 +152,11 @@ impl NatsServer {
     pub fn store_dir(&self) -> &Path {
         self.store.path()
     }
+
+    /// The server's process id (for the benchmarks' CPU accounting).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 impl Drop for NatsServer {

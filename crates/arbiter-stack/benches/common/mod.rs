@@ -1,7 +1,14 @@
-//! What the pipeline benchmarks share: the random games they play, and percentiles.
+//! What the pipeline benchmarks share: the random games they play, their move events on the
+//! bus, and percentiles.
 
+// Each benchmark uses a part of this module.
+#![allow(dead_code)]
+
+use prost::Message as _;
 use shogi_adjudication::{Game, Ruleset};
-use shogi_rules::Move;
+use shogi_proto::subject;
+use shogi_proto::v1 as pb;
+use shogi_rules::{Move, Position};
 use std::time::Duration;
 
 /// Plies of every random game.
@@ -51,4 +58,83 @@ pub fn pct(sorted: &[Duration], p: f64) -> Duration {
         return Duration::ZERO;
     }
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// The `MoveAccepted` events of game `id` playing `moves` from the start position.
+pub fn events(id: &str, moves: &[Move]) -> Vec<pb::MoveAccepted> {
+    let mut pos = Position::startpos();
+    moves
+        .iter()
+        .enumerate()
+        .map(|(i, &mv)| {
+            pos.play_unchecked(mv);
+            pb::MoveAccepted {
+                game_id: id.to_owned(),
+                ply: i as u32 + 1,
+                usi: mv.to_string(),
+                sfen_after: pos.to_sfen(),
+                gives_check: pos.in_check(),
+                position_hash: pos.hash(),
+            }
+        })
+        .collect()
+}
+
+/// Publishes each game's `GameCreated` and move events to the games' stream (prefixing the
+/// game ids with `prefix`), acknowledgements awaited in batches; returns the move events' count.
+pub async fn publish_games(
+    js: &async_nats::jetstream::Context,
+    prefix: &str,
+    games: &[Vec<Move>],
+) -> usize {
+    let mut acks = Vec::new();
+    let mut n = 0;
+    for (g, moves) in games.iter().enumerate() {
+        let id = format!("{prefix}{g}");
+        let created = pb::GameCreated {
+            game_id: id.clone(),
+            ruleset: Some(pb::Ruleset {
+                preset: "online".into(),
+                overrides: None,
+            }),
+            start_sfen: Position::startpos().to_sfen(),
+            ..Default::default()
+        };
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(
+            shogi_proto::MESSAGE_TYPE_HEADER,
+            shogi_proto::GAME_CREATED_TYPE,
+        );
+        acks.push(
+            js.publish_with_headers(
+                subject::created(&id),
+                headers,
+                created.encode_to_vec().into(),
+            )
+            .await
+            .unwrap(),
+        );
+        for e in events(&id, moves) {
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert(
+                shogi_proto::MESSAGE_TYPE_HEADER,
+                shogi_proto::MOVE_ACCEPTED_TYPE,
+            );
+            acks.push(
+                js.publish_with_headers(subject::moves(&id), headers, e.encode_to_vec().into())
+                    .await
+                    .unwrap(),
+            );
+            n += 1;
+        }
+        if acks.len() > 2000 {
+            for a in acks.drain(..) {
+                a.await.unwrap();
+            }
+        }
+    }
+    for a in acks {
+        a.await.unwrap();
+    }
+    n
 }
