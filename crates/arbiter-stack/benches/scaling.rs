@@ -171,25 +171,6 @@ struct Window {
     throttled: Vec<u64>,
 }
 
-/// CPU time used so far by process `pid`, all its threads (from `/proc/<pid>/stat`, in clock
-/// ticks of 10 ms).
-fn process_cpu(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The fields after the command name, which is in parentheses: utime and stime are the
-    // 12th and 13th.
-    let ticks: u64 = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| {
-            rest.split_whitespace()
-                .skip(11)
-                .take(2)
-                .filter_map(|t| t.parse::<u64>().ok())
-                .sum()
-        })
-        .unwrap_or(0);
-    Duration::from_millis(ticks * 10)
-}
-
 /// Idle time of the whole machine so far (idle and iowait of `/proc/stat`, in ticks of 10 ms).
 fn machine_idle() -> Duration {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
@@ -228,8 +209,8 @@ async fn window(
     let (t0, n0) = (Instant::now(), count());
     let used0: Vec<(Duration, u64)> = groups.iter().map(|g| (g.usage(), g.throttled())).collect();
     let (broker0, own0, idle0) = (
-        process_cpu(broker_pid),
-        process_cpu(std::process::id()),
+        test_support::process_cpu(broker_pid),
+        test_support::process_cpu(std::process::id()),
         machine_idle(),
     );
     let end = t0 + Duration::from_secs_f64(seconds);
@@ -237,8 +218,8 @@ async fn window(
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let (elapsed, n1) = (t0.elapsed().as_secs_f64(), count());
-    let broker = (process_cpu(broker_pid) - broker0).as_secs_f64() / elapsed;
-    let own = (process_cpu(std::process::id()) - own0).as_secs_f64() / elapsed;
+    let broker = (test_support::process_cpu(broker_pid) - broker0).as_secs_f64() / elapsed;
+    let own = (test_support::process_cpu(std::process::id()) - own0).as_secs_f64() / elapsed;
     let idle = (machine_idle() - idle0).as_secs_f64() / elapsed;
     let (cores, throttled): (Vec<f64>, Vec<u64>) = groups
         .iter()

@@ -242,6 +242,25 @@ pub fn server_version(bin: &Path) -> String {
         .to_owned()
 }
 
+/// CPU time used so far by process `pid`, all its threads (from `/proc/<pid>/stat`, in clock
+/// ticks of 10 ms).
+pub fn process_cpu(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name, which is in parentheses: utime and stime are the
+    // 12th and 13th.
+    let ticks: u64 = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| {
+            rest.split_whitespace()
+                .skip(11)
+                .take(2)
+                .filter_map(|t| t.parse::<u64>().ok())
+                .sum()
+        })
+        .unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
 fn parse_version(v: &str) -> Vec<u32> {
     v.split(['.', '-']).map_while(|p| p.parse().ok()).collect()
 }
