@@ -244,6 +244,28 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
     let submits: Arc<Mutex<Vec<Duration>>> = Arc::default();
     let mut tasks = Vec::new();
     let started = Instant::now();
+    // What the window costs: CPU time of this process (validator, workers, clients) and of
+    // nats-server, and what the machine left idle, from the start to the deadline.
+    let cpu = {
+        let broker = nats.pid();
+        let read = move || {
+            (
+                test_support::process_cpu(std::process::id()),
+                test_support::process_cpu(broker),
+                test_support::machine_idle(),
+            )
+        };
+        let at_start = read();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(deadline.into()).await;
+            let at_end = read();
+            (
+                at_end.0 - at_start.0,
+                at_end.1 - at_start.1,
+                at_end.2 - at_start.2,
+            )
+        })
+    };
     for d in 0..DRIVERS {
         let mut client = MoveValidatorClient::new(channel.clone());
         let games: Vec<Vec<String>> = if d % 5 == 0 {
@@ -260,8 +282,13 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
             (waiters.clone(), moves_done.clone(), latencies.clone());
         let submits = submits.clone();
         tasks.push(tokio::spawn(async move {
-            let mut tick = tokio::time::interval(interval);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // The drivers' ticks spread evenly over the interval, so that the load is one move
+            // every interval / DRIVERS rather than DRIVERS moves at once every interval.
+            let first = tokio::time::Instant::now() + interval.mul_f64(d as f64 / DRIVERS as f64);
+            let mut tick = tokio::time::interval_at(first, interval);
+            // Burst: a driver that fell behind (a game created, a verdict awaited) catches up,
+            // so that the load reaches its target.
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
             let mut round = 0;
             while Instant::now() < deadline {
                 let moves = &games[round % games.len()];
@@ -299,7 +326,11 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
                         .unwrap()
                         .into_inner();
                     submits.lock().unwrap().push(sent.elapsed());
-                    moves_done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    // The rate is the window's: a game under way at the deadline is finished
+                    // after it, by fewer drivers.
+                    if sent < deadline {
+                        moves_done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                     if let Some(rx) = waiter {
                         assert!(answer.verdict.is_some(), "the probe ends on its last move");
                         if let Ok(Ok(at)) = tokio::time::timeout(Duration::from_secs(5), rx).await {
@@ -321,7 +352,7 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
         t.await.unwrap();
     }
     let rate = moves_done.load(std::sync::atomic::Ordering::Relaxed) as f64
-        / started.elapsed().as_secs_f64();
+        / deadline.duration_since(started).as_secs_f64();
     let mut lat = latencies.lock().unwrap().clone();
     lat.sort();
     println!(
@@ -334,6 +365,16 @@ async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
         lat.iter()
             .filter(|d| **d > Duration::from_millis(10))
             .count()
+    );
+    let (own, broker, idle) = cpu.await.unwrap();
+    let moves = moves_done.load(std::sync::atomic::Ordering::Relaxed) as f64;
+    let window = deadline.duration_since(started).as_secs_f64();
+    println!(
+        "  CPU per move: {:.0} us in this process (validator, watcher, judge, clients), {:.0} us in nats-server; {:.2} of {} cores idle",
+        own.as_secs_f64() * 1e6 / moves,
+        broker.as_secs_f64() * 1e6 / moves,
+        idle.as_secs_f64() / window,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
     );
     let mut sub = submits.lock().unwrap().clone();
     sub.sort();

@@ -171,23 +171,6 @@ struct Window {
     throttled: Vec<u64>,
 }
 
-/// Idle time of the whole machine so far (idle and iowait of `/proc/stat`, in ticks of 10 ms).
-fn machine_idle() -> Duration {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let ticks: u64 = stat
-        .lines()
-        .next()
-        .map(|cpu| {
-            cpu.split_whitespace()
-                .skip(4)
-                .take(2)
-                .filter_map(|t| t.parse::<u64>().ok())
-                .sum()
-        })
-        .unwrap_or(0);
-    Duration::from_millis(ticks * 10)
-}
-
 /// Waits until `started()`, then counts `count()` for `seconds` (or until it reaches `limit`),
 /// reading the CPU time of the groups, the broker (`broker_pid`) and this process at both ends.
 async fn window(
@@ -211,7 +194,7 @@ async fn window(
     let (broker0, own0, idle0) = (
         test_support::process_cpu(broker_pid),
         test_support::process_cpu(std::process::id()),
-        machine_idle(),
+        test_support::machine_idle(),
     );
     let end = t0 + Duration::from_secs_f64(seconds);
     while Instant::now() < end && count() < limit {
@@ -220,7 +203,7 @@ async fn window(
     let (elapsed, n1) = (t0.elapsed().as_secs_f64(), count());
     let broker = (test_support::process_cpu(broker_pid) - broker0).as_secs_f64() / elapsed;
     let own = (test_support::process_cpu(std::process::id()) - own0).as_secs_f64() / elapsed;
-    let idle = (machine_idle() - idle0).as_secs_f64() / elapsed;
+    let idle = (test_support::machine_idle() - idle0).as_secs_f64() / elapsed;
     let (cores, throttled): (Vec<f64>, Vec<u64>) = groups
         .iter()
         .zip(used0)

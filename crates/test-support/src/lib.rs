@@ -261,6 +261,23 @@ pub fn process_cpu(pid: u32) -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
+/// Idle time of the whole machine so far (idle and iowait of `/proc/stat`, in ticks of 10 ms).
+pub fn machine_idle() -> Duration {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: u64 = stat
+        .lines()
+        .next()
+        .map(|cpu| {
+            cpu.split_whitespace()
+                .skip(4)
+                .take(2)
+                .filter_map(|t| t.parse::<u64>().ok())
+                .sum()
+        })
+        .unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
 fn parse_version(v: &str) -> Vec<u32> {
     v.split(['.', '-']).map_while(|p| p.parse().ok()).collect()
 }
