@@ -389,10 +389,7 @@ async fn validators(
         groups,
     )
     .await;
-    done.store(true, Ordering::Relaxed);
-    for d in drivers {
-        d.await.unwrap();
-    }
+    stop_all(&done, drivers).await;
     let _ = stop.send(true);
     for t in threads {
         tokio::task::spawn_blocking(move || t.join().unwrap())
@@ -400,6 +397,14 @@ async fn validators(
             .unwrap();
     }
     w
+}
+
+/// Tells the load's tasks to stop and waits for them.
+async fn stop_all(done: &AtomicBool, tasks: Vec<tokio::task::JoinHandle<()>>) {
+    done.store(true, Ordering::Relaxed);
+    for t in tasks {
+        t.await.unwrap();
+    }
 }
 
 /// The broker's ceiling for the workers: 16 durable pull consumers, one a partition, one ack
@@ -450,10 +455,7 @@ async fn raw_consumption(js: &async_nats::jetstream::Context, total: u64, second
         &[],
     )
     .await;
-    done.store(true, Ordering::Relaxed);
-    for t in tasks {
-        t.await.unwrap();
-    }
+    stop_all(&done, tasks).await;
     w
 }
 
@@ -511,10 +513,7 @@ async fn raw_publish(
         &[],
     )
     .await;
-    done.store(true, Ordering::Relaxed);
-    for t in tasks {
-        t.await.unwrap();
-    }
+    stop_all(&done, tasks).await;
     w
 }
 

@@ -242,39 +242,32 @@ pub fn server_version(bin: &Path) -> String {
         .to_owned()
 }
 
-/// CPU time used so far by process `pid`, all its threads (from `/proc/<pid>/stat`, in clock
-/// ticks of 10 ms).
+/// CPU time used so far by process `pid`, all its threads (utime and stime of
+/// `/proc/<pid>/stat`).
 pub fn process_cpu(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // The fields after the command name, which is in parentheses: utime and stime are the
     // 12th and 13th.
-    let ticks: u64 = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| {
-            rest.split_whitespace()
-                .skip(11)
-                .take(2)
-                .filter_map(|t| t.parse::<u64>().ok())
-                .sum()
-        })
-        .unwrap_or(0);
-    Duration::from_millis(ticks * 10)
+    stat.rsplit_once(')')
+        .map_or(Duration::ZERO, |(_, rest)| ticks(rest, 11, 2))
 }
 
-/// Idle time of the whole machine so far (idle and iowait of `/proc/stat`, in ticks of 10 ms).
+/// Idle time of the whole machine so far (idle and iowait of `/proc/stat`'s first line).
 pub fn machine_idle() -> Duration {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let ticks: u64 = stat
-        .lines()
+    stat.lines()
         .next()
-        .map(|cpu| {
-            cpu.split_whitespace()
-                .skip(4)
-                .take(2)
-                .filter_map(|t| t.parse::<u64>().ok())
-                .sum()
-        })
-        .unwrap_or(0);
+        .map_or(Duration::ZERO, |cpu| ticks(cpu, 4, 2))
+}
+
+/// The sum of `take` fields after the first `skip` of `line`, in clock ticks of 10 ms.
+fn ticks(line: &str, skip: usize, take: usize) -> Duration {
+    let ticks: u64 = line
+        .split_whitespace()
+        .skip(skip)
+        .take(take)
+        .filter_map(|t| t.parse::<u64>().ok())
+        .sum();
     Duration::from_millis(ticks * 10)
 }
 
