@@ -160,6 +160,20 @@ fn durable_config(config: &DurableConfig) -> consumer::pull::Config {
     }
 }
 
+/// How long a stream's creation is tried again while the cluster has too few peers for its
+/// replicas.
+const PLACEMENT_WAIT: Duration = Duration::from_secs(20);
+
+/// Whether a stream's creation failed only because the cluster does not count enough peers for
+/// its replicas yet.
+fn no_peers_yet(e: &jetstream::context::CreateStreamError) -> bool {
+    matches!(
+        e.kind(),
+        jetstream::context::CreateStreamErrorKind::JetStream(js)
+            if js.error_code() == jetstream::ErrorCode::CLUSTER_NO_PEERS
+    )
+}
+
 /// Gets the stream `settings.name`, creating it as `settings` says when it does not exist
 /// (file storage, a 2-minute duplicate window for message ids).
 async fn open_stream(
@@ -183,13 +197,29 @@ async fn open_stream(
         ..Default::default()
     };
     let republish = config.republish.clone();
-    let stream = match js.get_or_create_stream(config).await {
-        Ok(stream) => stream,
-        // Two instances starting together can both find no stream and both create it; the
-        // server refuses the second, and the stream is there to take.
-        Err(create) => js.get_stream(stream_name).await.map_err(|get| {
-            BusError::Connect(format!("stream {stream_name}: {create}; then: {get}"))
-        })?,
+    let placement_deadline = std::time::Instant::now() + PLACEMENT_WAIT;
+    let stream = loop {
+        match js.get_or_create_stream(config.clone()).await {
+            Ok(stream) => break stream,
+            // A NATS cluster that has just formed, or just got a node back, may not yet count
+            // enough peers for the replicas ("no suitable peers for placement"): its servers
+            // learn of each other within seconds, so the creation is tried again.
+            Err(e) if no_peers_yet(&e) && std::time::Instant::now() < placement_deadline => {
+                tracing::info!(
+                    stream = stream_name,
+                    replicas = settings.replicas,
+                    "not enough JetStream peers for the stream's replicas yet; trying again"
+                );
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            // Two instances starting together can both find no stream and both create it;
+            // the server refuses the second, and the stream is there to take.
+            Err(create) => {
+                break js.get_stream(stream_name).await.map_err(|get| {
+                    BusError::Connect(format!("stream {stream_name}: {create}; then: {get}"))
+                })?;
+            }
+        }
     };
     // A stream made before the republish was part of the contract gets it: it only adds a
     // core subject, and every instance asks for the same one.
