@@ -215,8 +215,15 @@ async fn open_stream(
             // Two instances starting together can both find no stream and both create it;
             // the server refuses the second, and the stream is there to take.
             Err(create) => {
+                let waited = if no_peers_yet(&create) {
+                    format!(" (after {PLACEMENT_WAIT:?} of tries)")
+                } else {
+                    String::new()
+                };
                 break js.get_stream(stream_name).await.map_err(|get| {
-                    BusError::Connect(format!("stream {stream_name}: {create}; then: {get}"))
+                    BusError::Connect(format!(
+                        "stream {stream_name}: {create}{waited}; then: {get}"
+                    ))
                 })?;
             }
         }
