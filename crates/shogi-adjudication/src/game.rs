@@ -551,9 +551,11 @@ fn has_legal_move(pos: &Position, in_check: bool) -> bool {
     // spares these four, and a drop cannot expose a king that is not in check. This answers
     // most middle-game and endgame plies without an attack test (the archive benchmark's
     // profile had this function at a tenth of re-judging).
-    let hand = pos.hand(pos.side_to_move());
+    let side = pos.side_to_move();
+    let hand = pos.hand(side);
+    let empty = 81 - pos.occupied().count();
     if !in_check
-        && pos.occupied().count() < 81
+        && empty > 0
         && [
             PieceKind::Gold,
             PieceKind::Silver,
@@ -565,6 +567,31 @@ fn has_legal_move(pos: &Position, in_check: bool) -> bool {
     {
         debug_assert!(pos.has_legal_move(), "a drop is legal here");
         return true;
+    }
+    // A lance or a knight may be dropped anywhere but on the last two ranks, eighteen squares
+    // (the dead-piece rule): with more than eighteen empty squares, one is outside them.
+    if !in_check && empty > 18 && (hand.has(PieceKind::Lance) || hand.has(PieceKind::Knight)) {
+        debug_assert!(pos.has_legal_move(), "a drop is legal here");
+        return true;
+    }
+    // Not in check, a king's step to an empty square is legal exactly when no enemy piece
+    // attacks that square: no enemy slider attacks the king's square, so none sees through it
+    // once the king has left. An attack test is a fraction of a full legality check.
+    if !in_check && let Some(from) = pos.king_square(side) {
+        for to in shogi_rules::attacks::king(from) & !pos.occupied() {
+            if !pos.is_attacked(to, !side) {
+                debug_assert_eq!(
+                    pos.check_move(Move::Normal {
+                        from,
+                        to,
+                        promote: false
+                    }),
+                    Ok(()),
+                    "a king's step to an unattacked empty square is legal"
+                );
+                return true;
+            }
+        }
     }
     let Some(from) = pos.king_square(pos.side_to_move()) else {
         return pos.has_legal_move();
