@@ -271,14 +271,23 @@ pub(crate) fn trim_start(s: &str) -> &str {
     while let Some(&c) = b.get(i) {
         if c == b' ' || (b'\t'..=b'\r').contains(&c) {
             i += 1;
-        } else if c < 0x80 {
+        } else if c < 0x80 || !may_start_blank(c) {
             break;
         } else {
-            // A character of two or more bytes: `i` is on its first byte.
+            // A character of two or more bytes that may be a blank: `i` is on its first byte.
             return s[i..].trim_start();
         }
     }
     &s[i..]
+}
+
+/// Whether a character whose UTF-8 encoding starts with `lead` (not ASCII) may be a Unicode
+/// blank: U+0085 and U+00A0 start with 0xC2, U+1680 with 0xE1, U+2000..U+205F with 0xE2,
+/// U+3000 (the full-width space) with 0xE3. Kanji, kana and full-width digits start with
+/// other bytes (0xE3 is also hiragana's), so most characters are told apart by one byte.
+#[inline]
+fn may_start_blank(lead: u8) -> bool {
+    matches!(lead, 0xC2 | 0xE1 | 0xE2 | 0xE3)
 }
 
 /// `s.trim_end()`, as [`trim_start`] does it.
@@ -294,6 +303,13 @@ pub(crate) fn trim_end(s: &str) -> &str {
             break;
         } else {
             // The last byte of a character of two or more bytes: `end` is on a boundary.
+            let lead = b[..end]
+                .iter()
+                .rposition(|&b| b & 0xC0 != 0x80)
+                .map_or(0, |i| b[i]);
+            if !may_start_blank(lead) {
+                break;
+            }
             return s[..end].trim_end();
         }
     }
@@ -365,10 +381,25 @@ mod tests {
             "\u{1c}a\u{1f}",
             "歩",
             " é ",
+            " ７六歩 ",
+            "\u{3000}\u{3001}",
+            "\u{1680}x\u{205f}",
+            "\u{2060}x\u{2060}",
+            "\u{303f} ",
         ] {
             assert_eq!(trim_start(s), s.trim_start(), "{s:?}");
             assert_eq!(trim_end(s), s.trim_end(), "{s:?}");
             assert_eq!(trim(s), s.trim(), "{s:?}");
+        }
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            for s in [
+                format!("{c}x{c}"),
+                format!(" {c} x {c} "),
+                format!("{c}{c}"),
+            ] {
+                assert_eq!(trim_start(&s), s.trim_start(), "{s:?}");
+                assert_eq!(trim_end(&s), s.trim_end(), "{s:?}");
+            }
         }
     }
 }
