@@ -657,6 +657,69 @@ impl Written {
     }
 }
 
+/// [`written_move`] for a KIF move as exporters write it (`７六歩(77)`, `同　銀成(68)`,
+/// `５五角打`), read from its UTF-8 bytes at fixed places; `None` for anything else, which
+/// [`written_move`] then reads (to the same result where both answer: tested). The general
+/// reading walks the characters one at a time and cost some 250 instructions a move.
+fn kif_written_move(s: &str, same: Option<Square>) -> Option<(Written, usize)> {
+    let b = s.as_bytes();
+    let char_at = |i: usize| b.get(i..i + 3);
+    let mut i;
+    let to = if char_at(0) == Some("同".as_bytes()) {
+        i = 3;
+        if b.get(3) == Some(&b' ') {
+            i = 4;
+        } else if char_at(3) == Some("　".as_bytes()) {
+            i = 6;
+        }
+        same?
+    } else {
+        // A full-width digit (U+FF11..U+FF19) and a kanji rank.
+        let file = match char_at(0)? {
+            &[0xEF, 0xBC, d @ 0x91..=0x99] => d - 0x90,
+            _ => return None,
+        };
+        let rank = kanji_number(s.get(3..6)?.chars().next()?)?;
+        i = 6;
+        Square::new(file, rank)?
+    };
+    let kind = piece_char(s.get(i..i + 3)?.chars().next()?)?;
+    i += 3;
+    let mut w = Written::new(to, kind);
+    match char_at(i) {
+        Some(c) if c == "成".as_bytes() => {
+            w.promote = Some(true);
+            i += 3;
+        }
+        Some(c) if c == "打".as_bytes() => {
+            w.drop = true;
+            i += 3;
+        }
+        Some(c) if c == "生".as_bytes() => {
+            w.promote = Some(false);
+            i += 3;
+        }
+        Some(c) if c == "不".as_bytes() => {
+            if char_at(i + 3)? != "成".as_bytes() {
+                return None;
+            }
+            w.promote = Some(false);
+            i += 6;
+        }
+        _ => {}
+    }
+    if b.get(i) == Some(&b'(') {
+        match b.get(i + 1..i + 4)? {
+            &[f @ b'1'..=b'9', r @ b'1'..=b'9', b')'] => {
+                w.from = Some(Square::new(f - b'0', r - b'0')?);
+                i += 4;
+            }
+            _ => return None,
+        }
+    }
+    Some((w, i))
+}
+
 /// Parses the destination, piece and modifiers at the start of `s`; returns the move and the
 /// byte length read. `same` is the previous move's destination for `同`.
 fn written_move(
@@ -911,7 +974,11 @@ fn kif_move(
     }
     let col = column_of(line, at);
     r.position_for_move(line_no, col, s)?;
-    let (w, used) = written_move(s, r.last_to(), false).map_err(|(o, reason)| err(o, reason))?;
+    let same = r.last_to();
+    let (w, used) = match kif_written_move(s, same) {
+        Some(read) => read,
+        None => written_move(s, same, false).map_err(|(o, reason)| err(o, reason))?,
+    };
     let time = kif_trailer(&s[used..]).map_err(|(o, reason)| err(used + o, reason))?;
     let pos = r.position_for_move(line_no, col, s)?;
     if w.drop {
@@ -1143,6 +1210,40 @@ mod tests {
             spent_ms,
             total_ms: clock_ms(total),
         })
+    }
+
+    /// Whenever the fixed-place reading of a KIF move answers, the general one answers the
+    /// same; it answers for the usual shapes.
+    #[test]
+    fn the_usual_kif_move_reads_as_the_general_reading() {
+        let same = Square::new(7, 6);
+        let heads = [
+            "７六", "１一", "９九", "同", "同　", "同 ", "7六", "７6", "０六", "７〇", "",
+        ];
+        let pieces = ["歩", "玉", "王", "龍", "竜", "と", "成香", "全", "x", ""];
+        let marks = ["", "成", "不成", "不", "打", "生", "右"];
+        let origins = [
+            "", "(77)", "(11)", "(99)", "(00)", "(7)", "(７７)", "(77", "(77)x", " (77)",
+        ];
+        let mut usual = 0;
+        for h in heads {
+            for p in pieces {
+                for m in marks {
+                    for o in origins {
+                        let s = format!("{h}{p}{m}{o}   ( 0:01/00:00:01)");
+                        for same in [same, None] {
+                            let general = written_move(&s, same, false);
+                            if let Some(fast) = kif_written_move(&s, same) {
+                                usual += 1;
+                                let general = general.expect("the general reading answers");
+                                assert_eq!(format!("{fast:?}"), format!("{general:?}"), "{s}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(usual > 1000, "{usual}");
     }
 
     /// Whenever the fixed-place reading of a time column answers, the general one answers the
