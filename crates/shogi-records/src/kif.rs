@@ -107,6 +107,8 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
     let mut variations: Vec<(usize, u64, Replay)> = Vec::new();
     // After an error in a variation: its remaining lines are not read.
     let mut skipping = false;
+    // Most files have no `#` at all: one search of the text instead of one a line.
+    let any_hash = crate::decode::find_byte(text, b'#').is_some();
 
     for (line_no, raw) in lines(text) {
         let full = trim_end(raw);
@@ -134,7 +136,7 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             continue;
         }
         // A `#` after the text starts a comment (hand-written files do this).
-        let line = match crate::decode::find_byte(full, b'#') {
+        let line = match crate::decode::find_byte(full, b'#').filter(|_| any_hash) {
             Some(i) => trim_end(&full[..i]),
             None => full,
         };
@@ -899,7 +901,17 @@ fn kif_trailer(s: &str) -> Result<Option<MoveTime>, (usize, &'static str)> {
     let b = s.as_bytes();
     let mut at = s.len() - trim_start(s).len();
     let mut time = None;
-    if b.get(at) == Some(&b'(') {
+    // The usual column, ` m:ss/hh:mm:ss` between parentheses, holds no `)`: the one after it is
+    // the first, as the search below would find.
+    let usual = b
+        .get(at + 15)
+        .filter(|&&c| b[at] == b'(' && c == b')')
+        .and_then(|_| usual_time_column(&b[at + 1..at + 15]));
+    if let Some(t) = usual {
+        time = Some(t);
+        at += 16;
+        at += s[at..].len() - trim_start(&s[at..]).len();
+    } else if b.get(at) == Some(&b'(') {
         let open = at;
         let inner_at = open + 1;
         let close = memchr::memchr(b')', &b[inner_at..]).ok_or((open, "unclosed time column"))?;
