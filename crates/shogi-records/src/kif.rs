@@ -984,15 +984,21 @@ fn kif_move(
             return Ok(());
         }
     }
-    let col = column_of(line, at);
-    r.position_for_move(line_no, col, s)?;
+    // The column (a count of characters) only for an error.
+    let col = || column_of(line, at);
+    if r.position().is_none() {
+        r.position_for_move(line_no, col(), s)?;
+    }
     let same = r.last_to();
     let (w, used) = match kif_written_move(s, same) {
         Some(read) => read,
         None => written_move(s, same, false).map_err(|(o, reason)| err(o, reason))?,
     };
     let time = kif_trailer(&s[used..]).map_err(|(o, reason)| err(used + o, reason))?;
-    let pos = r.position_for_move(line_no, col, s)?;
+    let pos = match r.position() {
+        Some(pos) => pos,
+        None => r.position_for_move(line_no, col(), s)?,
+    };
     if w.drop {
         if w.from.is_some() || w.promote.is_some() {
             return Err(err(0, "a drop (打) has no origin square and no promotion"));
