@@ -229,7 +229,7 @@ impl<'a> Iterator for Lines<'a> {
 /// memchr. Most record lines are shorter than that, and memchr's setup cost some 66
 /// instructions a call on them.
 #[inline]
-fn find_separator(hay: &[u8], sep: u8) -> Option<usize> {
+pub(crate) fn find_separator(hay: &[u8], sep: u8) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let pattern = ONES * u64::from(sep);
