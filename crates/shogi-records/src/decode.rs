@@ -221,7 +221,12 @@ impl<'a> Iterator for Lines<'a> {
                 rest
             }
         };
-        Some((self.no, line.strip_suffix('\r').unwrap_or(line)))
+        // A byte test: `strip_suffix('\r')` goes through the char pattern machinery.
+        let line = match line.as_bytes().last() {
+            Some(b'\r') => &line[..line.len() - 1],
+            _ => line,
+        };
+        Some((self.no, line))
     }
 }
 
