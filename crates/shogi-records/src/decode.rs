@@ -14,10 +14,6 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Cow<'_, str>, RecordError> {
     if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
         return Ok(Cow::Borrowed(text));
     }
-    if let Some(text) = decode_shift_jis(bytes) {
-        return Ok(Cow::Owned(text));
-    }
-    // Never the case (the table is encoding_rs's own answers), but cheap to be sure of.
     if let Some(text) =
         encoding_rs::SHIFT_JIS.decode_without_bom_handling_and_without_replacement(bytes)
     {
@@ -41,136 +37,6 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Cow<'_, str>, RecordError> {
         line,
         "text is not valid utf-8, shift_jis or euc-jp",
     ))
-}
-
-/// Shift_JIS to UTF-8 exactly as encoding_rs decodes it (the WHATWG Shift_JIS, which is
-/// Windows' code page 932), or `None` where encoding_rs finds an error.
-///
-/// Each character's UTF-8 bytes come from a table that encoding_rs itself fills once
-/// ([`shift_jis_table`]) and are stored four bytes at a time into a buffer large enough for
-/// any input; ASCII is copied eight bytes at a time. encoding_rs spent some 19 instructions a
-/// byte on the Shift_JIS files of the archive benchmark (a tenth of reading them), most of it
-/// in its general decoder machinery rather than in its tables; `String::push` costs as much.
-pub(crate) fn decode_shift_jis(bytes: &[u8]) -> Option<String> {
-    let table = shift_jis_table();
-    // Room for most texts (a two-byte character takes three in UTF-8), grown when a text of
-    // half-width katakana (one byte, three in UTF-8) needs more; a store writes eight bytes.
-    let mut out = vec![0u8; bytes.len() * 3 / 2 + 16];
-    let (mut i, mut o) = (0, 0);
-    loop {
-        if out.len() < o + 16 {
-            out.resize(out.len() * 2, 0);
-        }
-        // ASCII: eight bytes are stored at once, and kept up to the first that is not ASCII
-        // (the stores after overwrite the rest).
-        if let Some(word) = bytes.get(i..i + 8) {
-            out[o..o + 8].copy_from_slice(word);
-            let high =
-                u64::from_le_bytes(word.try_into().expect("eight bytes")) & 0x8080_8080_8080_8080;
-            let ascii = (high.trailing_zeros() / 8) as usize;
-            i += ascii;
-            o += ascii;
-            if ascii == 8 {
-                continue;
-            }
-        } else {
-            match bytes.get(i) {
-                None => break,
-                Some(&b) if b < 0x80 => {
-                    out[o] = b;
-                    i += 1;
-                    o += 1;
-                    continue;
-                }
-                Some(_) => {}
-            }
-        }
-        let utf8 = match table.single[bytes[i] as usize] {
-            Single::Char(utf8) => {
-                i += 1;
-                utf8
-            }
-            Single::Lead(row) => {
-                let trail = *bytes.get(i + 1)?;
-                i += 2;
-                table.pairs[row as usize * 256 + trail as usize]
-            }
-        };
-        // The UTF-8 bytes, then their count, which the next store overwrites; a count of 0
-        // marks an error.
-        let len = (utf8 >> 24) as usize;
-        if len == 0 {
-            return None;
-        }
-        out[o..o + 4].copy_from_slice(&utf8.to_le_bytes());
-        o += len;
-    }
-    // UTF-8 by construction. Checked all the same, with simdutf8's vector check rather than
-    // `String::from_utf8`'s, which cost as much as the decoding (no `unsafe` to skip it).
-    simdutf8::basic::from_utf8(&out[..o])
-        .ok()
-        .map(str::to_owned)
-}
-
-/// What a byte starts in Shift_JIS.
-#[derive(Debug, Clone, Copy)]
-enum Single {
-    /// A character of one byte, packed as in [`ShiftJisTable::pairs`].
-    Char(u32),
-    /// The first byte of a two-byte character: its row in [`ShiftJisTable::pairs`].
-    Lead(u8),
-}
-
-/// Every Shift_JIS character, as encoding_rs decodes it.
-#[derive(Debug)]
-struct ShiftJisTable {
-    single: [Single; 256],
-    /// `pairs[row * 256 + trail]`: the character's UTF-8 bytes (at most three: every
-    /// character is in the Basic Multilingual Plane) in the low bytes and their count in the
-    /// high byte, or 0 where encoding_rs finds an error.
-    pairs: Vec<u32>,
-}
-
-/// The table of [`decode_shift_jis`], filled once by asking encoding_rs for every byte and
-/// every pair of bytes (some 16,000 calls, a few milliseconds), so that the decoding is
-/// encoding_rs's by construction.
-fn shift_jis_table() -> &'static ShiftJisTable {
-    static TABLE: std::sync::OnceLock<ShiftJisTable> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        let decode = |b: &[u8]| -> u32 {
-            let Some(text) =
-                encoding_rs::SHIFT_JIS.decode_without_bom_handling_and_without_replacement(b)
-            else {
-                return 0;
-            };
-            let mut chars = text.chars();
-            match (chars.next(), chars.next()) {
-                (Some(c), None) if c.len_utf8() <= 3 => {
-                    let mut utf8 = [0u8; 4];
-                    let len = c.encode_utf8(&mut utf8).len();
-                    utf8[3] = len as u8;
-                    u32::from_le_bytes(utf8)
-                }
-                // Never the case; as an error, the whole text is left to encoding_rs.
-                _ => 0,
-            }
-        };
-        let mut single = [Single::Char(0); 256];
-        let mut pairs = Vec::new();
-        for b in 0x80..=0xFFu8 {
-            let one = decode(&[b]);
-            if one != 0 {
-                single[b as usize] = Single::Char(one);
-                continue;
-            }
-            let row: Vec<u32> = (0..=255u8).map(|t| decode(&[b, t])).collect();
-            if row.iter().any(|&c| c != 0) {
-                single[b as usize] = Single::Lead((pairs.len() / 256) as u8);
-                pairs.extend(row);
-            }
-        }
-        ShiftJisTable { single, pairs }
-    })
 }
 
 /// The lines of a text with their 1-based numbers, without line terminators or a leading BOM.
@@ -352,46 +218,6 @@ pub(crate) fn trim(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn encoding_rs_sjis(b: &[u8]) -> Option<String> {
-        encoding_rs::SHIFT_JIS
-            .decode_without_bom_handling_and_without_replacement(b)
-            .map(|c| c.into_owned())
-    }
-
-    /// The table-driven Shift_JIS decoder agrees with encoding_rs on every byte, every pair
-    /// of bytes, and pairs cut short or followed by other bytes; and on long texts that grow
-    /// three times longer in UTF-8 (half-width katakana), or mix ASCII and kanji.
-    #[test]
-    fn shift_jis_decoding_is_encoding_rs_decoding() {
-        let katakana = vec![0xB1u8; 1000];
-        let mixed: Vec<u8> = (0..3000)
-            .flat_map(|i| match i % 5 {
-                0 => vec![0x95, 0xE0],
-                1 => vec![b'(', b'7'],
-                2 => vec![0xB1],
-                3 => b"   12 ".to_vec(),
-                _ => vec![0x81, 0x40],
-            })
-            .collect();
-        for input in [&katakana[..], &mixed[..]] {
-            let got = decode_shift_jis(input);
-            assert!(got.is_some());
-            assert_eq!(got, encoding_rs_sjis(input));
-        }
-        for a in 0..=255u8 {
-            assert_eq!(decode_shift_jis(&[a]), encoding_rs_sjis(&[a]), "{a:02x}");
-            for b in 0..=255u8 {
-                for input in [&[a, b][..], &[b'x', a, b, b'y'], &[a, b, b'z']] {
-                    assert_eq!(
-                        decode_shift_jis(input),
-                        encoding_rs_sjis(input),
-                        "{input:02x?}"
-                    );
-                }
-            }
-        }
-    }
 
     /// The separator search finds what a byte-by-byte search finds, at every length and place.
     #[test]
