@@ -1113,23 +1113,51 @@ pub(crate) fn resolve_ki2(pos: &Position, color: Color, w: &Written) -> Result<M
         });
     }
     let promote = w.promote == Some(true);
+    // The pieces of that kind that attack the destination, each move checked: the legal
+    // moves there, without generating every legal move of the position (which cost some
+    // 5,000 instructions a KI2 move).
     let mut cands: Vec<(Square, Move)> = pos
-        .legal_moves()
-        .iter()
-        .filter_map(|&mv| match mv {
-            Move::Normal {
+        .attackers_to(w.to, color)
+        .filter(|&from| pos.piece_at(from).is_some_and(|pc| pc.kind == w.kind))
+        .map(|from| {
+            let mv = Move::Normal {
                 from,
-                to,
-                promote: p,
-            } if to == w.to
-                && p == promote
-                && pos.piece_at(from).is_some_and(|pc| pc.kind == w.kind) =>
-            {
-                Some((from, mv))
-            }
-            _ => None,
+                to: w.to,
+                promote,
+            };
+            (from, mv)
         })
+        .filter(|&(_, mv)| pos.check_move(mv).is_ok())
         .collect();
+    debug_assert_eq!(
+        {
+            let mut c = cands.clone();
+            c.sort_by_key(|(f, _)| f.index());
+            c
+        },
+        {
+            let mut c: Vec<(Square, Move)> = pos
+                .legal_moves()
+                .iter()
+                .filter_map(|&mv| match mv {
+                    Move::Normal {
+                        from,
+                        to,
+                        promote: p,
+                    } if to == w.to
+                        && p == promote
+                        && pos.piece_at(from).is_some_and(|pc| pc.kind == w.kind) =>
+                    {
+                        Some((from, mv))
+                    }
+                    _ => None,
+                })
+                .collect();
+            c.sort_by_key(|(f, _)| f.index());
+            c
+        },
+        "the attackers' legal moves are the legal moves to the square"
+    );
     if cands.is_empty() {
         // KI2 writes 打 only when a board move could also reach the square.
         if w.promote.is_none()
