@@ -556,8 +556,8 @@ impl Game {
 /// A set of 64-bit position hashes that may answer "maybe" for a hash it does not hold but
 /// never answers "no" for one it holds: 512 bits, one for each value of a hash's top nine bits
 /// (64 bytes a game). A position whose bit is clear has not occurred before, so the repetition
-/// scan over the whole history, which was a twentieth of re-judging an archive, is skipped;
-/// at 100 plies about one ply in ten finds its bit set by another position and scans anyway.
+/// scan over the whole history, which was a twentieth of re-judging an archive, is skipped:
+/// over the shared corpus, one ply in seven finds its bit set and scans.
 #[derive(Debug, Clone, Default)]
 struct SeenFilter([u64; 8]);
 
