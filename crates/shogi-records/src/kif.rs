@@ -4,7 +4,7 @@
 //! records written by Kifu for Windows, Shogidokoro, ShogiGUI, ShogiHome, Piyo Shogi and
 //! shogi-extend, as found in the test corpus.
 
-use crate::decode::{decode, lines};
+use crate::decode::{decode, lines, trim_end, trim_start};
 use crate::error::column_of;
 use crate::replay::Replay;
 use crate::setup::Setup;
@@ -107,10 +107,12 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
     let mut variations: Vec<(usize, u64, Replay)> = Vec::new();
     // After an error in a variation: its remaining lines are not read.
     let mut skipping = false;
+    // Most files have no `#` at all: one search of the text instead of one a line.
+    let any_hash = crate::decode::find_byte(text, b'#').is_some();
 
     for (line_no, raw) in lines(text) {
-        let full = raw.trim_end();
-        let body = full.trim_start();
+        let full = trim_end(raw);
+        let body = trim_start(full);
         if body.is_empty() {
             continue;
         }
@@ -122,7 +124,7 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
         }
         if let Some(c) = body.strip_prefix('*') {
             // Keep the comment's own leading blanks; only the line's trailing ones go.
-            let c = raw.trim_start().strip_prefix('*').unwrap_or(c).trim_end();
+            let c = trim_end(trim_start(raw).strip_prefix('*').unwrap_or(c));
             match replay.as_mut() {
                 Some(r) => r.comment(c),
                 None => crate::add_comment(&mut comment, c),
@@ -134,12 +136,12 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             continue;
         }
         // A `#` after the text starts a comment (hand-written files do this).
-        let line = match crate::decode::find_byte(full, b'#') {
-            Some(i) => full[..i].trim_end(),
+        let line = match crate::decode::find_byte(full, b'#').filter(|_| any_hash) {
+            Some(i) => trim_end(&full[..i]),
             None => full,
         };
-        let lead = line.len() - line.trim_start().len();
-        let t = line.trim_start();
+        let t = trim_start(line);
+        let lead = line.len() - t.len();
         if t.is_empty() {
             continue;
         }
@@ -237,7 +239,7 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             let digits = t.bytes().take_while(|b| b.is_ascii_digit()).count();
             let number: u64 = t[..digits].parse().unwrap_or(u64::MAX);
             let rest = &t[digits..];
-            let rest_trim = rest.trim_start();
+            let rest_trim = trim_start(rest);
             if rest_trim.len() == rest.len() && !rest.is_empty() {
                 return Err(err(digits, t, "expected a blank after the move number"));
             }
@@ -286,8 +288,8 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             .map(|i| (i, '：'.len_utf8()))
             .or_else(|| t.find(':').map(|i| (i, 1)));
         if let Some((i, w)) = colon {
-            let key = t[..i].trim();
-            let value = t[i + w..].trim();
+            let key = crate::decode::trim(&t[..i]);
+            let value = crate::decode::trim(&t[i + w..]);
             match key {
                 "先手の持駒" | "下手の持駒" | "後手の持駒" | "上手の持駒" => {
                     if replay.is_some() {
@@ -486,10 +488,19 @@ fn start_replay(pre: &Preamble, line_no: u32) -> Result<Replay, RecordError> {
 }
 
 fn kanji_number(c: char) -> Option<u8> {
-    "一二三四五六七八九"
-        .chars()
-        .position(|k| k == c)
-        .map(|i| i as u8 + 1)
+    // A match, not a search of "一二三...": this runs once a KIF move.
+    Some(match c {
+        '一' => 1,
+        '二' => 2,
+        '三' => 3,
+        '四' => 4,
+        '五' => 5,
+        '六' => 6,
+        '七' => 7,
+        '八' => 8,
+        '九' => 9,
+        _ => return None,
+    })
 }
 
 fn digit(c: char) -> Option<u8> {
@@ -648,6 +659,69 @@ impl Written {
     }
 }
 
+/// [`written_move`] for a KIF move as exporters write it (`７六歩(77)`, `同　銀成(68)`,
+/// `５五角打`), read from its UTF-8 bytes at fixed places; `None` for anything else, which
+/// [`written_move`] then reads (to the same result where both answer: tested). The general
+/// reading walks the characters one at a time and cost some 250 instructions a move.
+fn kif_written_move(s: &str, same: Option<Square>) -> Option<(Written, usize)> {
+    let b = s.as_bytes();
+    let char_at = |i: usize| b.get(i..i + 3);
+    let mut i;
+    let to = if char_at(0) == Some("同".as_bytes()) {
+        i = 3;
+        if b.get(3) == Some(&b' ') {
+            i = 4;
+        } else if char_at(3) == Some("　".as_bytes()) {
+            i = 6;
+        }
+        same?
+    } else {
+        // A full-width digit (U+FF11..U+FF19) and a kanji rank.
+        let file = match char_at(0)? {
+            &[0xEF, 0xBC, d @ 0x91..=0x99] => d - 0x90,
+            _ => return None,
+        };
+        let rank = kanji_number(s.get(3..6)?.chars().next()?)?;
+        i = 6;
+        Square::new(file, rank)?
+    };
+    let kind = piece_char(s.get(i..i + 3)?.chars().next()?)?;
+    i += 3;
+    let mut w = Written::new(to, kind);
+    match char_at(i) {
+        Some(c) if c == "成".as_bytes() => {
+            w.promote = Some(true);
+            i += 3;
+        }
+        Some(c) if c == "打".as_bytes() => {
+            w.drop = true;
+            i += 3;
+        }
+        Some(c) if c == "生".as_bytes() => {
+            w.promote = Some(false);
+            i += 3;
+        }
+        Some(c) if c == "不".as_bytes() => {
+            if char_at(i + 3)? != "成".as_bytes() {
+                return None;
+            }
+            w.promote = Some(false);
+            i += 6;
+        }
+        _ => {}
+    }
+    if b.get(i) == Some(&b'(') {
+        match b.get(i + 1..i + 4)? {
+            &[f @ b'1'..=b'9', r @ b'1'..=b'9', b')'] => {
+                w.from = Some(Square::new(f - b'0', r - b'0')?);
+                i += 4;
+            }
+            _ => return None,
+        }
+    }
+    Some((w, i))
+}
+
 /// Parses the destination, piece and modifiers at the start of `s`; returns the move and the
 /// byte length read. `same` is the previous move's destination for `同`.
 fn written_move(
@@ -761,23 +835,60 @@ pub(crate) const KIF_OTHER_ENDINGS: &[&str] = &["封じ手", "不戦勝", "不�
 /// A KIF clock, `m:ss` or `h:mm:ss` (any number of `:`-separated fields, blanks around
 /// them), in milliseconds.
 fn clock_ms(s: &[u8]) -> Option<u64> {
+    // Plain integers and a flag rather than an `Option` a byte: this runs twice a move.
     let mut total = 0u64;
-    let mut field: Option<u64> = None;
+    let mut field = 0u64;
+    let mut digits = false;
     for &b in s {
-        match b {
-            b'0'..=b'9' => {
-                let f = field.unwrap_or(0);
-                field = Some(f.checked_mul(10)?.checked_add(u64::from(b - b'0'))?);
-            }
-            b':' => total = total.checked_mul(60)?.checked_add(field.take()?)?,
-            b' ' => {}
-            _ => return None,
+        if b.is_ascii_digit() {
+            field = field.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+            digits = true;
+        } else if b == b':' && digits {
+            total = total.checked_mul(60)?.checked_add(field)?;
+            field = 0;
+            digits = false;
+        } else if b != b' ' {
+            return None;
         }
     }
-    total
-        .checked_mul(60)?
-        .checked_add(field?)?
-        .checked_mul(1000)
+    if !digits {
+        return None;
+    }
+    total.checked_mul(60)?.checked_add(field)?.checked_mul(1000)
+}
+
+/// The time column as nearly every exporter writes it, ` m:ss/hh:mm:ss` or `mm:ss/hh:mm:ss`
+/// (the text between the parentheses), read at fixed places; `None` for any other shape, which
+/// the general reading ([`clock_ms`]) then reads to the same value. A time column follows
+/// nearly every move of an archive, and reading it a byte at a time cost more than the move.
+fn usual_time_column(inner: &[u8]) -> Option<MoveTime> {
+    let &[
+        m1,
+        m2,
+        b':',
+        s1,
+        s2,
+        b'/',
+        h1,
+        h2,
+        b':',
+        n1,
+        n2,
+        b':',
+        t1,
+        t2,
+    ] = inner
+    else {
+        return None;
+    };
+    let d = |b: u8| b.is_ascii_digit().then(|| u64::from(b - b'0'));
+    let m1 = if m1 == b' ' { 0 } else { d(m1)? };
+    let spent = (m1 * 10 + d(m2)?) * 60 + d(s1)? * 10 + d(s2)?;
+    let total = ((d(h1)? * 10 + d(h2)?) * 60 + d(n1)? * 10 + d(n2)?) * 60 + d(t1)? * 10 + d(t2)?;
+    Some(MoveTime {
+        spent_ms: spent * 1000,
+        total_ms: Some(total * 1000),
+    })
 }
 
 /// What may follow a KIF move: blanks, a time column `( 0:01/00:00:01)`, the `+` mark of a
@@ -787,39 +898,50 @@ fn clock_ms(s: &[u8]) -> Option<u64> {
 /// follows nearly every move of an archive, and searching it for `)` and `/` as chars cost
 /// more than the move itself.
 fn kif_trailer(s: &str) -> Result<Option<MoveTime>, (usize, &'static str)> {
-    let t = s.trim_start();
-    let mut at = s.len() - t.len();
-    let mut t = t;
+    let b = s.as_bytes();
+    let mut at = s.len() - trim_start(s).len();
     let mut time = None;
-    if let Some(rest) = t.strip_prefix('(') {
-        let close = crate::decode::find_byte(rest, b')').ok_or((at, "unclosed time column"))?;
-        let inner = &rest.as_bytes()[..close];
-        let mut slash = None;
-        for (i, &b) in inner.iter().enumerate() {
-            match b {
-                b'/' => {
-                    slash.get_or_insert(i);
-                }
-                b'0'..=b'9' | b':' | b' ' | b'.' => {}
-                _ => return Err((at, "a time column holds only digits, ':' and '/'")),
-            }
+    // The usual column, ` m:ss/hh:mm:ss` between parentheses, holds no `)`: the one after it is
+    // the first, as the search below would find.
+    let usual = b
+        .get(at + 15)
+        .filter(|&&c| b[at] == b'(' && c == b')')
+        .and_then(|_| usual_time_column(&b[at + 1..at + 15]));
+    if let Some(t) = usual {
+        time = Some(t);
+        at += 16;
+        at += s[at..].len() - trim_start(&s[at..]).len();
+    } else if b.get(at) == Some(&b'(') {
+        let open = at;
+        let inner_at = open + 1;
+        let close = memchr::memchr(b')', &b[inner_at..]).ok_or((open, "unclosed time column"))?;
+        let inner = &b[inner_at..inner_at + close];
+        if let Some(t) = usual_time_column(inner) {
+            time = Some(t);
+        } else if !inner
+            .iter()
+            .all(|&b| b.is_ascii_digit() || matches!(b, b'/' | b':' | b' ' | b'.'))
+        {
+            return Err((open, "a time column holds only digits, ':' and '/'"));
+        } else {
+            let (now, total) = match memchr::memchr(b'/', inner) {
+                Some(i) => (&inner[..i], &inner[i + 1..]),
+                None => (inner, &b""[..]),
+            };
+            time = clock_ms(now).map(|spent_ms| MoveTime {
+                spent_ms,
+                total_ms: clock_ms(total),
+            });
         }
-        let (now, total) = match slash {
-            Some(i) => (&inner[..i], &inner[i + 1..]),
-            None => (inner, &b""[..]),
-        };
-        time = clock_ms(now).map(|spent_ms| MoveTime {
-            spent_ms,
-            total_ms: clock_ms(total),
-        });
-        at += 1 + close + 1;
-        t = &rest[close + 1..];
-        let tt = t.trim_start();
-        at += t.len() - tt.len();
-        t = tt;
+        at = inner_at + close + 1;
+        at += s[at..].len() - trim_start(&s[at..]).len();
     }
-    let t = t.strip_prefix('+').map(str::trim_start).unwrap_or(t);
-    if t.is_empty() {
+    let ok = match b.get(at) {
+        None => true,
+        Some(b'+') => trim_start(&s[at + 1..]).is_empty(),
+        Some(_) => false,
+    };
+    if ok {
         Ok(time)
     } else {
         Err((at, "unexpected text after the move"))
@@ -862,11 +984,21 @@ fn kif_move(
             return Ok(());
         }
     }
-    let col = column_of(line, at);
-    r.position_for_move(line_no, col, s)?;
-    let (w, used) = written_move(s, r.last_to(), false).map_err(|(o, reason)| err(o, reason))?;
+    // The column (a count of characters) only for an error.
+    let col = || column_of(line, at);
+    if r.position().is_none() {
+        r.position_for_move(line_no, col(), s)?;
+    }
+    let same = r.last_to();
+    let (w, used) = match kif_written_move(s, same) {
+        Some(read) => read,
+        None => written_move(s, same, false).map_err(|(o, reason)| err(o, reason))?,
+    };
     let time = kif_trailer(&s[used..]).map_err(|(o, reason)| err(used + o, reason))?;
-    let pos = r.position_for_move(line_no, col, s)?;
+    let pos = match r.position() {
+        Some(pos) => pos,
+        None => r.position_for_move(line_no, col(), s)?,
+    };
     if w.drop {
         if w.from.is_some() || w.promote.is_some() {
             return Err(err(0, "a drop (打) has no origin square and no promotion"));
@@ -981,23 +1113,51 @@ pub(crate) fn resolve_ki2(pos: &Position, color: Color, w: &Written) -> Result<M
         });
     }
     let promote = w.promote == Some(true);
+    // The pieces of that kind that attack the destination, each move checked: the legal
+    // moves there, without generating every legal move of the position (which cost some
+    // 5,000 instructions a KI2 move).
     let mut cands: Vec<(Square, Move)> = pos
-        .legal_moves()
-        .iter()
-        .filter_map(|&mv| match mv {
-            Move::Normal {
+        .attackers_to(w.to, color)
+        .filter(|&from| pos.piece_at(from).is_some_and(|pc| pc.kind == w.kind))
+        .map(|from| {
+            let mv = Move::Normal {
                 from,
-                to,
-                promote: p,
-            } if to == w.to
-                && p == promote
-                && pos.piece_at(from).is_some_and(|pc| pc.kind == w.kind) =>
-            {
-                Some((from, mv))
-            }
-            _ => None,
+                to: w.to,
+                promote,
+            };
+            (from, mv)
         })
+        .filter(|&(_, mv)| pos.check_move(mv).is_ok())
         .collect();
+    debug_assert_eq!(
+        {
+            let mut c = cands.clone();
+            c.sort_by_key(|(f, _)| f.index());
+            c
+        },
+        {
+            let mut c: Vec<(Square, Move)> = pos
+                .legal_moves()
+                .iter()
+                .filter_map(|&mv| match mv {
+                    Move::Normal {
+                        from,
+                        to,
+                        promote: p,
+                    } if to == w.to
+                        && p == promote
+                        && pos.piece_at(from).is_some_and(|pc| pc.kind == w.kind) =>
+                    {
+                        Some((from, mv))
+                    }
+                    _ => None,
+                })
+                .collect();
+            c.sort_by_key(|(f, _)| f.index());
+            c
+        },
+        "the attackers' legal moves are the legal moves to the square"
+    );
     if cands.is_empty() {
         // KI2 writes 打 only when a board move could also reach the square.
         if w.promote.is_none()
@@ -1079,5 +1239,93 @@ fn ki2_ending(text: &str, side: Color) -> EndingKind {
         EndingKind::Resign
     } else {
         EndingKind::Other(text.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The general reading of a time column: split at the first `/`, each side a clock.
+    fn general(inner: &[u8]) -> Option<MoveTime> {
+        let (now, total) = match inner.iter().position(|&b| b == b'/') {
+            Some(i) => (&inner[..i], &inner[i + 1..]),
+            None => (inner, &b""[..]),
+        };
+        clock_ms(now).map(|spent_ms| MoveTime {
+            spent_ms,
+            total_ms: clock_ms(total),
+        })
+    }
+
+    /// Whenever the fixed-place reading of a KIF move answers, the general one answers the
+    /// same; it answers for the usual shapes.
+    #[test]
+    fn the_usual_kif_move_reads_as_the_general_reading() {
+        let same = Square::new(7, 6);
+        let heads = [
+            "７六", "１一", "９九", "同", "同　", "同 ", "7六", "７6", "０六", "７〇", "",
+        ];
+        let pieces = ["歩", "玉", "王", "龍", "竜", "と", "成香", "全", "x", ""];
+        let marks = ["", "成", "不成", "不", "打", "生", "右"];
+        let origins = [
+            "", "(77)", "(11)", "(99)", "(00)", "(7)", "(７７)", "(77", "(77)x", " (77)",
+        ];
+        let mut usual = 0;
+        for h in heads {
+            for p in pieces {
+                for m in marks {
+                    for o in origins {
+                        let s = format!("{h}{p}{m}{o}   ( 0:01/00:00:01)");
+                        for same in [same, None] {
+                            let general = written_move(&s, same, false);
+                            if let Some(fast) = kif_written_move(&s, same) {
+                                usual += 1;
+                                let general = general.expect("the general reading answers");
+                                assert_eq!(format!("{fast:?}"), format!("{general:?}"), "{s}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(usual > 1000, "{usual}");
+    }
+
+    /// Whenever the fixed-place reading of a time column answers, the general one answers the
+    /// same; it answers for the usual shapes.
+    #[test]
+    fn the_usual_time_column_reads_as_the_general_reading() {
+        for usual in [
+            " 0:01/00:00:01",
+            "10:59/12:34:56",
+            "00:00/00:00:00",
+            " 9:99/99:99:99",
+        ] {
+            let got = usual_time_column(usual.as_bytes());
+            assert!(got.is_some(), "{usual}");
+            assert_eq!(got, general(usual.as_bytes()), "{usual}");
+        }
+        let alphabet = b" 0159:/.x";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200_000 {
+            let mut inner = *b" 0:01/00:00:01";
+            for b in inner.iter_mut() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                if state.is_multiple_of(4) {
+                    *b = alphabet[(state >> 8) as usize % alphabet.len()];
+                }
+            }
+            if let Some(t) = usual_time_column(&inner) {
+                assert_eq!(
+                    Some(t),
+                    general(&inner),
+                    "{:?}",
+                    std::str::from_utf8(&inner)
+                );
+            }
+        }
     }
 }

@@ -144,7 +144,13 @@ pub(crate) fn add_comment(slot: &mut Option<String>, line: &str) {
             c.push('\n');
             c.push_str(line);
         }
-        None => *slot = Some(line.to_string()),
+        // Room for a short second line: many comments have several, and growing the string
+        // line by line was half the cost of keeping comments.
+        None => {
+            let mut c = String::with_capacity(line.len() + 64);
+            c.push_str(line);
+            *slot = Some(c);
+        }
     }
 }
 

@@ -65,6 +65,12 @@ impl Replay {
         self.push(mv, color, line, forced);
     }
 
+    /// The current position, if a move can be read here: [`Replay::position_for_move`]
+    /// without the error, whose column is worth computing only when there is one.
+    pub fn position(&self) -> Option<&Position> {
+        (self.ending.is_none() && self.broken.is_none()).then_some(&self.pos)
+    }
+
     /// The current position, or an error naming why a move at `line` cannot be read here
     /// (the game has ended, or an earlier move was illegal).
     pub fn position_for_move(

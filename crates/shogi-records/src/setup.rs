@@ -217,6 +217,18 @@ impl Setup {
     /// The validated position. Records start from problem positions too (詰将棋 without the
     /// attacker's king, joke problems such as 九歩), so the core's problem-position rules apply.
     pub fn to_position(&self) -> Result<Position, SfenError> {
+        // Most records start from the even-game position: it is written and parsed once, then
+        // copied (writing and parsing an SFEN cost some 8,000 instructions a record).
+        static EVEN: std::sync::OnceLock<(Setup, Result<Position, SfenError>)> =
+            std::sync::OnceLock::new();
+        let (even, position) = EVEN.get_or_init(|| {
+            let even = Setup::startpos();
+            let position = Position::from_sfen_problem(&even.to_sfen());
+            (even, position)
+        });
+        if self.board == even.board && self.hands == even.hands && self.side == even.side {
+            return position.clone();
+        }
         Position::from_sfen_problem(&self.to_sfen())
     }
 }
