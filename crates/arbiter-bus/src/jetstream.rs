@@ -81,13 +81,7 @@ impl JetStreamBus {
             .await
         {
             Ok(existing) => {
-                let found = existing.cached_info().config.clone();
-                let same = found.filter_subject == wanted.filter_subject
-                    && found.ack_wait == wanted.ack_wait
-                    && found.max_ack_pending == wanted.max_ack_pending
-                    && found.max_deliver == wanted.max_deliver
-                    && (wanted.num_replicas == 0 || found.num_replicas == wanted.num_replicas);
-                if same {
+                if differences(&existing.cached_info().config, &wanted).is_empty() {
                     return Ok(Applied::Unchanged);
                 }
                 self.stream
@@ -172,6 +166,30 @@ fn no_peers_yet(e: &jetstream::context::CreateStreamError) -> bool {
         jetstream::context::CreateStreamErrorKind::JetStream(js)
             if js.error_code() == jetstream::ErrorCode::CLUSTER_NO_PEERS
     )
+}
+
+/// The settings of durable consumer `found` that are not as `wanted`, by name.
+fn differences(found: &consumer::Config, wanted: &consumer::pull::Config) -> Vec<&'static str> {
+    [
+        (
+            "filter subject",
+            found.filter_subject == wanted.filter_subject,
+        ),
+        ("ack wait", found.ack_wait == wanted.ack_wait),
+        (
+            "max ack pending",
+            found.max_ack_pending == wanted.max_ack_pending,
+        ),
+        ("max deliver", found.max_deliver == wanted.max_deliver),
+        (
+            "replicas",
+            wanted.num_replicas == 0 || found.num_replicas == wanted.num_replicas,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, same)| !same)
+    .map(|(name, _)| name)
+    .collect()
 }
 
 /// Gets the stream `settings.name`, creating it as `settings` says when it does not exist
@@ -541,12 +559,28 @@ impl EventBus for JetStreamBus {
                 .get_or_create_consumer(&config.name, durable_config(config))
                 .await
                 .map_err(|e| err(&e))?,
-            Provision::Bind => self.stream.get_consumer(&config.name).await.map_err(|e| {
-                err(&format!(
-                    "{e}; this service only binds to its durable consumers \
-                     (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
-                ))
-            })?,
+            Provision::Bind => {
+                let consumer: consumer::PullConsumer =
+                    self.stream.get_consumer(&config.name).await.map_err(|e| {
+                        err(&format!(
+                            "{e}; this service only binds to its durable consumers \
+                             (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
+                        ))
+                    })?;
+                // Bound, not changed: settings of this service's (its ack wait, say) that the
+                // consumer does not have are said, not silently ignored.
+                let differ = differences(&consumer.cached_info().config, &durable_config(config));
+                if !differ.is_empty() {
+                    tracing::warn!(
+                        consumer = %config.name,
+                        settings = differ.join(", "),
+                        "the durable consumer is not as this service is configured, and is used \
+                         as it is (ARBITER_STREAMS=bind); `shogi-arbiter streams apply` with the \
+                         same settings changes it"
+                    );
+                }
+                consumer
+            }
         };
         let messages = consumer.messages().await.map_err(|e| err(&e))?;
         let name = config.name.clone();
