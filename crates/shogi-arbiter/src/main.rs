@@ -122,7 +122,7 @@ enum Command {
     /// embedded bus or, with `--nats-url`, on NATS. Prints the gRPC address first.
     Serve(serve::ServeArgs),
     /// Plays moves on a running arbiter over gRPC (strict mode) and prints each answer and the
-    /// verdict.
+    /// game's state, as JSON lines of schema shogi-arbiter.play.v2 (docs/cli-json.md).
     Play(play::PlayArgs),
     /// Writes games from the arbiter's bus (NATS) as records with their verdict's ending: by
     /// id, or every game finished in a time range (`--archive`) before retention removes it.

@@ -2,14 +2,16 @@
 //!
 //! A small client for a first run and for scripts: it creates a game (strict mode, so that a
 //! move that ends the game is answered with its verdict), submits each move for its ply, and
-//! prints one JSON line a move and the verdict when one comes.
+//! prints JSON lines of schema `shogi-arbiter.play.v2` (docs/cli-json.md): the game created,
+//! each move's answer, and the game's state at the end, each as the contract's message in the
+//! protobuf JSON mapping.
 
+use crate::proto_json;
 use anyhow::Context;
-use serde_json::{Value, json};
+use serde_json::json;
 use shogi_proto::v1::{
-    CreateGameRequest, GetGameRequest, IllegalKind, MoveOutcome, ResultCode, Ruleset,
-    StartPosition, SubmitMoveRequest, Verdict, move_validator_client::MoveValidatorClient,
-    start_position, verdict::Evidence,
+    CreateGameRequest, GetGameRequest, MoveOutcome, Ruleset, StartPosition, SubmitMoveRequest,
+    move_validator_client::MoveValidatorClient, start_position,
 };
 use std::process::ExitCode;
 
@@ -50,41 +52,19 @@ fn request<T>(msg: T, token: Option<&str>) -> anyhow::Result<tonic::Request<T>> 
     Ok(req)
 }
 
-fn code_name(code: i32) -> String {
-    ResultCode::try_from(code)
-        .map(|c| {
-            c.as_str_name()
-                .trim_start_matches("RESULT_CODE_")
-                .to_ascii_lowercase()
-        })
-        .unwrap_or_else(|_| code.to_string())
-}
+/// The schema of `play`'s lines.
+const SCHEMA: &str = "shogi-arbiter.play.v2";
 
-fn color_json(c: i32) -> Value {
-    match c {
-        1 => Value::from("black"),
-        2 => Value::from("white"),
-        _ => Value::Null,
-    }
-}
-
-fn verdict_json(v: &Verdict) -> Value {
-    let mut out =
-        json!({ "result": code_name(v.code), "winner": color_json(v.winner), "ply": v.ply });
-    match &v.evidence {
-        Some(Evidence::Repetition(r)) => {
-            out["occurrence_plies"] = json!(r.plies);
-            out["mutual_check"] = json!(r.mutual_check);
+/// A gRPC status code by its canonical name (`FAILED_PRECONDITION`).
+fn status_name(code: tonic::Code) -> String {
+    let mut name = String::new();
+    for (i, c) in format!("{code:?}").chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            name.push('_');
         }
-        Some(Evidence::PerpetualCheck(p)) => {
-            out["occurrence_plies"] = json!(p.plies);
-            out["checker"] = color_json(p.checker);
-            out["check_plies"] = json!(p.check_plies);
-        }
-        Some(other) => out["evidence"] = format!("{other:?}").into(),
-        None => {}
+        name.push(c.to_ascii_uppercase());
     }
-    out
+    name
 }
 
 /// Plays the moves; exits 0 when every move was accepted.
@@ -137,7 +117,7 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
     let game = created.game.context("CreateGame answered without a game")?;
     println!(
         "{}",
-        json!({ "game_id": game.game_id, "start_sfen": game.start_sfen, "rules": args.rules })
+        json!({ "schema": SCHEMA, "created": proto_json::message("shogi.v1.GameState", &game) })
     );
     let mut all_accepted = true;
     for (i, usi) in args.moves.iter().enumerate() {
@@ -158,44 +138,29 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
             Err(status) => {
                 println!(
                     "{}",
-                    json!({ "ply": ply, "usi": usi, "error": status.message(), "code": format!("{:?}", status.code()) })
+                    json!({
+                        "schema": SCHEMA,
+                        "ply": ply,
+                        "usi": usi,
+                        "error": { "code": status_name(status.code()), "message": status.message() },
+                    })
                 );
                 all_accepted = false;
                 break;
             }
         };
-        let outcome = MoveOutcome::try_from(answer.outcome)
-            .map(|o| {
-                o.as_str_name()
-                    .trim_start_matches("MOVE_OUTCOME_")
-                    .to_ascii_lowercase()
+        println!(
+            "{}",
+            json!({
+                "schema": SCHEMA,
+                "ply": ply,
+                "usi": usi,
+                "answer": proto_json::message("shogi.v1.SubmitMoveResponse", &answer),
             })
-            .unwrap_or_default();
-        let mut line = json!({
-            "ply": ply,
-            "usi": usi,
-            "outcome": outcome,
-            "gives_check": answer.gives_check,
-            "warnings": answer.warnings.len(),
-        });
-        if answer.outcome != MoveOutcome::Accepted as i32 {
-            line["kind"] = IllegalKind::try_from(answer.illegal_kind)
-                .map(|k| {
-                    k.as_str_name()
-                        .trim_start_matches("ILLEGAL_KIND_")
-                        .to_ascii_lowercase()
-                })
-                .unwrap_or_default()
-                .into();
-        }
-        if let Some(v) = &answer.verdict {
-            line["verdict"] = verdict_json(v);
-        }
-        println!("{line}");
-        if answer.outcome != MoveOutcome::Accepted as i32 {
-            all_accepted = false;
-        }
-        if answer.verdict.is_some() || answer.outcome != MoveOutcome::Accepted as i32 {
+        );
+        let accepted = answer.outcome == MoveOutcome::Accepted as i32;
+        all_accepted &= accepted;
+        if answer.verdict.is_some() || !accepted {
             break;
         }
     }
@@ -210,10 +175,9 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         .context("GetGame")?
         .into_inner();
     if let Some(g) = state.game {
-        let verdict = g.verdict.as_ref().map(verdict_json).unwrap_or(Value::Null);
         println!(
             "{}",
-            json!({ "game_id": g.game_id, "ply": g.ply, "sfen": g.sfen, "verdict": verdict })
+            json!({ "schema": SCHEMA, "game": proto_json::message("shogi.v1.GameState", &g) })
         );
     }
     Ok(if all_accepted {

@@ -25,6 +25,16 @@ static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
 
 /// `msg`, a message of type `full_name`, in the protobuf JSON mapping, without `gameId`.
 fn to_json(full_name: &str, msg: &impl prost::Message) -> Value {
+    let mut value = message(full_name, msg);
+    if let Value::Object(map) = &mut value {
+        map.remove("gameId");
+    }
+    value
+}
+
+/// `msg`, a message of type `full_name` of the `shogi.v1` contract, in the protobuf JSON
+/// mapping, every field written (`gameId` included).
+pub fn message(full_name: &str, msg: &impl prost::Message) -> Value {
     let desc = POOL
         .get_message_by_name(full_name)
         .expect("a message of the shogi.v1 contract");
@@ -33,13 +43,9 @@ fn to_json(full_name: &str, msg: &impl prost::Message) -> Value {
         .transcode_from(msg)
         .expect("a message decodes as its own type");
     let options = SerializeOptions::new().skip_default_fields(false);
-    let mut value = dynamic
+    dynamic
         .serialize_with_options(serde_json::value::Serializer, &options)
-        .expect("a message without maps of non-string keys serializes to JSON");
-    if let Value::Object(map) = &mut value {
-        map.remove("gameId");
-    }
-    value
+        .expect("a message without maps of non-string keys serializes to JSON")
 }
 
 /// A verdict as the message `shogi.v1.Verdict`: `code`, `winner`, `ply`, `ordinaryResult`,

@@ -59,18 +59,33 @@ fn a_first_game_ends_in_its_verdict() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 1 + 13 + 1, "{lines:?}");
+    assert!(
+        lines.iter().all(|l| l["schema"] == "shogi-arbiter.play.v2"),
+        "{lines:?}"
+    );
+    let game_id = &lines[0]["created"]["gameId"];
+    assert!(
+        game_id.as_str().is_some_and(|id| !id.is_empty()),
+        "{}",
+        lines[0]
+    );
     let last_move = &lines[13];
     assert_eq!(last_move["ply"], 13);
+    assert_eq!(last_move["usi"], "2h3h");
+    assert_eq!(last_move["answer"]["outcome"], "MOVE_OUTCOME_ACCEPTED");
     assert_eq!(
-        last_move["verdict"]["result"], "perpetual_check",
+        last_move["answer"]["verdict"]["code"], "RESULT_CODE_PERPETUAL_CHECK",
         "{last_move}"
     );
-    let end = lines.last().unwrap();
-    assert_eq!(end["verdict"]["result"], "perpetual_check");
-    assert_eq!(end["verdict"]["winner"], "white");
-    assert_eq!(end["verdict"]["checker"], "black");
+    let end = &lines.last().unwrap()["game"];
+    assert_eq!(&end["gameId"], game_id);
+    let verdict = &end["verdict"];
+    assert_eq!(verdict["code"], "RESULT_CODE_PERPETUAL_CHECK");
+    assert_eq!(verdict["codeName"], "perpetual_check");
+    assert_eq!(verdict["winner"], "COLOR_WHITE");
+    assert_eq!(verdict["perpetualCheck"]["checker"], "COLOR_BLACK");
     assert_eq!(
-        end["verdict"]["occurrence_plies"],
+        verdict["perpetualCheck"]["plies"],
         serde_json::json!([1, 5, 9, 13])
     );
 }
@@ -94,8 +109,12 @@ fn an_illegal_move_is_refused_with_its_kind_and_play_stops() {
     // onto 2c, which holds White's own pawn: impossible.
     let refused = lines
         .iter()
-        .find(|l| l["outcome"] == "rejected")
+        .find(|l| l["answer"]["outcome"] == "MOVE_OUTCOME_REJECTED")
         .unwrap_or_else(|| panic!("{text}"));
     assert_eq!(refused["ply"], 4);
-    assert_eq!(refused["kind"], "impossible", "{text}");
+    assert_eq!(refused["usi"], "P*2c");
+    assert_eq!(
+        refused["answer"]["illegalKind"], "ILLEGAL_KIND_IMPOSSIBLE",
+        "{text}"
+    );
 }
