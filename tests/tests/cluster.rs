@@ -122,7 +122,13 @@ async fn a_replicated_stream_keeps_its_messages_and_takes_writes_with_its_leader
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
     let games = games::at_least(GAMES);
-    let dir = tempfile::tempdir().unwrap();
+    // Kept when the test fails, so that the services' logs can be read; removed when it passes.
+    let dir = tempfile::Builder::new()
+        .prefix("arbiter-cluster-")
+        .tempdir()
+        .unwrap()
+        .keep();
+    eprintln!("services' logs in {}", dir.display());
     let cluster = Arc::new(Mutex::new(NatsCluster::start()));
     let any = cluster.lock().unwrap().url(0);
     // The stream, made R3 before the services start (they find it and leave it as it is).
@@ -139,7 +145,7 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
     );
 
     let (mut procs, validator_ports) =
-        start_services(dir.path(), &url, &["--stream-replicas", "3"], |_, i| {
+        start_services(&dir, &url, &["--stream-replicas", "3"], |_, i| {
             fixed_share(i)
         });
     let clients = Clients::new(&validator_ports, CALL_DEADLINE);
@@ -230,7 +236,7 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
     }
     for p in &mut procs {
         if !p.is_running() {
-            let log = std::fs::read_to_string(dir.path().join(format!("{}.log", p.name())));
+            let log = std::fs::read_to_string(dir.join(format!("{}.log", p.name())));
             panic!("{} exited; its log:\n{}", p.name(), log.unwrap_or_default());
         }
     }
@@ -261,4 +267,6 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
          killed after {stopped_at} games; the two nodes left were healthy again {election:?} later",
         games.len()
     );
+    drop(procs);
+    let _ = std::fs::remove_dir_all(&dir);
 }

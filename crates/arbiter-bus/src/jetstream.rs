@@ -154,6 +154,11 @@ fn durable_config(config: &DurableConfig) -> consumer::pull::Config {
     }
 }
 
+/// How long a pull request of the consumers waits for messages before a new one is sent.
+const PULL_EXPIRES: Duration = Duration::from_secs(5);
+/// The idle heartbeat of the consumers' pull requests: two missed, and the pull is sent again.
+const PULL_HEARTBEAT: Duration = Duration::from_secs(2);
+
 /// How long a stream's creation is tried again while the cluster has too few peers for its
 /// replicas.
 const PLACEMENT_WAIT: Duration = Duration::from_secs(20);
@@ -508,8 +513,8 @@ impl EventBus for JetStreamBus {
             .map_err(|e| err(&e))?;
         let messages = consumer
             .stream()
-            .expires(Duration::from_secs(5))
-            .heartbeat(Duration::from_secs(2))
+            .expires(PULL_EXPIRES)
+            .heartbeat(PULL_HEARTBEAT)
             .messages()
             .await
             .map_err(|e| err(&e))?;
@@ -582,7 +587,17 @@ impl EventBus for JetStreamBus {
                 consumer
             }
         };
-        let messages = consumer.messages().await.map_err(|e| err(&e))?;
+        // Short pulls: a pull request waiting on a server that dies is only noticed after
+        // two missed heartbeats, then pulled again from the consumer's new leader; with
+        // async-nats's defaults (30 s pulls, 15 s heartbeats) a partition could wait 30 s
+        // after a node loss.
+        let messages = consumer
+            .stream()
+            .expires(PULL_EXPIRES)
+            .heartbeat(PULL_HEARTBEAT)
+            .messages()
+            .await
+            .map_err(|e| err(&e))?;
         let name = config.name.clone();
         Ok(messages
             .map(move |m| match m {
