@@ -135,8 +135,14 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             // A bookmark (しおり), a name for the position, not a comment.
             continue;
         }
-        // A `#` after the text starts a comment (hand-written files do this).
-        let line = match crate::decode::find_byte(full, b'#').filter(|_| any_hash) {
+        // A `#` after the text starts a comment (hand-written files do this). Searched for
+        // only in a file that has one: `filter` after the search still searched every line.
+        let hash_at = if any_hash {
+            crate::decode::find_byte(full, b'#')
+        } else {
+            None
+        };
+        let line = match hash_at {
             Some(i) => trim_end(&full[..i]),
             None => full,
         };
