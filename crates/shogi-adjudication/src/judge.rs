@@ -41,7 +41,9 @@ pub fn judge(
 /// in the position the moves before it lead to, as played by the side to move there: a record
 /// reader replays every move through [`Position::check_move_as`] as it reads it
 /// (`shogi_records::RecordMove::legal`). Those moves are played without checking them a second
-/// time ([`Game::play_checked`]), which is a tenth of the cost of re-judging an archive; the
+/// time ([`Game::play_checked`]), which is a tenth of the cost of re-judging an archive, and
+/// each but the last of them tells the game that the side to move after the move before it has
+/// a legal move ([`Game::play_checked_with_reply`]), which spares the no-legal-reply test; the
 /// moves after them are checked as [`judge`] checks them. The judgement is the same as
 /// [`judge`]'s whenever the caller's claim holds (debug builds check it).
 pub fn judge_prechecked(
@@ -60,15 +62,23 @@ pub fn judge_prechecked(
         rejected: None,
         declaration: None,
     };
-    let mut moves = moves.into_iter();
+    let mut moves = moves.into_iter().peekable();
     // One allocation for the whole record instead of a growth every few plies.
     game.reserve(moves.size_hint().0);
-    for (index, mv) in moves.by_ref().enumerate() {
-        let played = if index < checked {
+    let mut index = 0;
+    while let Some(mv) = moves.next() {
+        let played = if index + 1 < checked
+            && let Some(&reply) = moves.peek()
+        {
+            // The caller found the next move legal after this one: the side to move then has
+            // a legal move, and the game need not look for one.
+            game.play_checked_with_reply(mv, reply)
+        } else if index < checked {
             game.play_checked(mv)
         } else {
             game.play(mv)
         };
+        index += 1;
         match played {
             Ok(outcome) => judgement.warnings.extend(outcome.warnings),
             Err(GameError::Illegal(illegal)) => {

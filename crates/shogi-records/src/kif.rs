@@ -135,8 +135,14 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             // A bookmark (しおり), a name for the position, not a comment.
             continue;
         }
-        // A `#` after the text starts a comment (hand-written files do this).
-        let line = match crate::decode::find_byte(full, b'#').filter(|_| any_hash) {
+        // A `#` after the text starts a comment (hand-written files do this). Searched for
+        // only in a file that has one: `filter` after the search still searched every line.
+        let hash_at = if any_hash {
+            crate::decode::find_byte(full, b'#')
+        } else {
+            None
+        };
+        let line = match hash_at {
             Some(i) => trim_end(&full[..i]),
             None => full,
         };
@@ -145,10 +151,58 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
         if t.is_empty() {
             continue;
         }
-        let col0 = column_of(line, lead);
         let err = |at: usize, token: &str, reason: &str| {
             RecordError::new(line_no, column_of(line, lead + at), token, reason)
         };
+
+        // A numbered line (a KIF move or ending) first: most lines are, and none of the
+        // tests below can match a line that starts with an ASCII digit.
+        if t.as_bytes()[0].is_ascii_digit() {
+            let digits = t.bytes().take_while(|b| b.is_ascii_digit()).count();
+            // `parse`, without its generic machinery; too large a number is u64::MAX.
+            let number = t.as_bytes()[..digits]
+                .iter()
+                .try_fold(0u64, |n, &b| {
+                    n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+                })
+                .unwrap_or(u64::MAX);
+            let rest = &t[digits..];
+            let rest_trim = trim_start(rest);
+            if rest_trim.len() == rest.len() && !rest.is_empty() {
+                return Err(err(digits, t, "expected a blank after the move number"));
+            }
+            let at = lead + digits + (rest.len() - rest_trim.len());
+            let r = match replay.as_mut() {
+                Some(r) => r,
+                None => replay.insert(start_replay(&pre, line_no)?),
+            };
+            if skipping {
+                continue;
+            }
+            // Ending lines take a number too.
+            let expected = played_before + (r.moves.len() + r.ending_lines()) as u64 + 1;
+            let result = if number != expected {
+                Err(RecordError::new(
+                    line_no,
+                    column_of(line, lead),
+                    t,
+                    format!("move number {} where {expected} was expected", &t[..digits]),
+                ))
+            } else {
+                kif_move(rest_trim, line_no, line, at, r)
+            };
+            match result {
+                Ok(()) => {}
+                // A variation that cannot be read does not lose the main line: it is reported
+                // as a header and read up to that move.
+                Err(e) if lines_done.is_some() => {
+                    headers.push(("variation_error".to_string(), e.to_string()));
+                    skipping = true;
+                }
+                Err(e) => return Err(e),
+            }
+            continue;
+        }
 
         if let Some(rest) = t.strip_prefix("変化：").or_else(|| t.strip_prefix("変化:")) {
             let digits: String = rest
@@ -234,46 +288,6 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
                 continue;
             }
             _ => {}
-        }
-        if first.is_ascii_digit() {
-            let digits = t.bytes().take_while(|b| b.is_ascii_digit()).count();
-            let number: u64 = t[..digits].parse().unwrap_or(u64::MAX);
-            let rest = &t[digits..];
-            let rest_trim = trim_start(rest);
-            if rest_trim.len() == rest.len() && !rest.is_empty() {
-                return Err(err(digits, t, "expected a blank after the move number"));
-            }
-            let at = lead + digits + (rest.len() - rest_trim.len());
-            let r = match replay.as_mut() {
-                Some(r) => r,
-                None => replay.insert(start_replay(&pre, line_no)?),
-            };
-            if skipping {
-                continue;
-            }
-            // Ending lines take a number too.
-            let expected = played_before + (r.moves.len() + r.ending_lines()) as u64 + 1;
-            let result = if number != expected {
-                Err(RecordError::new(
-                    line_no,
-                    col0,
-                    t,
-                    format!("move number {} where {expected} was expected", &t[..digits]),
-                ))
-            } else {
-                kif_move(rest_trim, line_no, line, at, r)
-            };
-            match result {
-                Ok(()) => {}
-                // A variation that cannot be read does not lose the main line: it is reported
-                // as a header and read up to that move.
-                Err(e) if lines_done.is_some() => {
-                    headers.push(("variation_error".to_string(), e.to_string()));
-                    skipping = true;
-                }
-                Err(e) => return Err(e),
-            }
-            continue;
         }
         if matches!(first, '▲' | '△' | '▽' | '▼' | '☗' | '☖') {
             let r = match replay.as_mut() {
