@@ -159,6 +159,21 @@ const PULL_EXPIRES: Duration = Duration::from_secs(5);
 /// The idle heartbeat of the consumers' pull requests: two missed, and the pull is sent again.
 const PULL_HEARTBEAT: Duration = Duration::from_secs(2);
 
+/// The messages of `consumer`, pulled in short requests: a pull request waiting on a server
+/// that dies is only noticed after two missed heartbeats, then sent again to the consumer's new
+/// leader; with async-nats's defaults (30 s pulls, 15 s heartbeats) a partition could wait
+/// 30 s after a node loss.
+async fn pull(
+    consumer: &consumer::PullConsumer,
+) -> Result<consumer::pull::Stream, consumer::StreamError> {
+    consumer
+        .stream()
+        .expires(PULL_EXPIRES)
+        .heartbeat(PULL_HEARTBEAT)
+        .messages()
+        .await
+}
+
 /// How long a stream's creation is tried again while the cluster has too few peers for its
 /// replicas.
 const PLACEMENT_WAIT: Duration = Duration::from_secs(20);
@@ -511,13 +526,7 @@ impl EventBus for JetStreamBus {
             })
             .await
             .map_err(|e| err(&e))?;
-        let messages = consumer
-            .stream()
-            .expires(PULL_EXPIRES)
-            .heartbeat(PULL_HEARTBEAT)
-            .messages()
-            .await
-            .map_err(|e| err(&e))?;
+        let messages = pull(&consumer).await.map_err(|e| err(&e))?;
         // A service that only binds holds no right to delete consumers (deploy/nats/auth.conf:
         // a name prefix cannot be allowed, so the right would reach the workers' durable
         // consumers too); its followers go after the inactive threshold instead.
@@ -587,17 +596,7 @@ impl EventBus for JetStreamBus {
                 consumer
             }
         };
-        // Short pulls: a pull request waiting on a server that dies is only noticed after
-        // two missed heartbeats, then pulled again from the consumer's new leader; with
-        // async-nats's defaults (30 s pulls, 15 s heartbeats) a partition could wait 30 s
-        // after a node loss.
-        let messages = consumer
-            .stream()
-            .expires(PULL_EXPIRES)
-            .heartbeat(PULL_HEARTBEAT)
-            .messages()
-            .await
-            .map_err(|e| err(&e))?;
+        let messages = pull(&consumer).await.map_err(|e| err(&e))?;
         let name = config.name.clone();
         Ok(messages
             .map(move |m| match m {

@@ -3,23 +3,11 @@
 //! instead of ignoring them silently; against a real nats-server.
 
 use arbiter_bus::{DurableConfig, EventBus, JetStreamBus, NatsOptions, Provision, StreamSettings};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::Logs;
 use test_support::NatsServer;
 
-/// What is logged at `warn` on this thread while the guard lives (a current-thread runtime).
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+mod support;
 
 fn durable(ack_wait: Duration) -> DurableConfig {
     DurableConfig {
@@ -49,14 +37,7 @@ async fn a_bound_consumer_is_used_as_it_is_and_its_differences_are_said() {
     let worker = JetStreamBus::connect(&options, "worker", &stream)
         .await
         .unwrap();
-    let logs = Logs::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let guard = tracing::subscriber::set_default(subscriber);
+    let (logs, guard) = Logs::capture();
     // The same settings: bound without a word.
     drop(
         worker
@@ -64,7 +45,7 @@ async fn a_bound_consumer_is_used_as_it_is_and_its_differences_are_said() {
             .await
             .unwrap(),
     );
-    assert_eq!(String::from_utf8_lossy(&logs.0.lock().unwrap()), "");
+    assert_eq!(logs.text(), "");
     // Another ack wait: bound all the same, and said.
     drop(
         worker
@@ -73,7 +54,7 @@ async fn a_bound_consumer_is_used_as_it_is_and_its_differences_are_said() {
             .unwrap(),
     );
     drop(guard);
-    let text = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    let text = logs.text();
     assert!(text.contains("watcher-p3"), "{text}");
     assert!(text.contains("ack wait"), "{text}");
     assert!(text.contains("streams apply"), "{text}");

@@ -11,53 +11,18 @@ use arbiter_bus::{
     BusError, EventBus, JetStreamBus, NatsOptions, Outgoing, Published, Refusal, StreamSettings,
     refused_connections,
 };
-use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use support::Logs;
 use test_support::{NatsServer, TestPki};
+
+mod support;
 
 /// A refusal must come back well within this: no retry loop, no request timeout.
 const FAST: Duration = Duration::from_secs(5);
 
 /// The refusal counters are per process: the tests that read them take turns.
 static COUNTERS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// The `warn` lines logged on this thread while the guard lives (the tests run on a
-/// current-thread runtime, so the bus's code logs on the test's thread). `waiting` is notified
-/// when the bus logs that it waits for a server.
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>, Arc<tokio::sync::Notify>);
-
-impl Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        if String::from_utf8_lossy(buf).contains("waiting for a server") {
-            self.1.notify_one();
-        }
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Logs {
-    fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
-        let logs = Logs::default();
-        let writer = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::WARN)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
-        (logs, tracing::subscriber::set_default(subscriber))
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
 
 fn stream() -> StreamSettings {
     StreamSettings::new("SECURITY", "shogi.game.>")
@@ -262,7 +227,7 @@ async fn refused_after_waiting(
     // Nothing listens yet: the first attempt fails, and the bus says it waits for a server.
     tokio::select! {
         result = &mut connect => panic!("connected to nothing: {:?}", result.map(|_| ())),
-        () = logs.1.notified() => {}
+        () = logs.logged("waiting for a server") => {}
     }
     let before = refused_connections(reason);
     // The server comes up; this thread blocks meanwhile, so the client's next attempt waits
