@@ -255,6 +255,18 @@ impl Drop for Proc {
     }
 }
 
+/// The first line `out` gives, read on a thread of its own, so that the caller can wait for it
+/// with a deadline (`recv_timeout`); empty when `out` ends first.
+pub fn first_line(out: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(out).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    rx
+}
+
 /// Starts `shogi-arbiter serve` on a free loopback port with `extra` flags; the process and the
 /// address it serves on (its first line of output, read within 20 s).
 ///
@@ -271,15 +283,8 @@ pub fn serve(extra: &[&str]) -> (std::process::Child, String) {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("start shogi-arbiter serve");
-    // The first line is the address: read it on a thread, with a deadline.
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let addr = rx
+    // The first line is the address.
+    let addr = first_line(child.stdout.take().expect("piped"))
         .recv_timeout(Duration::from_secs(20))
         .expect("the address line");
     let addr = addr.trim().to_owned();

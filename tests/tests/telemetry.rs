@@ -2,7 +2,7 @@
 //! metrics reach an OTLP collector (a fake one on loopback, the real gRPC services), in the
 //! caller's trace, and flushed by the shutdown; the log lines are JSON naming the game.
 
-use arbiter_tests::bin;
+use arbiter_tests::{bin, first_line};
 use opentelemetry_proto::tonic::collector::metrics::v1::{
     ExportMetricsServiceRequest, ExportMetricsServiceResponse,
     metrics_service_server::{MetricsService, MetricsServiceServer},
@@ -97,13 +97,7 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start shogi-arbiter serve");
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
+    let rx = first_line(child.stdout.take().expect("piped"));
     let stderr = child.stderr.take().expect("piped");
     let (line_tx, line_rx) = std::sync::mpsc::channel();
     let log = std::thread::spawn(move || {

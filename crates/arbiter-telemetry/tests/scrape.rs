@@ -6,26 +6,13 @@
 use arbiter_telemetry::{Builder, Config, LogFormat, metrics, propagation};
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
-
-#[derive(Clone)]
-struct LogBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogBuffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use test_support::LogBuffer;
 
 struct Installed {
     guard: arbiter_telemetry::Guard,
-    log: Arc<Mutex<Vec<u8>>>,
+    log: LogBuffer,
     _runtime: tokio::runtime::Runtime,
 }
 
@@ -39,11 +26,11 @@ fn installed() -> &'static Installed {
             .enable_all()
             .build()
             .unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
+        let log = LogBuffer::default();
         let mut config = Config::new("scrape-test");
         config.log_format = LogFormat::Json;
         config.metrics_addr = Some("127.0.0.1:0".parse().unwrap());
-        let buffer = LogBuffer(log.clone());
+        let buffer = log.clone();
         let guard = runtime.block_on(async {
             Builder::new(config)
                 .log_writer(move || buffer.clone())
@@ -343,8 +330,7 @@ fn json_lines_name_the_callers_trace_without_the_opentelemetry_layer() {
         async { tracing::info!("inside the caller's trace") },
     ));
     tracing::info!("outside any trace");
-    let log = installed.log.lock().unwrap().clone();
-    let lines: Vec<serde_json::Value> = String::from_utf8(log)
+    let lines: Vec<serde_json::Value> = String::from_utf8(installed.log.bytes())
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))

@@ -133,28 +133,19 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
                 token,
             )?)
             .await;
-        let (line, answer) = match answer {
-            Ok(a) => {
-                let a = a.into_inner();
-                let json = proto_json::message("shogi.v1.SubmitMoveResponse", &a);
-                (("answer", json), Some(a))
+        let mut line = json!({ "schema": SCHEMA, "ply": ply, "usi": usi });
+        let answer = match answer {
+            Ok(a) => a.into_inner(),
+            Err(status) => {
+                line["error"] =
+                    json!({ "code": status_name(status.code()), "message": status.message() });
+                println!("{line}");
+                all_accepted = false;
+                break;
             }
-            Err(status) => (
-                (
-                    "error",
-                    json!({ "code": status_name(status.code()), "message": status.message() }),
-                ),
-                None,
-            ),
         };
-        println!(
-            "{}",
-            json!({ "schema": SCHEMA, "ply": ply, "usi": usi, line.0: line.1 })
-        );
-        let Some(answer) = answer else {
-            all_accepted = false;
-            break;
-        };
+        line["answer"] = proto_json::message("shogi.v1.SubmitMoveResponse", &answer);
+        println!("{line}");
         let accepted = answer.outcome == MoveOutcome::Accepted as i32;
         all_accepted &= accepted;
         if answer.verdict.is_some() || !accepted {

@@ -73,6 +73,40 @@ const READY_DEADLINE: Duration = Duration::from_secs(30);
 /// The log line nats-server writes once it has bound its client port.
 const LISTENING: &str = "Listening for client connections on ";
 
+/// An in-memory log destination the code under test writes into (a `tracing` writer's
+/// `MakeWriter` can clone it) and the test reads.
+#[derive(Debug, Clone, Default)]
+pub struct LogBuffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl LogBuffer {
+    /// The bytes written so far.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// What was written so far, as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes()).into_owned()
+    }
+}
+
 /// The log line nats-server writes once it accepts clients, JetStream included.
 const READY: &str = "Server is ready";
 

@@ -4,18 +4,19 @@
 #![allow(dead_code)]
 
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use test_support::LogBuffer;
 
 /// The `warn` lines logged on this thread while the guard of [`Logs::capture`] lives (the tests
 /// run on a current-thread runtime, so the bus's code logs on the test's thread).
 #[derive(Clone, Default)]
-pub struct Logs(Arc<Mutex<Vec<u8>>>, Arc<tokio::sync::Notify>);
+pub struct Logs(LogBuffer, Arc<tokio::sync::Notify>);
 
 impl Write for Logs {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
+        let written = self.0.write(buf)?;
         self.1.notify_waiters();
-        Ok(buf.len())
+        Ok(written)
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
@@ -37,7 +38,7 @@ impl Logs {
 
     /// What was logged so far.
     pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+        self.0.text()
     }
 
     /// Waits until the logs say `needle`.

@@ -7,8 +7,9 @@ use arbiter_bus::{Bus, MemoryBus};
 use opentelemetry_sdk::metrics::InMemoryMetricExporter;
 use opentelemetry_sdk::trace::InMemorySpanExporter;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use test_support::LogBuffer;
 use tonic::transport::Channel;
 
 /// How long anything may take to show up.
@@ -19,28 +20,14 @@ pub struct Telemetry {
     pub spans: InMemorySpanExporter,
     pub metrics: InMemoryMetricExporter,
     pub guard: arbiter_telemetry::Guard,
-    log: Arc<Mutex<Vec<u8>>>,
-}
-
-#[derive(Clone)]
-struct LogBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogBuffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+    log: LogBuffer,
 }
 
 impl Telemetry {
     /// The JSON log lines written so far.
     pub fn log_lines(&self) -> Vec<serde_json::Value> {
-        let log = self.log.lock().unwrap();
-        String::from_utf8_lossy(&log)
+        self.log
+            .text()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
             .collect()
@@ -54,10 +41,10 @@ pub fn telemetry() -> &'static Telemetry {
     TELEMETRY.get_or_init(|| {
         let spans = InMemorySpanExporter::default();
         let metrics = InMemoryMetricExporter::default();
-        let log = Arc::new(Mutex::new(Vec::new()));
+        let log = LogBuffer::default();
         let mut config = arbiter_telemetry::Config::new("telemetry-test");
         config.log_format = arbiter_telemetry::LogFormat::Json;
-        let buffer = LogBuffer(log.clone());
+        let buffer = log.clone();
         let guard = arbiter_telemetry::Builder::new(config)
             .span_exporter(spans.clone())
             .metric_exporter(metrics.clone())
