@@ -64,6 +64,9 @@ echo "clients: generating the Python and TypeScript code from proto/"
 "$py/generate.sh"
 (cd "$ts" && buf generate && npx --no-install tsc -p .)
 
+echo "clients: the verdict listener's unit tests"
+(cd "$py" && "$python" -m unittest --quiet test_verdict_listener)
+
 run_clients() {
   echo "clients: python play_game.py"
   "$python" "$py/play_game.py" --addr "$addr"

@@ -32,7 +32,6 @@ import sys
 from collections import Counter
 
 import nats
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen"))
@@ -67,6 +66,20 @@ def record(db, verdict):
     return cursor.rowcount == 1
 
 
+async def fetch(sub, batch=64, timeout=1):
+    """The next verdicts, or none when none came within `timeout` seconds.
+
+    nats-py signals "nothing came" in two ways: its own `nats.errors.TimeoutError`, and, from
+    one path of `fetch` (nats-py 2.16's `_fetch_n`, when the server's answer to the no-wait
+    probe used up the timeout, as happens on a busy machine), a bare `asyncio.TimeoutError`.
+    The first is a subclass of the second, so catching `asyncio.TimeoutError` takes both.
+    """
+    try:
+        return await sub.fetch(batch=batch, timeout=timeout)
+    except asyncio.TimeoutError:
+        return []
+
+
 async def listen(args):
     db = open_db(args.db)
     nc = await nats.connect(args.nats_url, name="verdict-listener")
@@ -89,10 +102,7 @@ async def listen(args):
     idle_since = loop.time()
     try:
         while True:
-            try:
-                messages = await sub.fetch(batch=64, timeout=1)
-            except NatsTimeout:
-                messages = []
+            messages = await fetch(sub)
             for msg in messages:
                 kind = (msg.headers or {}).get(TYPE_HEADER)
                 if kind != "shogi.v1.Verdict":

@@ -36,14 +36,42 @@ impl Nats {
         n
     }
 
+    /// The server's process id.
+    ///
+    /// # Panics
+    ///
+    /// When the server was killed and not started again.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("nats-server running").id()
+    }
+
     /// The client URL.
     pub fn url(&self) -> String {
         format!("nats://127.0.0.1:{}", self.port)
     }
 
-    /// `kill -STOP`: the server stops answering, its connections stay open.
+    /// `kill -STOP`: the server stops answering, its connections stay open. Returns once every
+    /// thread of the server is stopped.
+    ///
+    /// `kill` returning is not enough: Linux wakes one thread of a multi-threaded process to
+    /// start a group stop, and the others run on until that thread is scheduled. On busy cores
+    /// that took tens of milliseconds, in which the "paused" server stored and acknowledged a
+    /// write (the process was still in state `R` after `kill` had returned).
+    ///
+    /// # Panics
+    ///
+    /// When the server is not stopped within 30 seconds.
     pub fn pause(&self) {
         self.signal("-STOP");
+        let pid = self.pid();
+        let deadline = std::time::Instant::now() + NATS_READY;
+        while !all_threads_stopped(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "nats-server {pid} not stopped within {NATS_READY:?} of SIGSTOP"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// `kill -CONT` after [`Nats::pause`].
@@ -128,8 +156,66 @@ impl Nats {
     }
 }
 
+/// Whether every thread of process `pid` is stopped (state `T`, from `/proc/<pid>/task`).
+pub fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().all(|task| {
+        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+            // The state follows the command name in parentheses, which may hold spaces.
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                == Some("T")
+        })
+    })
+}
+
 impl Drop for Nats {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// With every core busy (two spinning threads a core, as `tools/busy.sh` makes), a paused
+    /// server is stopped when `pause` returns, every time: the log_integrity test's paused
+    /// server acknowledged a write when it was not (issue 18).
+    #[test]
+    fn a_paused_server_is_stopped_when_pause_returns_on_busy_cores() {
+        let dir = tempfile::tempdir().unwrap();
+        let nats = Nats::start(&dir.path().join("store"));
+        let stop = Arc::new(AtomicBool::new(false));
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        let spinners: Vec<_> = (0..2 * cores)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        let mut running_after_pause = 0;
+        for _ in 0..20 {
+            nats.pause();
+            if !all_threads_stopped(nats.pid()) {
+                running_after_pause += 1;
+            }
+            nats.resume();
+        }
+        stop.store(true, Ordering::Relaxed);
+        for s in spinners {
+            s.join().unwrap();
+        }
+        assert_eq!(running_after_pause, 0, "pauses that returned before the server stopped");
+        // And it answers again once resumed.
+        std::net::TcpStream::connect(("127.0.0.1", nats.port)).expect("resumed server accepts");
     }
 }
