@@ -7,7 +7,6 @@
 //! what to run; nothing is skipped.
 
 use std::io::{BufRead as _, BufReader};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -15,7 +14,7 @@ use std::time::Duration;
 pub mod games;
 pub mod play;
 
-pub use test_support::Nats;
+pub use test_support::{Nats, free_port};
 
 /// The path of the workspace binary `name`, built by cargo next to this test.
 ///
@@ -129,14 +128,6 @@ pub async fn terminate(child: &mut Child, deadline: Duration) -> std::process::E
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-}
-
-/// A free loopback port (bound, read, released).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 /// A spawned process, killed (SIGKILL) on drop.

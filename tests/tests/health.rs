@@ -10,20 +10,24 @@ use tonic_health::pb::{
 const DEADLINE: Duration = Duration::from_secs(20);
 
 async fn serving(port: u16, service: &str) -> bool {
-    let Ok(channel) = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+    status(port, service).await == Some(ServingStatus::Serving)
+}
+
+/// What the health server on `port` says of `service`; `None` when it does not answer.
+async fn status(port: u16, service: &str) -> Option<ServingStatus> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
         .expect("an endpoint")
         .connect()
         .await
-    else {
-        return false;
-    };
+        .ok()?;
     let mut client = HealthClient::new(channel);
-    client
+    let answer = client
         .check(HealthCheckRequest {
             service: service.to_owned(),
         })
         .await
-        .is_ok_and(|r| r.into_inner().status == ServingStatus::Serving as i32)
+        .ok()?;
+    ServingStatus::try_from(answer.into_inner().status).ok()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -48,6 +52,76 @@ async fn watcher_and_judge_report_health_and_stop_on_sigterm() {
         while !serving(port, name).await {
             assert!(tokio::time::Instant::now() < deadline, "{name} not SERVING");
             tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let status = tokio::task::block_in_place(|| p.terminate(DEADLINE));
+        assert!(status.is_some_and(|s| s.success()), "{name}: {status:?}");
+    }
+}
+
+/// A service (the two workers and the validator) started while JetStream does not answer (a
+/// nats-server without it: every API request goes unanswered) waits, its health served and
+/// NOT_SERVING, saying so in its log; once JetStream answers, it sets its streams up and
+/// serves. Before (issue 18), both watchers
+/// of the cluster test exited at start on "jetstream request timed out", and health was not
+/// served until the streams were set up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_started_before_jetstream_answers_waits_not_serving_then_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut nats = Nats::start_without_jetstream(&dir.path().join("store"));
+    let mut workers = Vec::new();
+    // The validator answers health on its service port, by its service's name.
+    for (name, service, flag) in [
+        (
+            "repetition-watcher",
+            "repetition-watcher",
+            "--health-listen",
+        ),
+        ("impasse-judge", "impasse-judge", "--health-listen"),
+        ("move-validator", move_validator::SERVICE_NAME, "--listen"),
+    ] {
+        let port = free_port();
+        let log = dir.path().join(format!("{name}.log"));
+        let args = vec![
+            "--nats-url".to_owned(),
+            nats.url(),
+            flag.to_owned(),
+            format!("127.0.0.1:{port}"),
+        ];
+        let p = Proc::start_with_env(name, &bin(name), &args, &log, &[("RUST_LOG", "info")]);
+        workers.push((service, port, log, p));
+    }
+    for (name, port, log, p) in &mut workers {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        loop {
+            let said = std::fs::read_to_string(&*log)
+                .unwrap_or_default()
+                .contains("JetStream cannot set the stream up yet");
+            if said && status(*port, name).await == Some(ServingStatus::NotServing) {
+                break;
+            }
+            assert!(
+                p.is_running(),
+                "{name} exited while JetStream did not answer:\n{}",
+                std::fs::read_to_string(&*log).unwrap_or_default()
+            );
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{name}: not waiting NOT_SERVING within {DEADLINE:?}:\n{}",
+                std::fs::read_to_string(&*log).unwrap_or_default()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    tokio::task::block_in_place(|| nats.enable_jetstream());
+    for (name, port, log, p) in &mut workers {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        while !serving(*port, name).await {
+            assert!(
+                p.is_running() && tokio::time::Instant::now() < deadline,
+                "{name} not SERVING within {DEADLINE:?} of JetStream answering:\n{}",
+                std::fs::read_to_string(&*log).unwrap_or_default()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let status = tokio::task::block_in_place(|| p.terminate(DEADLINE));
         assert!(status.is_some_and(|s| s.success()), "{name}: {status:?}");

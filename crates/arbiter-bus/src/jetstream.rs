@@ -174,18 +174,98 @@ async fn pull(
         .await
 }
 
-/// How long a stream's creation is tried again while the cluster has too few peers for its
-/// replicas.
-const PLACEMENT_WAIT: Duration = Duration::from_secs(20);
+/// The wait before a stream's set-up is tried again after a transient refusal; it doubles up
+/// to [`MAX_SETUP_BACKOFF`].
+const FIRST_SETUP_BACKOFF: Duration = Duration::from_millis(250);
 
-/// Whether a stream's creation failed only because the cluster does not count enough peers for
-/// its replicas yet.
-fn no_peers_yet(e: &jetstream::context::CreateStreamError) -> bool {
-    matches!(
-        e.kind(),
-        jetstream::context::CreateStreamErrorKind::JetStream(js)
-            if js.error_code() == jetstream::ErrorCode::CLUSTER_NO_PEERS
-    )
+/// The longest wait between two tries of a stream's set-up.
+const MAX_SETUP_BACKOFF: Duration = Duration::from_secs(5);
+
+/// Whether a JetStream API error says "not now" rather than "no": the request timed out or had
+/// no responder (a just-started or busy server, a cluster still electing its meta leader), or
+/// the cluster cannot place or serve the stream yet (too few peers for its replicas, no leader,
+/// a peer joining). Such an answer changes by itself within seconds, so a service waits it out
+/// instead of exiting (issue 18: both watchers of the cluster test exited at start on "stream
+/// SHOGI_LEASES: jetstream request timed out").
+fn transient_code(code: jetstream::ErrorCode) -> bool {
+    use jetstream::ErrorCode as C;
+    [
+        C::CLUSTER_NO_PEERS,
+        C::CLUSTER_NOT_AVAILABLE,
+        C::CLUSTER_INCOMPLETE,
+        C::CLUSTER_NOT_ACTIVE,
+        C::CLUSTER_NOT_ASSIGNED,
+        C::CLUSTER_NOT_LEADER,
+        C::CLUSTER_SERVER_MEMBER_CHANGE_INFLIGHT,
+    ]
+    .contains(&code)
+}
+
+fn transient_create(e: &jetstream::context::CreateStreamError) -> bool {
+    use jetstream::context::CreateStreamErrorKind as K;
+    match e.kind() {
+        K::TimedOut | K::JetStreamUnavailable | K::Response => true,
+        K::JetStream(js) => transient_code(js.error_code()),
+        _ => false,
+    }
+}
+
+fn transient_get(e: &jetstream::context::GetStreamError) -> bool {
+    use jetstream::context::GetStreamErrorKind as K;
+    match e.kind() {
+        K::Request => true,
+        K::JetStream(js) => transient_code(js.error_code()),
+        _ => false,
+    }
+}
+
+/// One try of a stream's set-up: done, or refused for now with the reason.
+enum Try<T> {
+    Done(T),
+    Again(String),
+}
+
+/// Runs `attempt` until it is done or fails for good, waiting between tries with a backoff of up
+/// to [`MAX_SETUP_BACKOFF`], as long as it takes (as [`NatsOptions::connect`] waits for a
+/// server). The first transient refusal is logged at WARN, then every tenth; a service whose
+/// JetStream never answers keeps saying so, and its health stays NOT_SERVING.
+async fn until_done<T, F, Fut>(stream: &str, mut attempt: F) -> Result<T, BusError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Try<T>, BusError>>,
+{
+    let started = std::time::Instant::now();
+    let mut backoff = FIRST_SETUP_BACKOFF;
+    for tries in 1u64.. {
+        let reason = match attempt().await? {
+            Try::Done(done) => {
+                if tries > 1 {
+                    tracing::info!(stream, tries, waited = ?started.elapsed(), "stream set up");
+                }
+                return Ok(done);
+            }
+            Try::Again(reason) => reason,
+        };
+        if tries % 10 == 1 {
+            tracing::warn!(
+                stream,
+                tries,
+                waited = ?started.elapsed(),
+                error = reason,
+                "JetStream cannot set the stream up yet; trying again"
+            );
+        } else {
+            tracing::debug!(
+                stream,
+                tries,
+                error = reason,
+                "stream set-up refused for now"
+            );
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_SETUP_BACKOFF);
+    }
+    unreachable!("u64 tries run out")
 }
 
 /// The settings of durable consumer `found` that are not as `wanted`, by name.
@@ -235,37 +315,22 @@ async fn open_stream(
         ..Default::default()
     };
     let republish = config.republish.clone();
-    let placement_deadline = std::time::Instant::now() + PLACEMENT_WAIT;
-    let stream = loop {
+    let stream = until_done(stream_name, || async {
         match js.get_or_create_stream(config.clone()).await {
-            Ok(stream) => break stream,
-            // A NATS cluster that has just formed, or just got a node back, may not yet count
-            // enough peers for the replicas ("no suitable peers for placement"): its servers
-            // learn of each other within seconds, so the creation is tried again.
-            Err(e) if no_peers_yet(&e) && std::time::Instant::now() < placement_deadline => {
-                tracing::info!(
-                    stream = stream_name,
-                    replicas = settings.replicas,
-                    "not enough JetStream peers for the stream's replicas yet; trying again"
-                );
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
+            Ok(stream) => Ok(Try::Done(stream)),
+            Err(e) if transient_create(&e) => Ok(Try::Again(e.to_string())),
             // Two instances starting together can both find no stream and both create it;
             // the server refuses the second, and the stream is there to take.
-            Err(create) => {
-                let waited = if no_peers_yet(&create) {
-                    format!(" (after {PLACEMENT_WAIT:?} of tries)")
-                } else {
-                    String::new()
-                };
-                break js.get_stream(stream_name).await.map_err(|get| {
-                    BusError::Connect(format!(
-                        "stream {stream_name}: {create}{waited}; then: {get}"
-                    ))
-                })?;
-            }
+            Err(create) => match js.get_stream(stream_name).await {
+                Ok(stream) => Ok(Try::Done(stream)),
+                Err(get) if transient_get(&get) => Ok(Try::Again(get.to_string())),
+                Err(get) => Err(BusError::Connect(format!(
+                    "stream {stream_name}: {create}; then: {get}"
+                ))),
+            },
         }
-    };
+    })
+    .await?;
     // A stream made before the republish was part of the contract gets it: it only adds a
     // core subject, and every instance asks for the same one.
     let mut stream = stream;
@@ -330,12 +395,17 @@ async fn bind_stream(
     settings: &StreamSettings,
 ) -> Result<stream::Stream, BusError> {
     let name = settings.name.as_str();
-    let stream = js.get_stream(name).await.map_err(|e| {
-        BusError::Connect(format!(
-            "stream {name}: {e}; this service only binds to its streams (ARBITER_STREAMS=bind): \
-             create them with `shogi-arbiter streams apply`"
-        ))
-    })?;
+    let stream = until_done(name, || async {
+        match js.get_stream(name).await {
+            Ok(stream) => Ok(Try::Done(stream)),
+            Err(e) if transient_get(&e) => Ok(Try::Again(e.to_string())),
+            Err(e) => Err(BusError::Connect(format!(
+                "stream {name}: {e}; this service only binds to its streams \
+                 (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
+            ))),
+        }
+    })
+    .await?;
     let found = &stream.cached_info().config;
     let republish = republish_of(settings);
     if republish.is_some() && found.republish != republish {

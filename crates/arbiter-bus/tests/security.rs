@@ -216,10 +216,7 @@ async fn refused_after_waiting(
     reason: Refusal,
 ) {
     let (logs, _guard) = Logs::capture();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port();
+    let port = test_support::free_port();
     let options = client(format!("nats://127.0.0.1:{port}"));
     let settings = stream();
     let connect = JetStreamBus::connect(&options, "security-test", &settings);

@@ -4,7 +4,7 @@
 //! [`Settings`].
 
 use crate::lease::{self, LeaseConfig};
-use crate::pipeline::{Role, ServiceConfig, WorkerConfig, run_service};
+use crate::pipeline::{Role, ServiceConfig, WorkerConfig, run_service_connecting};
 use anyhow::Context as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -60,29 +60,28 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     lease::check(&holder, lease_ttl).context("invalid configuration")?;
     let nats = s.nats.options(&s.nats_url);
     nats.validate().context("invalid configuration")?;
-    let mut config = ServiceConfig {
+    let config = ServiceConfig {
         worker,
         leases: None,
         health: Some(s.health_listen),
         grace_period: Duration::from_secs(s.grace_secs),
     };
     let shutdown = arbiter_runtime::shutdown_signal()?;
-    // The games' stream, then the side streams once, keeping the lease stream's bus.
+    // The games' stream, then the side streams once, keeping the lease stream's bus; health is
+    // served NOT_SERVING meanwhile, however long JetStream takes to answer.
     let games = arbiter_runtime::streams::games(&s.stream, s.stream_replicas.into());
-    let bus = arbiter_bus::JetStreamBus::connect(&nats, role.name(), &games)
-        .await
-        .context("connect to NATS")?;
-    let lease_bus = lease::side_streams(&bus, s.stream_replicas.into())
-        .await
-        .context("create the side streams")?;
-    if s.leases {
-        config.leases = Some(LeaseConfig {
+    let (leases, replicas) = (s.leases, s.stream_replicas.into());
+    let connect = async move {
+        let bus = arbiter_bus::JetStreamBus::connect(&nats, role.name(), &games).await?;
+        let lease_bus = lease::side_streams(&bus, replicas).await?;
+        let leases = leases.then(|| LeaseConfig {
             bus: lease_bus,
             holder,
             ttl: lease_ttl,
         });
-    }
-    run_service(Arc::new(bus), config, shutdown)
+        Ok((Arc::new(bus) as arbiter_bus::Bus, leases))
+    };
+    run_service_connecting(connect, config, shutdown)
         .await
         .with_context(|| format!("{} failed", role.name()))
 }

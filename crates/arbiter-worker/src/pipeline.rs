@@ -808,6 +808,19 @@ pub async fn run_service(
     config: ServiceConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
+    let leases = config.leases.clone();
+    run_service_connecting(async { Ok((bus, leases)) }, config, shutdown).await
+}
+
+/// [`run_service`] over the bus that `connect` sets up (and the leases over it, replacing
+/// `config.leases`): health is served first, NOT_SERVING until `connect` is done and the
+/// worker consumes, so that a slow JetStream at start leaves the service waiting (and saying
+/// so) rather than unreachable or dead. A shutdown while connecting ends it at once.
+pub async fn run_service_connecting(
+    connect: impl Future<Output = Result<(Bus, Option<LeaseConfig>), Error>> + Send,
+    mut config: ServiceConfig,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error> {
     use arbiter_runtime::grpc::{self, Health};
     config.worker.validate()?;
     if let Some(leases) = &config.leases {
@@ -817,7 +830,6 @@ pub async fn run_service(
     let (health, health_service) = Health::new(&[role.name()]).await;
     let stats = Arc::new(Stats::default());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let follower = tokio::spawn(follow_readiness(health.clone(), bus.clone(), stats.clone()));
     let (stop_health, health_stopped) = tokio::sync::oneshot::channel::<()>();
     let health_task = match config.health {
         Some(addr) => {
@@ -847,10 +859,26 @@ pub async fn run_service(
         }
         None => None,
     };
+    tokio::pin!(shutdown);
+    let connected = tokio::select! {
+        () = &mut shutdown => None,
+        connected = connect => Some(connected),
+    };
+    let Some(connected) = connected else {
+        tracing::info!(role = role.name(), "shut down while connecting");
+        stop_health_server(stop_health, health_task).await;
+        return Ok(());
+    };
+    let (bus, leases) = connected?;
+    if let Some(leases) = &leases {
+        leases.validate()?;
+    }
+    config.leases = leases;
+    let follower = tokio::spawn(follow_readiness(health.clone(), bus.clone(), stats.clone()));
     let worker = spawn_workers(bus, &config.worker, config.leases.clone(), stats, stop_rx);
     tokio::pin!(worker);
     tokio::select! {
-        () = shutdown => {}
+        () = &mut shutdown => {}
         done = &mut worker => {
             follower.abort();
             return done.map_err(|e| Error::Config(format!("worker: {e}")))?;
@@ -861,11 +889,19 @@ pub async fn run_service(
     health.set(false).await;
     let _ = stop_tx.send(true);
     let _ = tokio::time::timeout(config.grace_period, &mut worker).await;
-    let _ = stop_health.send(());
-    if let Some(task) = health_task {
+    stop_health_server(stop_health, health_task).await;
+    Ok(())
+}
+
+/// Stops the health server, waiting up to 2 s for it.
+async fn stop_health_server<T>(
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: Option<tokio::task::JoinHandle<T>>,
+) {
+    let _ = stop.send(());
+    if let Some(task) = task {
         let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
     }
-    Ok(())
 }
 
 /// Keeps a worker's health true, checked every 250 ms: SERVING while the bus is connected and

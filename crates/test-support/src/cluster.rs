@@ -12,9 +12,9 @@
 //! polled with a deadline. The logs' "new metadata leader" lines are not enough: a restarted
 //! node on a loaded machine was seen to catch up without writing one within 30 seconds.
 
+use crate::free_ports;
 use crate::{INSTALL_HINT, READY, nats_server_binary};
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
@@ -337,17 +337,6 @@ impl Drop for NatsCluster {
             }
         }
     }
-}
-
-/// `n` distinct free loopback ports: all bound at once (so that they differ), then released.
-fn free_ports(n: usize) -> Vec<u16> {
-    let listeners: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a free port"))
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().expect("local address").port())
-        .collect()
 }
 
 #[cfg(test)]

@@ -21,7 +21,9 @@ mod cluster;
 mod restartable;
 
 pub use cluster::NatsCluster;
+pub use ports::{free_port, free_ports};
 pub use restartable::Nats;
+mod ports;
 
 /// The path of `path` in the shared fixtures and records (`../shared` beside the checkout).
 ///

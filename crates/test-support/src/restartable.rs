@@ -6,12 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
+use crate::free_port;
 
 /// A nats-server with JetStream on a fixed loopback port and store directory, so that it can
 /// be killed and started again on the same store, as a crashed server restarts.
@@ -20,6 +15,7 @@ pub struct Nats {
     child: Option<Child>,
     port: u16,
     store: PathBuf,
+    jetstream: bool,
 }
 
 const NATS_READY: Duration = Duration::from_secs(30);
@@ -27,13 +23,32 @@ const NATS_READY: Duration = Duration::from_secs(30);
 impl Nats {
     /// Starts one on a free port with its store in `store`.
     pub fn start(store: &Path) -> Nats {
+        Nats::start_with_jetstream(store, true)
+    }
+
+    /// Starts one without JetStream: clients connect, and every JetStream API request goes
+    /// unanswered, as on a server whose JetStream is not up yet. [`Nats::enable_jetstream`]
+    /// turns it on.
+    pub fn start_without_jetstream(store: &Path) -> Nats {
+        Nats::start_with_jetstream(store, false)
+    }
+
+    fn start_with_jetstream(store: &Path, jetstream: bool) -> Nats {
         let mut n = Nats {
             child: None,
             port: free_port(),
             store: store.to_owned(),
+            jetstream,
         };
         n.restart();
         n
+    }
+
+    /// Restarts the server with JetStream on, on the same port and store.
+    pub fn enable_jetstream(&mut self) {
+        self.kill();
+        self.jetstream = true;
+        self.restart();
     }
 
     /// The server's process id.
@@ -117,15 +132,12 @@ impl Nats {
             })
             .unwrap_or_else(|| PathBuf::from("nats-server"));
         let mut child = Command::new(&bin)
-            .args([
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-js",
-                "-sd",
-            ])
-            .arg(&self.store)
+            .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(if self.jetstream {
+                vec!["-js".as_ref(), "-sd".as_ref(), self.store.as_os_str()]
+            } else {
+                vec![]
+            })
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -214,7 +226,10 @@ mod tests {
         for s in spinners {
             s.join().unwrap();
         }
-        assert_eq!(running_after_pause, 0, "pauses that returned before the server stopped");
+        assert_eq!(
+            running_after_pause, 0,
+            "pauses that returned before the server stopped"
+        );
         // And it answers again once resumed.
         std::net::TcpStream::connect(("127.0.0.1", nats.port)).expect("resumed server accepts");
     }
