@@ -112,6 +112,22 @@ async fn a_service_started_before_jetstream_answers_waits_not_serving_then_serve
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+    // Meanwhile the validator answers its service's calls UNAVAILABLE, which clients retry (an
+    // UNIMPLEMENTED, as a server without the service answers, made the cluster test's players
+    // give up).
+    let (_, port, _, _) = &workers[2];
+    let mut client = shogi_proto::v1::move_validator_client::MoveValidatorClient::connect(format!(
+        "http://127.0.0.1:{port}"
+    ))
+    .await
+    .expect("the validator's port answers");
+    let refused = client
+        .get_game(shogi_proto::v1::GetGameRequest {
+            game_id: "g".into(),
+        })
+        .await
+        .expect_err("no game can be read before the streams are set up");
+    assert_eq!(refused.code(), tonic::Code::Unavailable, "{refused:?}");
     tokio::task::block_in_place(|| nats.enable_jetstream());
     for (name, port, log, p) in &mut workers {
         let deadline = tokio::time::Instant::now() + DEADLINE;

@@ -90,6 +90,23 @@ async fn not_serving_while<T>(
     let waiting = TcpListener::from_std(socket.try_clone()?)?;
     let listener = TcpListener::from_std(socket)?;
     let (health, health_service) = Health::new(&[SERVICE_NAME]).await;
+    // Any other call is answered UNAVAILABLE, which a client retries, rather than the
+    // UNIMPLEMENTED of a server without that service.
+    let routes = tonic::service::Routes::new(health_service)
+        .into_axum_router()
+        .fallback(|| async {
+            (
+                [
+                    ("content-type", "application/grpc"),
+                    ("grpc-status", "14"),
+                    (
+                        "grpc-message",
+                        "the service is starting: its streams are being set up",
+                    ),
+                ],
+                (),
+            )
+        });
     let (done, stop_waiting) = tokio::sync::oneshot::channel::<()>();
     let options = grpc::ServeOptions {
         request_timeout: Some(Duration::from_secs(5)),
@@ -99,7 +116,7 @@ async fn not_serving_while<T>(
     let waiting = tokio::spawn(async move {
         grpc::serve(
             tokio_stream::wrappers::TcpListenerStream::new(waiting),
-            tonic::service::Routes::new(health_service),
+            tonic::service::Routes::from(routes),
             &health,
             &options,
             async {
