@@ -611,7 +611,8 @@ pub(crate) fn summary_line(kind: &EndingKind, plies: usize, side: Color) -> Stri
 /// the closing `まで…` line. KI2 has no times and no variations: they are not written. A move
 /// that is not legal cannot be written in KI2 (it has no origin square): that is an error.
 pub fn write_ki2(record: &Record) -> Result<String, WriteError> {
-    let mut out = String::from("# KI2 written by shogi-arbiter\n");
+    // No `# ...` first line as in KIF: json-kifu-format's KI2 grammar refuses it.
+    let mut out = String::new();
     preamble(record, &mut out);
     let mut pos = record.start.clone();
     let mut on_line = 0;
