@@ -105,8 +105,9 @@ def winner(view):
     return "-"
 
 
-def compare(lib, ours, theirs):
-    """The first difference between two views, as a short label, or None."""
+def compare(lib, ours, theirs, fmt=None):
+    """The first difference between two views, as a short label, or None. A USI `position`
+    line has no ending: none is compared."""
     if "error" in theirs:
         return "error: " + theirs["error"][:120]
     if "error" in ours:
@@ -119,6 +120,8 @@ def compare(lib, ours, theirs):
             return f"ply {i + 1}"
     if len(a) != len(b):
         return f"ply {min(len(a), len(b)) + 1}"
+    if fmt == "usi":
+        return None
     if lib == "python-shogi":
         if winner(ours) != theirs["win"]:
             return f"winner {winner(ours)} vs {theirs['win']}"
@@ -251,7 +254,7 @@ def python_shogi_read(fmt, text):
     if fmt == "csa":
         s = shogi.CSA.Parser.parse_str(text)[0]
     else:
-        s = shogi.KIF.Parser.parse_str(text)
+        s = shogi.KIF.Parser.parse_str(text)[0]
     return {"sfen": s["sfen"], "moves": list(s["moves"]), "win": s["win"]}, s
 
 
@@ -426,7 +429,7 @@ def main():
     ours = {}
     for fmt in FORMATS:
         out = work / "ours" / fmt
-        extra = ()
+        extra = ("--csa-version", "2.2") if fmt == "csa" else ()
         convert(cli, fmt, originals, out, extra)
         files = sorted(out.iterdir())
         ours[fmt] = our_views(cli, files, work / "ours-view" / fmt)
@@ -438,7 +441,7 @@ def main():
                     jobs.append({"lib": "tsshogi" if lib == "tsshogi" else "jkf", "op": "read", "format": fmt, "path": str(f)})
                     keys.append((lib, fmt, f))
     for (lib, fmt, f), theirs in zip(keys, node_jobs(jobs)):
-        judge(lib, fmt, "ours->lib", f.stem, compare(lib, ours[fmt][f], theirs))
+        judge(lib, fmt, "ours->lib", f.stem, compare(lib, ours[fmt][f], theirs, fmt))
     jobs, keys = [], []
     for lib in ("cshogi", "python-shogi"):
         for fmt in READS[lib]:
@@ -446,7 +449,7 @@ def main():
                 jobs.append({"lib": lib, "op": "read", "format": fmt, "path": str(f)})
                 keys.append((lib, fmt, f))
     for (lib, fmt, f), r in zip(keys, py_jobs(jobs)):
-        judge(lib, fmt, "ours->lib", f.stem, compare(lib, ours[fmt][f], r["view"]))
+        judge(lib, fmt, "ours->lib", f.stem, compare(lib, ours[fmt][f], r["view"], fmt))
 
     # ---- library -> ours
     src_fmt = {p: ("csa" if p.suffix == ".csa" else "kif") for p in originals}
@@ -496,7 +499,7 @@ def main():
             if lib == "python-shogi":
                 diff = compare_from_lib_python_shogi(mine, theirs)
             else:
-                diff = compare(lib, theirs, mine) if "error" not in mine else "ours error: " + mine["error"][:120]
+                diff = compare(lib, theirs, mine, fmt) if "error" not in mine else "ours error: " + mine["error"][:120]
             judge(lib, fmt, "lib->ours", f.stem, diff)
 
     # ---- report
