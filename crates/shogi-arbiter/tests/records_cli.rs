@@ -300,7 +300,12 @@ fn every_corpus_record_converted_to_every_format_is_judged_the_same() {
             assert_eq!(Some(v), original.get(stem), "{to}: {stem}");
             compared += 1;
         }
-        let expected = if to == "ki2" { 120 } else { 140 };
+        // KI2 cannot write the illegal moves; USI says no declaration (skipped above).
+        let expected = match to {
+            "ki2" => 120,
+            "usi" => 135,
+            _ => 140,
+        };
         assert!(
             compared >= expected,
             "{to}: only {compared} converted records judged"
