@@ -28,6 +28,7 @@ test: setup
 	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path current)" $(CARGO) test --workspace --locked
 	$(MAKE) test-nats-oldest
 	$(MAKE) test-clients
+	$(MAKE) test-interop
 	$(MAKE) test-browser
 
 # --workspace, as `test` builds, so that nothing is compiled again.
@@ -97,7 +98,6 @@ test-clients:
 # (tools/interop/, docs/records.md): prints the counts per (library, format, direction) and
 # fails on a disagreement that no known library bug (tools/interop/known.tsv) explains. About
 # 20 s after the debug build, which it makes as test-clients does.
-# Not yet part of `test`: it still finds unexplained disagreements (see the note of issue #22).
 test-interop:
 	$(CARGO) build --locked --quiet -p shogi-arbiter
 	python3 tools/interop/interop.py --cli target/debug/shogi-arbiter

@@ -22,6 +22,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,8 @@ def norm_ending(view):
     if e is None:
         return None
     e = e.lstrip("%")
+    # A KI2 ending read as its whole line (`まで52手で封じ手`): the word.
+    e = re.sub(r"^(OTHER:)まで\d+手で", r"\1", e)
     side = side_at_end(view)
     if e in ("+ILLEGAL_ACTION", "-ILLEGAL_ACTION") and (e[0] == "+") == (side == "b"):
         return "ILLEGAL_MOVE"
@@ -96,8 +99,10 @@ def winner(view):
     e = norm_ending(view)
     side = side_at_end(view)
     other = "w" if side == "b" else "b"
-    if e in ("TORYO", "TIME_UP", "ILLEGAL_MOVE"):
+    if e in ("TORYO", "TIME_UP", "ILLEGAL_MOVE", "TSUMI"):
         return other
+    if e == "KACHI":
+        return side
     if e == "+ILLEGAL_ACTION":
         return "w"
     if e == "-ILLEGAL_ACTION":
@@ -173,6 +178,9 @@ def our_views(cli, files, work):
         for line in (csa_dir / f"{stem}.csa").read_text().splitlines():
             if line.startswith("%"):
                 ending = line[1:].split(",")[0]
+            # An ending CSA has no special move for (封じ手 ...), which convert keeps as a comment.
+            elif line.startswith("'ending: "):
+                ending = "OTHER:" + line[len("'ending: ") :]
         views[f] = {"sfen": sfen, "moves": usi[i + 1 :], "ending": ending}
     return views
 
@@ -255,7 +263,8 @@ def python_shogi_read(fmt, text):
         s = shogi.CSA.Parser.parse_str(text)[0]
     else:
         s = shogi.KIF.Parser.parse_str(text)[0]
-    return {"sfen": s["sfen"], "moves": list(s["moves"]), "win": s["win"]}, s
+    # No result (None) and a draw ("-") are both "nobody won", as its CSA reader says them.
+    return {"sfen": s["sfen"], "moves": list(s["moves"]), "win": s["win"] or "-"}, s
 
 
 def py_read(lib, fmt, path):
@@ -321,6 +330,9 @@ def cshogi_export(fmt, view, parsed, out):
 def python_shogi_export(fmt, view, parsed, out):
     import shogi.KIF
 
+    # Its KIF writer says only a resignation ("NOTE: only resign", 投了 whatever the result).
+    if parsed["win"] not in ("b", "w"):
+        return False
     try:
         text = shogi.KIF.Exporter.kif({**parsed, "names": ["b", "w"]})
     except Exception:

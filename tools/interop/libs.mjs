@@ -11,8 +11,20 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import * as ts from "tsshogi";
 import jkfPkg from "json-kifu-format";
+import Ajv2020 from "ajv/dist/2020.js";
+import { createRequire } from "node:module";
 
 const { JKFPlayer } = jkfPkg;
+
+// json-kifu-format's own JSON schema, compiled as its `schema:validate` script does
+// (draft 2020-12, tuples not strict): a JKF it rejects is a disagreement like any other.
+const schema = JSON.parse(
+  readFileSync(
+    createRequire(import.meta.url).resolve("json-kifu-format/specification/json-kifu-format.schema.json"),
+    "utf8",
+  ),
+);
+const validate = new Ajv2020({ strictTuples: false }).compile(schema);
 
 // tsshogi: the main line of a record.
 function tsshogiView(record) {
@@ -131,6 +143,10 @@ function run(job) {
       }
     }
     return tsshogiView(record);
+  }
+  if (job.format === "jkf" && !validate(JSON.parse(text))) {
+    const e = validate.errors[0];
+    return { error: `json schema: ${e.instancePath} ${e.message}` };
   }
   const player = jkfRead(job.format, text);
   if (job.op === "export") {

@@ -220,9 +220,17 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
                     "expected the ply of the variation (変化：12手)",
                 )
             })?;
-            let Some(current) = replay.take() else {
+            let Some(mut current) = replay.take() else {
                 return Err(err(0, t, "a variation before any move"));
             };
+            // A KI2 main line's `まで` line is its ending, which a variation may replace (tsshogi
+            // writes `変化：122手` after `まで121手で先手の勝ち`): it ends the main line now.
+            if lines_done.is_none()
+                && let Some((end_line, text)) = ki2_end.take()
+            {
+                let side = current.side_to_move();
+                current.end(ki2_ending(&text, side), end_line, &text);
+            }
             match lines_done {
                 None => lines_done = Some((current, played_before)),
                 Some(_) => {
@@ -850,6 +858,8 @@ const KIF_ENDINGS: &[(&str, Option<EndingKind>)] = &[
     ("反則負け", Some(EndingKind::IllegalMove)),
     ("入玉勝ち", Some(EndingKind::Kachi)),
     ("宣言勝ち", Some(EndingKind::Kachi)),
+    // cshogi's KIF writer's word for a declaration.
+    ("入玉宣言", Some(EndingKind::Kachi)),
     ("切れ負け", Some(EndingKind::TimeUp)),
     ("Time-up", Some(EndingKind::TimeUp)),
     ("千日手", Some(EndingKind::Sennichite)),
@@ -1269,7 +1279,8 @@ fn ki2_ending(text: &str, side: Color) -> EndingKind {
         EndingKind::IllegalAction(!side)
     } else if text.contains("反則負け") {
         EndingKind::IllegalMove
-    } else if text.contains("入玉勝ち") || text.contains("宣言勝ち") {
+    } else if text.contains("入玉勝ち") || text.contains("宣言勝ち") || text.contains("入玉宣言")
+    {
         EndingKind::Kachi
     } else if let Some(w) = KIF_OTHER_ENDINGS.iter().find(|w| text.contains(**w)) {
         // 封じ手 and the like: the word, as KIF reads it, not the whole line.

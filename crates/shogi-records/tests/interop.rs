@@ -122,6 +122,14 @@ fn the_closing_line_names_the_side_in_ki2_and_kif() {
     }
 }
 
+/// cshogi's KIF writer says a declaration `入玉宣言` (`まで…手で入玉宣言`): read as one.
+#[test]
+fn cshogis_word_for_a_declaration_is_read() {
+    let kif = "手合割：平手\n手数----指手---------消費時間--\n   1 ７六歩(77)\n   2 入玉宣言\nまで1手で入玉宣言\n";
+    let rec = read_kif(kif.as_bytes()).expect("reads");
+    assert_eq!(rec.ending.map(|e| e.kind), Some(EndingKind::Kachi));
+}
+
 /// Class 5: a KI2 variation's `まで` line is the variation's ending, not the main line's.
 #[test]
 fn a_ki2_variations_closing_line_ends_the_variation() {
@@ -135,9 +143,15 @@ fn a_ki2_variations_closing_line_ends_the_variation() {
     );
 }
 
-/// Class 6: a variation may replace the ending's ply, as tsshogi writes and reads.
+/// Class 6: a variation may replace the ending's ply, as tsshogi writes and reads, in KIF and
+/// in KI2 (where the ending is the `まで` line).
 #[test]
 fn a_variation_may_replace_the_ending() {
+    let ki2 = "手合割：平手\n▲７六歩\nまで1手で先手の勝ち\n\n変化：2手\n△３四歩\nまで2手で中断\n";
+    let rec = read_as(Format::Ki2, ki2.as_bytes()).expect("reads");
+    assert_eq!(rec.ending.map(|e| e.kind), Some(EndingKind::Resign));
+    assert_eq!(rec.variations[0].ply, 2);
+    assert_eq!(rec.variations[0].moves[0].mv.to_string(), "3c3d");
     let kif = "手合割：平手\n手数----指手---------消費時間--\n   1 ７六歩(77)\n   2 投了\n\n変化：2手\n   2 ３四歩(33)\n";
     let rec = read_kif(kif.as_bytes()).expect("reads");
     assert_eq!(rec.ending.map(|e| e.kind), Some(EndingKind::Resign));
