@@ -598,9 +598,10 @@ pub(crate) fn summary_line(kind: &EndingKind, plies: usize, side: Color) -> Stri
         EndingKind::IllegalAction(_) => format!("{}の反則勝ち", name(side)),
         EndingKind::Chudan | EndingKind::Error => "中断".to_string(),
         EndingKind::Fuzumi => "不詰".to_string(),
-        // A KI2 `まで…` line read as it was (an ending the reader has no word for).
-        EndingKind::Other(w) if w.starts_with("まで") => return w.clone(),
-        EndingKind::Other(w) => w.clone(),
+        // A KI2 `まで…` line read as it was (an ending the reader has no word for). A JKF
+        // `special` may hold a line break, which would end the line early.
+        EndingKind::Other(w) if w.starts_with("まで") => return w.replace(['\r', '\n'], " "),
+        EndingKind::Other(w) => w.replace(['\r', '\n'], " "),
     };
     format!("まで{plies}手で{what}")
 }

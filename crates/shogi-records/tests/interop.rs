@@ -175,6 +175,18 @@ fn a_sealed_move_survives_ki2_and_jkf_stays_in_its_schema() {
     assert!(text(&back, Format::Jkf).contains("{\"special\":\"CHUDAN\"}"));
 }
 
+/// An ending named by a JKF `special` with a line break stays on the closing line.
+#[test]
+fn a_closing_line_is_one_line() {
+    let jkf = r#"{"header":{},"moves":[{},{"move":{"color":0,"from":{"x":7,"y":7},"to":{"x":7,"y":6},"piece":"FU"}},{"special":"a\nb"}]}"#;
+    let rec = read_as(Format::Jkf, jkf.as_bytes()).expect("reads");
+    for f in [Format::Kif, Format::Ki2] {
+        let t = text(&rec, f);
+        assert!(t.contains("まで1手でa b\n"), "{t}");
+        read_as(f, t.as_bytes()).expect("reads back");
+    }
+}
+
 /// Class 8: CSA V2.2 where the record fits it, V3.0 where it does not; JKF specials in the
 /// schema's enum.
 #[test]
