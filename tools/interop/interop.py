@@ -291,40 +291,34 @@ def cshogi_export(fmt, view, parsed, out):
     import cshogi.KI2
     import cshogi.KIF
 
-    moves = parsed.moves
     end = parsed.endgame
+
+    def write(ex, finish):
+        # Every cshogi exporter: its moves, then its own way of saying the ending.
+        for m in parsed.moves:
+            ex.move(m)
+        if end:
+            finish(ex)
+        ex.close()
+        return True
+
     if fmt == "csa":
         ex = cshogi.CSA.Exporter(str(out))
         ex.info(init_board=parsed.sfen, names=["b", "w"], version="V2.2")
-        for m in moves:
-            ex.move(m)
-        if end:
-            ex.endgame(end)
-        ex.close()
-        return True
+        return write(ex, lambda ex: ex.endgame(end))
     start_is_even = sfen_key(parsed.sfen) == sfen_key(cshogi.STARTING_SFEN)
     if fmt == "kif":
         if end and end not in CSHOGI_KIF_END:
             return False
         ex = cshogi.KIF.Exporter(str(out))
         ex.header(["b", "w"], handicap=None if start_is_even else "sfen " + parsed.sfen)
-        for m in moves:
-            ex.move(m)
-        if end:
-            ex.end(CSHOGI_KIF_END[end])
-        ex.close()
-        return True
+        return write(ex, lambda ex: ex.end(CSHOGI_KIF_END[end]))
     # KI2: the even game only (its exporter has no start position).
     if not start_is_even or (end and end not in ("%TORYO", "%KACHI", "%SENNICHITE", "%JISHOGI")):
         return False
     ex = cshogi.KI2.Exporter(str(out))
     ex.header(["b", "w"])
-    for m in moves:
-        ex.move(m)
-    if end:
-        ex.end(end)
-    ex.close()
-    return True
+    return write(ex, lambda ex: ex.end(end))
 
 
 def python_shogi_export(fmt, view, parsed, out):
@@ -464,17 +458,21 @@ def main():
         judge(lib, fmt, "ours->lib", f.stem, compare(lib, ours[fmt][f], r["view"], fmt))
 
     # ---- library -> ours
-    src_fmt = {p: ("csa" if p.suffix == ".csa" else "kif") for p in originals}
+    def export_job(lib, p):
+        """The job of `lib` exporting corpus record `p` in every format it writes."""
+        out = {}
+        for fmt in WRITES[lib]:
+            d = work / lib / fmt
+            d.mkdir(parents=True, exist_ok=True)
+            out[fmt] = str(d / f"{p.stem}.{EXT[fmt]}")
+        return {"op": "export", "format": "csa" if p.suffix == ".csa" else "kif", "path": str(p), "out": out}
+
     jobs, keys = [], []
     for p in originals:
         for lib, short in (("tsshogi", "tsshogi"), ("json-kifu-format", "jkf")):
-            out = {}
-            for fmt in WRITES[lib]:
-                d = work / lib / fmt
-                d.mkdir(parents=True, exist_ok=True)
-                out[fmt] = str(d / f"{p.stem}.{EXT[fmt]}")
-            jobs.append({"lib": short, "op": "export", "format": src_fmt[p], "path": str(p), "out": out})
-            keys.append((lib, p, out))
+            job = {**export_job(lib, p), "lib": short}
+            jobs.append(job)
+            keys.append((lib, p, job["out"]))
     exported = collections.defaultdict(dict)  # (lib, fmt) -> {file: library's view}
     unread = collections.Counter()
     for (lib, p, out), theirs in zip(keys, node_jobs(jobs)):
@@ -488,12 +486,7 @@ def main():
     jobs = []
     for lib in ("cshogi", "python-shogi"):
         for p in originals:
-            out = {}
-            for fmt in WRITES[lib]:
-                d = work / lib / fmt
-                d.mkdir(parents=True, exist_ok=True)
-                out[fmt] = str(d / f"{p.stem}.{EXT[fmt]}")
-            jobs.append({"lib": lib, "op": "export", "format": src_fmt[p], "path": str(p), "out": out})
+            jobs.append({**export_job(lib, p), "lib": lib})
     for job, r in zip(jobs, py_jobs(jobs)):
         lib = job["lib"]
         if "error" in r["view"]:
