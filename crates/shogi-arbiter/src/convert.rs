@@ -2,14 +2,16 @@
 
 use crate::judge::{self, Entry};
 use anyhow::{Context, bail};
-use shogi_records::{Encoding, Format, Record, read_all, read_as, write};
+use shogi_records::{
+    CsaVersion, Encoding, Format, Record, WriteOptions, read_all, read_as, write_with,
+};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// A record format on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
-    /// CSA V3.0.
+    /// CSA: V2.2 where the record fits it, else V3.0 (`--csa-version`).
     Csa,
     /// KIF (UTF-8 unless `--encoding shift-jis`).
     Kif,
@@ -42,6 +44,30 @@ pub enum EncodingArg {
     ShiftJis,
 }
 
+/// A CSA version on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CsaVersionArg {
+    /// V2.2, what most CSA readers speak, where the record fits it (no milliseconds,
+    /// `%MAX_MOVES` or `%OUTE_SENNICHITE`); V3.0 for a record that needs them.
+    #[value(name = "2.2")]
+    V2_2,
+    /// V3.0 always.
+    #[value(name = "3.0")]
+    V3_0,
+}
+
+impl CsaVersionArg {
+    /// The options the writer takes.
+    pub fn options(self) -> WriteOptions {
+        WriteOptions {
+            csa_version: match self {
+                CsaVersionArg::V2_2 => CsaVersion::V2_2,
+                CsaVersionArg::V3_0 => CsaVersion::V3_0,
+            },
+        }
+    }
+}
+
 /// Arguments of `convert`.
 #[derive(clap::Args, Debug)]
 pub struct ConvertArgs {
@@ -54,6 +80,9 @@ pub struct ConvertArgs {
     /// The encoding to write.
     #[arg(long, value_enum, default_value_t = EncodingArg::Utf8)]
     pub encoding: EncodingArg,
+    /// The CSA version to write (docs/records.md says why 2.2 is the default).
+    #[arg(long, value_enum, default_value_t = CsaVersionArg::V2_2)]
+    pub csa_version: CsaVersionArg,
     /// Writes the one record to this file instead of standard output.
     #[arg(short, long, value_name = "FILE", conflicts_with = "out_dir")]
     pub output: Option<PathBuf>,
@@ -170,7 +199,7 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<bool> {
                     to.name()
                 );
             }
-            let bytes = match write(&record, to, encoding) {
+            let bytes = match write_with(&record, to, encoding, args.csa_version.options()) {
                 Ok(b) => b,
                 Err(e) => {
                     report(&name, &e.to_string());

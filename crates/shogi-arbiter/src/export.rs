@@ -3,13 +3,13 @@
 //! id or, with `--archive`, every game finished in a time range, so that an operator keeps the
 //! records before the stream's retention removes the games.
 
-use crate::convert::{EncodingArg, FormatArg};
+use crate::convert::{CsaVersionArg, EncodingArg, FormatArg};
 use anyhow::{Context, bail};
 use arbiter_bus::Bus;
 use arbiter_runtime::games::Reader;
 use shogi_adjudication::{Evidence, ResultCode, Verdict};
 use shogi_proto::log::Replay;
-use shogi_records::{Encoding, Ending, EndingKind, Format, Record, write};
+use shogi_records::{Encoding, Ending, EndingKind, Format, Record, write_with};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,6 +29,9 @@ pub struct ExportArgs {
     /// The encoding to write.
     #[arg(long, value_enum, default_value_t = EncodingArg::Utf8)]
     encoding: EncodingArg,
+    /// The CSA version to write, as `convert --csa-version`.
+    #[arg(long, value_enum, default_value_t = CsaVersionArg::V2_2)]
+    csa_version: CsaVersionArg,
     /// Every game whose verdict was stored in the time range (`--since`, `--until`), each
     /// written to `--out-dir` as `<game_id>.<ext>`, instead of the games named.
     #[arg(long, requires = "out_dir", conflicts_with = "games")]
@@ -80,7 +83,12 @@ async fn export(bus: &Bus, args: &ExportArgs) -> anyhow::Result<bool> {
         let written = async {
             shogi_proto::convert::check_game_id("game_id", id)?;
             let record = record(bus, id, format).await?;
-            Ok::<_, anyhow::Error>(write(&record, format, encoding)?)
+            Ok::<_, anyhow::Error>(write_with(
+                &record,
+                format,
+                encoding,
+                args.csa_version.options(),
+            )?)
         }
         .await;
         match (written, &args.out_dir) {

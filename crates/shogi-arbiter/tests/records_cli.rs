@@ -287,12 +287,25 @@ fn every_corpus_record_converted_to_every_format_is_judged_the_same() {
         let converted = verdicts(&dir);
         let mut compared = 0;
         for (stem, v) in &converted {
-            // A verdict rests on the moves and on a recorded declaration (%KACHI, 入玉勝ち, `win`),
-            // which every format keeps.
+            // A verdict rests on the moves and on a recorded declaration (%KACHI, 入玉勝ち),
+            // which every format keeps but USI: a `position` command has no ending, so a
+            // declaration is not in it (issue #22, class 1).
+            if to == "usi"
+                && original
+                    .get(stem)
+                    .is_some_and(|o| o["codeName"] == "declaration")
+            {
+                continue;
+            }
             assert_eq!(Some(v), original.get(stem), "{to}: {stem}");
             compared += 1;
         }
-        let expected = if to == "ki2" { 120 } else { 140 };
+        // KI2 cannot write the illegal moves; USI says no declaration (skipped above).
+        let expected = match to {
+            "ki2" => 120,
+            "usi" => 135,
+            _ => 140,
+        };
         assert!(
             compared >= expected,
             "{to}: only {compared} converted records judged"
@@ -312,9 +325,10 @@ fn convert_writes_one_record_to_stdout_and_reads_stdin() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("position startpos moves 7g7f"), "{text}");
+    // What an engine's `position` command accepts: moves only, not the %KACHI ending as `win`.
     assert!(
-        text.trim_end().ends_with(" win"),
-        "the %KACHI ending is `win`: {text}"
+        !text.trim_end().ends_with(" win") && text.lines().count() == 1,
+        "a position command only: {text}"
     );
     let out = run(
         &["convert", "--to", "kif", "a.csa", "b.csa"],

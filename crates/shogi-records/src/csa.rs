@@ -615,7 +615,46 @@ fn position_line(stmt: &str, line_no: u32, col: u32, s: &mut Setup) -> Result<()
 /// illegal move whose piece cannot be named (no piece on its origin square) is
 /// written as a comment, since CSA has no way to write it.
 pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
-    let mut out = String::from("V3.0\n");
+    write_csa_as(record, verdict_special, CsaVersion::V3_0)
+}
+
+/// The version of the CSA standard file format a record is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CsaVersion {
+    /// V2.2, the version most readers speak (json-kifu-format's grammar reads V2.x only;
+    /// floodgate's archives are V2.2). It has no milliseconds, no `%MAX_MOVES` and no
+    /// `%OUTE_SENNICHITE`: a record that needs them is written as V3.0 instead (see
+    /// [`csa_v22_fits`]). The move cap is floodgate's `'Max_Moves:N` comment.
+    #[default]
+    V2_2,
+    /// V3.0: `$MAX_MOVES`, `T` with milliseconds, `%MAX_MOVES`.
+    V3_0,
+}
+
+/// Whether CSA V2.2 can say everything [`write_csa`] writes of `record` (and of the verdict's
+/// special move, if any): times in whole seconds, and no ending V2.2 lacks (`%MAX_MOVES`,
+/// `%OUTE_SENNICHITE`, both added by V3.0).
+pub fn csa_v22_fits(record: &Record, verdict_special: Option<&str>) -> bool {
+    let v3_only = |s: &str| matches!(s, "%MAX_MOVES" | "%OUTE_SENNICHITE");
+    let times = record
+        .moves
+        .iter()
+        .filter_map(|m| m.time)
+        .chain(record.ending.iter().filter_map(|e| e.time));
+    !times.into_iter().any(|t| t.spent_ms % 1000 != 0)
+        && !record
+            .ending
+            .as_ref()
+            .and_then(|e| e.kind.csa_special())
+            .is_some_and(|s| v3_only(&s))
+        && !verdict_special.is_some_and(v3_only)
+}
+
+/// [`write_csa`] in the given version: V2.2 where the record fits it ([`csa_v22_fits`]),
+/// V3.0 otherwise.
+pub fn write_csa_as(record: &Record, verdict_special: Option<&str>, version: CsaVersion) -> String {
+    let v22 = version == CsaVersion::V2_2 && csa_v22_fits(record, verdict_special);
+    let mut out = String::from(if v22 { "V2.2\n" } else { "V3.0\n" });
     let find = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| record.header(k))
@@ -638,8 +677,15 @@ pub fn write_csa(record: &Record, verdict_special: Option<&str>) -> String {
             let _ = writeln!(out, "'{k}:{v}");
         }
     }
-    if let Some(cap) = record.max_moves {
-        let _ = writeln!(out, "$MAX_MOVES:{cap}");
+    match record.max_moves {
+        // V2.2 has no $MAX_MOVES: floodgate's comment, which the reader reads back.
+        Some(cap) if v22 => {
+            let _ = writeln!(out, "'Max_Moves:{cap}");
+        }
+        Some(cap) => {
+            let _ = writeln!(out, "$MAX_MOVES:{cap}");
+        }
+        None => {}
     }
     write_position(&mut out, &record.start);
     write_comments(&mut out, &record.comment);

@@ -483,14 +483,7 @@ fn line_json(
         }
     }
     if let Some(e) = ending {
-        let special = e
-            .kind
-            .csa_special()
-            .map(|s| s.trim_start_matches('%').to_string())
-            .unwrap_or_else(|| match &e.kind {
-                EndingKind::Other(n) => n.clone(),
-                _ => e.raw.clone(),
-            });
+        let special = jkf_special(&e.kind);
         let mut obj = Map::new();
         obj.insert("special".into(), special.into());
         let side = moves.last().map_or(start.side_to_move(), |m| !m.color);
@@ -506,6 +499,21 @@ fn line_json(
         out.push(Value::Object(obj));
     }
     out
+}
+
+/// The `special` JKF writes for an ending: a name of json-kifu-format's schema (CSA V2.2's
+/// special moves without `%`), which its readers check. What V2.2 has no name for is written
+/// as KIF writes it: a move cap is `JISHOGI` (持将棋), a perpetual check `SENNICHITE`, and an
+/// ending with no CSA name (封じ手, 不戦勝 ...) `CHUDAN`, the game stopped without a result.
+fn jkf_special(kind: &EndingKind) -> String {
+    match kind {
+        EndingKind::MaxMoves => "JISHOGI".to_string(),
+        EndingKind::OuteSennichite => "SENNICHITE".to_string(),
+        k => k.csa_special().map_or_else(
+            || "CHUDAN".to_string(),
+            |s| s.trim_start_matches('%').to_string(),
+        ),
+    }
 }
 
 /// Variation `index` (1-based) as a JKF fork array, or `None` if it cannot be replayed.
@@ -528,7 +536,8 @@ fn fork_json(record: &Record, index: usize) -> Option<Value> {
 /// Writes a record as JKF: `header` under KIF's names, `initial` as a preset or `OTHER` with the
 /// board, `moves` with each move's `color`, `from`, `to`, `piece`, `same`, `promote` and
 /// `capture`, `time` (`total` summed from the moves when the record does not state it),
-/// `comments`, the ending as `special` (CSA's names without `%`), and variations as `forks`.
+/// `comments`, the ending as `special` (the schema's names: see [`jkf_special`]), and variations
+/// as `forks`.
 pub fn write_jkf(record: &Record) -> String {
     let mut header = Map::new();
     for (k, v) in kif_headers(record) {

@@ -8,7 +8,7 @@ use crate::decode::{decode, lines, trim_end, trim_start};
 use crate::error::column_of;
 use crate::replay::Replay;
 use crate::setup::Setup;
-use crate::{EndingKind, Format, MoveTime, Record, RecordError, RecordMove, Variation};
+use crate::{EndingKind, Format, MoveTime, Record, RecordError, Variation};
 use shogi_rules::{Color, IllegalKind, Move, Piece, PieceKind, Position, Square};
 
 /// Reads a KIF record (`.kif` in Shift_JIS, `.kifu` in UTF-8; the encoding is detected: a BOM
@@ -142,6 +142,9 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
         } else {
             None
         };
+        // Not in a header line (`先手：Sente-san#3`), whose value keeps it, as every other
+        // reader does (issue #22, class 9).
+        let hash_at = hash_at.filter(|&i| !is_header_line(trim_start(&full[..i])));
         let line = match hash_at {
             Some(i) => trim_end(&full[..i]),
             None => full,
@@ -217,9 +220,17 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
                     "expected the ply of the variation (変化：12手)",
                 )
             })?;
-            let Some(current) = replay.take() else {
+            let Some(mut current) = replay.take() else {
                 return Err(err(0, t, "a variation before any move"));
             };
+            // A KI2 main line's `まで` line is its ending, which a variation may replace (tsshogi
+            // writes `変化：122手` after `まで121手で先手の勝ち`): it ends the main line now.
+            if lines_done.is_none()
+                && let Some((end_line, text)) = ki2_end.take()
+            {
+                let side = current.side_to_move();
+                current.end(ki2_ending(&text, side), end_line, &text);
+            }
             match lines_done {
                 None => lines_done = Some((current, played_before)),
                 Some(_) => {
@@ -252,9 +263,19 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             continue;
         }
         if t.starts_with("まで") {
-            headers.push(("summary".to_string(), t.to_string()));
-            if format == Format::Ki2 {
-                ki2_end = Some((line_no, t.to_string()));
+            match (format, lines_done.is_some(), replay.as_mut()) {
+                // In a KI2 variation, the variation's own ending (tsshogi writes one each).
+                (Format::Ki2, true, Some(r)) => {
+                    if !skipping {
+                        let side = r.side_to_move();
+                        r.end(ki2_ending(t, side), line_no, t);
+                    }
+                }
+                (Format::Ki2, _, _) => {
+                    headers.push(("summary".to_string(), t.to_string()));
+                    ki2_end = Some((line_no, t.to_string()));
+                }
+                _ => headers.push(("summary".to_string(), t.to_string())),
             }
             continue;
         }
@@ -320,7 +341,9 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
                 }
                 _ => {
                     if key == "手合割" {
-                        pre.handicap = Some((value.to_string(), line_no));
+                        // A handicap's name holds no `#`: what follows is a comment.
+                        let name = crate::decode::trim(value.split('#').next().unwrap_or(""));
+                        pre.handicap = Some((name.to_string(), line_no));
                     }
                     if key == "最大手数" {
                         max_moves =
@@ -381,16 +404,19 @@ fn branch_point(
     variations: &[(usize, u64, Replay)],
     ply: u64,
 ) -> Result<(usize, Position, Option<Square>), String> {
-    let covers =
-        |first: u64, moves: &[RecordMove]| first <= ply && ply < first + moves.len() as u64;
+    // A line's ending takes a ply too: a variation may replace it (`2 投了` then `変化：2手`,
+    // as tsshogi writes an alternative to a resignation).
+    let covers = |first: u64, r: &Replay| {
+        first <= ply && ply < first + r.moves.len() as u64 + u64::from(r.ending.is_some())
+    };
     // The variation being begun is not among them yet; the last one is complete.
     let found = variations
         .iter()
         .enumerate()
         .rev()
-        .find(|(_, (_, first, r))| covers(*first, &r.moves))
+        .find(|(_, (_, first, r))| covers(*first, r))
         .map(|(i, (_, first, r))| (i + 1, *first, r))
-        .or_else(|| covers(main_before + 1, &main.moves).then_some((0, main_before + 1, main)));
+        .or_else(|| covers(main_before + 1, main).then_some((0, main_before + 1, main)));
     let Some((mut parent, first, line)) = found else {
         return Err(format!(
             "no line read so far has a move {ply} for this variation to replace"
@@ -832,6 +858,8 @@ const KIF_ENDINGS: &[(&str, Option<EndingKind>)] = &[
     ("反則負け", Some(EndingKind::IllegalMove)),
     ("入玉勝ち", Some(EndingKind::Kachi)),
     ("宣言勝ち", Some(EndingKind::Kachi)),
+    // cshogi's KIF writer's word for a declaration.
+    ("入玉宣言", Some(EndingKind::Kachi)),
     ("切れ負け", Some(EndingKind::TimeUp)),
     ("Time-up", Some(EndingKind::TimeUp)),
     ("千日手", Some(EndingKind::Sennichite)),
@@ -1115,6 +1143,15 @@ fn ki2_moves(
     Ok(())
 }
 
+/// Whether a line (before any `#`) is a `key：value` header: it does not start with a digit or
+/// a move mark and has a full-width colon.
+fn is_header_line(t: &str) -> bool {
+    t.contains('：')
+        && !t.starts_with(|c: char| {
+            c.is_ascii_digit() || matches!(c, '▲' | '△' | '▽' | '▼' | '☗' | '☖' | '*' | '|')
+        })
+}
+
 /// Finds the one legal move a KI2 move describes.
 pub(crate) fn resolve_ki2(pos: &Position, color: Color, w: &Written) -> Result<Move, &'static str> {
     if w.drop {
@@ -1242,8 +1279,12 @@ fn ki2_ending(text: &str, side: Color) -> EndingKind {
         EndingKind::IllegalAction(!side)
     } else if text.contains("反則負け") {
         EndingKind::IllegalMove
-    } else if text.contains("入玉勝ち") || text.contains("宣言勝ち") {
+    } else if text.contains("入玉勝ち") || text.contains("宣言勝ち") || text.contains("入玉宣言")
+    {
         EndingKind::Kachi
+    } else if let Some(w) = KIF_OTHER_ENDINGS.iter().find(|w| text.contains(**w)) {
+        // 封じ手 and the like: the word, as KIF reads it, not the whole line.
+        EndingKind::Other(w.to_string())
     } else if text.contains("不詰") {
         EndingKind::Fuzumi
     } else if text.contains("詰") {

@@ -154,11 +154,10 @@ fn kif_key_ok(key: &str) -> bool {
 
 /// Writes the lines before the moves: headers, the start position, the record's comments.
 /// A header KIF cannot say as `key：value` is written as a `#` comment line, so that it is in
-/// the file even though a reader skips it; a `#` in a value (which starts a comment in KIF) is
-/// written full-width.
+/// the file even though a reader skips it. A `#` in a value is written as it is: readers
+/// (tsshogi, json-kifu-format, cshogi, python-shogi) keep it as part of the value.
 fn preamble(record: &Record, out: &mut String) {
     for (k, v) in kif_headers(record) {
-        let v = v.replace('#', "＃");
         if kif_key_ok(&k) {
             let _ = writeln!(out, "{k}：{v}");
         } else {
@@ -375,7 +374,8 @@ fn variation_order(record: &Record, parent: usize, out: &mut Vec<usize>) {
 /// or a board diagram, numbered moves with `( m:ss/hh:mm:ss)` time columns (a side's total is
 /// summed from the moves' times when the record does not state it), `*` comments, the ending in
 /// KIF's words (a move cap is `持将棋`, as KIF exporters write it; a perpetual check `千日手`)
-/// and the variations as `変化：N手` blocks.
+/// followed by the closing `まで…` line ([`summary_line`]), and the variations as `変化：N手`
+/// blocks.
 pub fn write_kif(record: &Record) -> String {
     let mut out = String::from("# KIF written by shogi-arbiter\n");
     preamble(record, &mut out);
@@ -389,6 +389,12 @@ pub fn write_kif(record: &Record) -> String {
         &mut Totals([0; 2]),
         &mut out,
     );
+    // The closing line Kifu for Windows writes, from which cshogi's KIF reader takes the result.
+    if let Some(e) = &record.ending {
+        let side = side_after(&record.start, &record.moves);
+        out.push_str(&summary_line(&e.kind, record.moves.len(), side));
+        out.push('\n');
+    }
     let mut order = Vec::new();
     variation_order(record, 0, &mut order);
     for i in order {
@@ -428,8 +434,69 @@ pub(crate) fn replay_to(start: &Position, moves: &[RecordMove]) -> Option<Positi
     Some(pos)
 }
 
+/// The relative words (右 左 直, 上 引 寄) that tell a move from the others of its kind to the
+/// same square, by the JSA's rules as Kifu for Windows and ShogiHome (tsshogi) write them:
+/// the candidates are every piece of that kind that attacks the square, a pinned piece
+/// included (readers count it, and a reader that sees two golds reads a bare `金` as the other
+/// one); 直 for a piece moving straight forward when another moves forward too (never for a
+/// dragon or horse, which take 右 or 左), 右 or 左 by the side it comes from where another
+/// moves in the same vertical direction, and 上 引 寄 by its vertical direction where another
+/// comes from the same side or nothing else tells them apart.
+fn relative_words(pos: &Position, from: Square, to: Square) -> Vec<char> {
+    let Some(piece) = pos.piece_at(from) else {
+        return Vec::new();
+    };
+    let color = piece.color;
+    // Directions from the mover's seat: +1 forward or to its right.
+    let dirs = |f: Square| {
+        let v = (f.rank() as i8 - to.rank() as i8).signum();
+        let h = (f.file() as i8 - to.file() as i8).signum();
+        match color {
+            Color::Black => (v, h),
+            Color::White => (-v, -h),
+        }
+    };
+    let others: Vec<(i8, i8)> = pos
+        .attackers_to(to, color)
+        .filter(|&sq| sq != from && pos.piece_at(sq) == Some(piece))
+        .map(dirs)
+        .collect();
+    let (my_v, my_h) = dirs(from);
+    let h_dirs: Vec<i8> = others.iter().filter(|o| o.0 == my_v).map(|o| o.1).collect();
+    let v_dirs = others.iter().filter(|o| o.1 == my_h).count();
+    let mut words = Vec::new();
+    let mut no_vertical = false;
+    if let Some(&first) = h_dirs.first() {
+        if matches!(piece.kind, PieceKind::Horse | PieceKind::Dragon) {
+            if my_h == -1 || (my_h == 0 && first == 1) {
+                words.push('右');
+            } else if my_h == 1 || (my_h == 0 && first == -1) {
+                words.push('左');
+            }
+        } else {
+            match my_h {
+                -1 => words.push('右'),
+                0 => {
+                    words.push('直');
+                    no_vertical = true;
+                }
+                _ => words.push('左'),
+            }
+        }
+    }
+    if !no_vertical && (v_dirs > 0 || (h_dirs.is_empty() && !others.is_empty())) {
+        words.push(match my_v {
+            -1 => '引',
+            0 => '寄',
+            _ => '上',
+        });
+    }
+    words
+}
+
 /// The KI2 text of one legal move in `pos`: destination, piece, the relative words that tell
-/// it from the other moves a KI2 reader would consider, and 成, 不成 or 打.
+/// it from the other pieces of its kind that reach the square ([`relative_words`]), and 成, 不成
+/// or 打 (打 only where a piece on the board could also go there).
 fn ki2_move(pos: &Position, mv: Move, last_to: Option<Square>) -> Option<String> {
     let color = pos.side_to_move();
     let mut text = String::new();
@@ -442,7 +509,10 @@ fn ki2_move(pos: &Position, mv: Move, last_to: Option<Square>) -> Option<String>
     match mv {
         Move::Drop { kind, to } => {
             text.push_str(kif_piece(kind));
-            if resolve_ki2(pos, color, &Written::new(to, kind)) != Ok(mv) {
+            let on_board = Iterator::any(&mut pos.attackers_to(to, color), |sq| {
+                pos.piece_at(sq).is_some_and(|p| p.kind == kind)
+            });
+            if on_board || resolve_ki2(pos, color, &Written::new(to, kind)) != Ok(mv) {
                 text.push('打');
             }
             Some(text)
@@ -462,14 +532,24 @@ fn ki2_move(pos: &Position, mv: Move, last_to: Option<Square>) -> Option<String>
                 (false, true) => Some(false),
                 (false, false) => None,
             };
+            let reads = |words: &[char]| {
+                let w = Written {
+                    promote: promote_word,
+                    relative: words.to_vec(),
+                    ..Written::new(to, kind)
+                };
+                resolve_ki2(pos, color, &w) == Ok(mv)
+            };
+            // The rules' words; should they not single the move out for this reader, the
+            // fewest that do.
             const WORDS: &[&[char]] = &[
                 &[],
                 &['上'],
                 &['引'],
                 &['寄'],
+                &['直'],
                 &['右'],
                 &['左'],
-                &['直'],
                 &['右', '上'],
                 &['右', '引'],
                 &['右', '寄'],
@@ -477,14 +557,12 @@ fn ki2_move(pos: &Position, mv: Move, last_to: Option<Square>) -> Option<String>
                 &['左', '引'],
                 &['左', '寄'],
             ];
-            let words = WORDS.iter().find(|words| {
-                let w = Written {
-                    promote: promote_word,
-                    relative: words.to_vec(),
-                    ..Written::new(to, kind)
-                };
-                resolve_ki2(pos, color, &w) == Ok(mv)
-            })?;
+            let rules = relative_words(pos, from, to);
+            let words = if reads(&rules) {
+                rules
+            } else {
+                WORDS.iter().find(|w| reads(w))?.to_vec()
+            };
             text.extend(words.iter());
             match promote_word {
                 Some(true) => text.push('成'),
@@ -496,8 +574,11 @@ fn ki2_move(pos: &Position, mv: Move, last_to: Option<Square>) -> Option<String>
     }
 }
 
-/// The closing `まで…` line of a KI2 record, which is its ending.
-fn ki2_summary(kind: &EndingKind, plies: usize, side: Color) -> String {
+/// The closing `まで…` line of a KIF or KI2 record, as Kifu for Windows and ShogiHome write
+/// it: the winner of a resignation or a loss on time, and the side that declares or fouls
+/// (`まで12手で先手の反則負け`), which readers (cshogi, json-kifu-format) need to tell who won.
+/// `side` is the side to move after the last move.
+pub(crate) fn summary_line(kind: &EndingKind, plies: usize, side: Color) -> String {
     let name = |c: Color| {
         if c == Color::Black {
             "先手"
@@ -511,27 +592,32 @@ fn ki2_summary(kind: &EndingKind, plies: usize, side: Color) -> String {
         EndingKind::Sennichite | EndingKind::OuteSennichite => "千日手".to_string(),
         EndingKind::Jishogi | EndingKind::MaxMoves | EndingKind::Hikiwake => "持将棋".to_string(),
         EndingKind::TimeUp => format!("時間切れにより{}の勝ち", name(!side)),
-        EndingKind::Kachi => "入玉勝ち".to_string(),
-        EndingKind::IllegalMove => "反則負け".to_string(),
-        EndingKind::IllegalAction(c) if *c == side => "反則負け".to_string(),
-        EndingKind::IllegalAction(_) => "反則勝ち".to_string(),
+        EndingKind::Kachi => format!("{}の入玉勝ち", name(side)),
+        EndingKind::IllegalMove => format!("{}の反則負け", name(side)),
+        EndingKind::IllegalAction(c) if *c == side => format!("{}の反則負け", name(side)),
+        EndingKind::IllegalAction(_) => format!("{}の反則勝ち", name(side)),
         EndingKind::Chudan | EndingKind::Error => "中断".to_string(),
         EndingKind::Fuzumi => "不詰".to_string(),
-        EndingKind::Other(w) => w.clone(),
+        // A KI2 `まで…` line read as it was (an ending the reader has no word for). A JKF
+        // `special` may hold a line break, which would end the line early.
+        EndingKind::Other(w) if w.starts_with("まで") => return w.replace(['\r', '\n'], " "),
+        EndingKind::Other(w) => w.replace(['\r', '\n'], " "),
     };
     format!("まで{plies}手で{what}")
 }
 
 /// Writes a record as KI2 (text; [`crate::write`] encodes it): headers and start position as
-/// in KIF, moves as in print (`▲７六歩　△３四歩`, six a line) with the relative words (右 左 直 上
+/// in KIF, moves as in print (`▲７六歩    △３四歩`, six a line, ASCII blanks between them) with the relative words (右 左 直 上
 /// 引 寄), 成, 不成 and 打 a KI2 reader needs to find each move, `*` comments, and the ending as
 /// the closing `まで…` line. KI2 has no times and no variations: they are not written. A move
 /// that is not legal cannot be written in KI2 (it has no origin square): that is an error.
 pub fn write_ki2(record: &Record) -> Result<String, WriteError> {
-    let mut out = String::from("# KI2 written by shogi-arbiter\n");
+    // No `# ...` first line as in KIF: json-kifu-format's KI2 grammar refuses it.
+    let mut out = String::new();
     preamble(record, &mut out);
     let mut pos = record.start.clone();
     let mut on_line = 0;
+    let mut last_len = 0;
     let mut last_to = None;
     for (i, m) in record.moves.iter().enumerate() {
         let unwritable = |reason: &str| WriteError::Unwritable {
@@ -546,7 +632,11 @@ pub fn write_ki2(record: &Record) -> Result<String, WriteError> {
         let text = ki2_move(&pos, m.mv, last_to)
             .ok_or_else(|| unwritable("no ki2 text names this move alone"))?;
         if on_line > 0 {
-            out.push('　');
+            // ASCII blanks between the moves of a line, each move padded to 12 columns as
+            // Kifu for Windows and ShogiHome write them: json-kifu-format's KI2 grammar does
+            // not take U+3000 there.
+            let pad = 12usize.saturating_sub(2 * last_len).max(1);
+            out.extend(std::iter::repeat_n(' ', pad));
         }
         out.push(if m.color == Color::Black {
             '▲'
@@ -554,6 +644,7 @@ pub fn write_ki2(record: &Record) -> Result<String, WriteError> {
             '△'
         });
         out.push_str(&text);
+        last_len = text.chars().count() + 1;
         on_line += 1;
         if on_line == 6 || m.comment.is_some() {
             out.push('\n');
@@ -568,7 +659,7 @@ pub fn write_ki2(record: &Record) -> Result<String, WriteError> {
     }
     if let Some(e) = &record.ending {
         let side = side_after(&record.start, &record.moves);
-        out.push_str(&ki2_summary(&e.kind, record.moves.len(), side));
+        out.push_str(&summary_line(&e.kind, record.moves.len(), side));
         out.push('\n');
     }
     Ok(out)

@@ -34,13 +34,13 @@ mod setup;
 mod usi;
 mod write;
 
-pub use csa::{read_csa, read_csa_games, write_csa};
+pub use csa::{CsaVersion, csa_v22_fits, read_csa, read_csa_games, write_csa, write_csa_as};
 pub use error::{RecordError, WriteError};
 pub use jkf::{read_jkf, write_jkf};
 pub use kif::{read_ki2, read_kif};
 pub use kif_write::{write_ki2, write_kif};
 pub use usi::{read_usi, write_usi};
-pub use write::{Encoding, write};
+pub use write::{Encoding, WriteOptions, write, write_with};
 
 /// The largest record the readers accept, in bytes (16 MiB: some 80 times the longest real
 /// record, a 2,000-ply game with comments). A larger input is an error before any parsing.

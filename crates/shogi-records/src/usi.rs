@@ -132,10 +132,13 @@ pub fn read_usi(text: &str) -> Result<Record, RecordError> {
     Ok(replay.into_record(Format::Usi, Vec::new(), None, None))
 }
 
-/// Writes a record as a USI `position` line: `position startpos moves ...` from the even-game
-/// position, `position sfen ... moves ...` otherwise, and `win` (入玉宣言, [`EndingKind::Kachi`])
-/// or `resign` when the record ends so. USI has no times, comments, headers or other endings:
-/// they are not written.
+/// Writes a record as a USI `position` line, exactly what an engine's `position` command
+/// accepts: `position startpos moves ...` from the even-game position, `position sfen ...
+/// moves ...` otherwise. The ending is not written: `resign` and `win` are an engine's answers
+/// (`bestmove resign`), not moves, and an engine or a USI parser refuses them in a `position`
+/// command (cshogi: "incorrect move string : resign"), so a record's ending, like its times,
+/// comments and headers, is left out. [`read_usi`] still reads a final `resign` or `win`, as
+/// older exports wrote them.
 pub fn write_usi(record: &Record) -> String {
     let mut out = String::with_capacity(24 + 6 * record.moves.len());
     if record.start.same_position(&Position::startpos()) {
@@ -144,21 +147,12 @@ pub fn write_usi(record: &Record) -> String {
         out.push_str("position sfen ");
         out.push_str(&record.start.to_sfen());
     }
-    let ending = match record.ending.as_ref().map(|e| &e.kind) {
-        Some(EndingKind::Kachi) => Some("win"),
-        Some(EndingKind::Resign) => Some("resign"),
-        _ => None,
-    };
-    if !record.moves.is_empty() || ending.is_some() {
+    if !record.moves.is_empty() {
         out.push_str(" moves");
     }
     for m in &record.moves {
         out.push(' ');
         out.push_str(&m.mv.to_string());
-    }
-    if let Some(e) = ending {
-        out.push(' ');
-        out.push_str(e);
     }
     out.push('\n');
     out

@@ -1,6 +1,6 @@
 //! One entry point for writing a record in any format, in UTF-8 or Shift_JIS.
 
-use crate::{Format, Record, WriteError};
+use crate::{CsaVersion, Format, Record, WriteError};
 
 /// The text encoding of a written record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -30,8 +30,25 @@ impl Encoding {
 /// [`Record::ending`]). What a format cannot say is written as a comment where it has comments
 /// and otherwise left out: each writer's documentation lists it.
 pub fn write(record: &Record, format: Format, encoding: Encoding) -> Result<Vec<u8>, WriteError> {
+    write_with(record, format, encoding, WriteOptions::default())
+}
+
+/// How [`write_with`] writes a format that has versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriteOptions {
+    /// The CSA version: V2.2 by default, where the record fits it (see [`CsaVersion`]).
+    pub csa_version: CsaVersion,
+}
+
+/// [`write()`] with options.
+pub fn write_with(
+    record: &Record,
+    format: Format,
+    encoding: Encoding,
+    options: WriteOptions,
+) -> Result<Vec<u8>, WriteError> {
     let text = match format {
-        Format::Csa => crate::write_csa(record, None),
+        Format::Csa => crate::csa::write_csa_as(record, None, options.csa_version),
         Format::Kif => crate::write_kif(record),
         Format::Ki2 => crate::write_ki2(record)?,
         Format::Jkf => crate::write_jkf(record),

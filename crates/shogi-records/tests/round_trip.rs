@@ -81,24 +81,31 @@ fn ending_in(f: Format, kind: Option<EndingKind>, side: Color, plies: usize) -> 
     let kind = kind?;
     let kif_other = ["封じ手", "不戦勝", "不戦敗"];
     match f {
-        Format::Csa | Format::Jkf => match kind {
-            K::Other(n) if f == Format::Csa && K::Other(n.clone()).csa_special().is_none() => None,
+        Format::Csa => match kind {
+            K::Other(n) if K::Other(n.clone()).csa_special().is_none() => None,
             k => Some(k),
         },
+        // json-kifu-format's schema names only (issue #22, class 8).
+        Format::Jkf => Some(match kind {
+            K::MaxMoves => K::Jishogi,
+            K::OuteSennichite => K::Sennichite,
+            K::Other(n) if K::Other(n.clone()).csa_special().is_none() => K::Chudan,
+            k => k,
+        }),
         Format::Kif | Format::Ki2 => Some(match kind {
             K::OuteSennichite => K::Sennichite,
             K::MaxMoves | K::Hikiwake => K::Jishogi,
             K::IllegalAction(c) if c == side => K::IllegalMove,
             K::Error => K::Chudan,
+            K::Other(w) if f == Format::Ki2 && kif_other.contains(&w.as_str()) => K::Other(w),
+            K::Other(w) if f == Format::Ki2 && w.starts_with("まで") => K::Other(w),
             K::Other(w) if f == Format::Ki2 => K::Other(format!("まで{plies}手で{w}")),
             K::Other(w) if kif_other.contains(&w.as_str()) => K::Other(w),
             K::Other(_) => K::Chudan,
             k => k,
         }),
-        Format::Usi => match kind {
-            K::Kachi | K::Resign => Some(kind),
-            _ => None,
-        },
+        // A `position` command has no ending (class 1 of issue #22).
+        Format::Usi => None,
     }
 }
 
