@@ -119,10 +119,7 @@ pub enum Error {
     /// The gRPC server failed.
     #[error("grpc server: {0}")]
     Serve(#[from] tonic::transport::Error),
-    /// The listening socket could not be handed from the start-up health server to the
-    /// service.
-    #[error("listener: {0}")]
-    Listener(#[from] std::io::Error),
+
     /// The reflection service could not be built.
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
@@ -261,7 +258,7 @@ pub fn to_status(err: Error) -> Status {
             );
             Code::Internal
         }
-        Error::Config(_) | Error::Serve(_) | Error::Listener(_) | Error::Reflection(_) => {
+        Error::Config(_) | Error::Serve(_) | Error::Reflection(_) => {
             details.info(ErrorReason::Unspecified, []);
             Code::Internal
         }

@@ -57,82 +57,15 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
     config.validate()?;
+    // Setting the streams up waits for JetStream as long as it takes to answer (a cluster
+    // electing its leader, a busy server), logged; calls made meanwhile wait on the listener.
     let connect = store::Bus::connect(&config.nats, &config.stream, config.stream_replicas);
     tokio::pin!(shutdown);
-    // Setting the streams up takes as long as JetStream takes to answer (a cluster electing its
-    // leader, a busy server): meanwhile health answers NOT_SERVING on the same port, so that a
-    // probe is answered (plaintext only: over TLS the probes check the port).
-    let (listener, bus) = if config.tls.is_some() {
-        let bus = tokio::select! {
-            () = &mut shutdown => None,
-            bus = connect => Some(bus),
-        };
-        (listener, bus)
-    } else {
-        not_serving_while(listener, connect, &mut shutdown).await?
+    let bus = tokio::select! {
+        () = &mut shutdown => return Ok(()),
+        bus = connect => bus?,
     };
-    match bus {
-        Some(bus) => serve(listener, bus?.inner, config, shutdown).await,
-        None => Ok(()),
-    }
-}
-
-/// Answers grpc.health.v1 NOT_SERVING on `listener` until `work` is done (its output) or
-/// `shutdown` completes (`None`); then gives the listener back, for the service proper.
-async fn not_serving_while<T>(
-    listener: TcpListener,
-    work: impl Future<Output = T>,
-    shutdown: impl Future<Output = ()>,
-) -> Result<(TcpListener, Option<T>), Error> {
-    // The same socket twice: the health server accepts on one, and stops before the service
-    // accepts on the other; a connection made in between waits in the backlog.
-    let socket = listener.into_std()?;
-    let waiting = TcpListener::from_std(socket.try_clone()?)?;
-    let listener = TcpListener::from_std(socket)?;
-    let (health, health_service) = Health::new(&[SERVICE_NAME]).await;
-    // Any other call is answered UNAVAILABLE, which a client retries, rather than the
-    // UNIMPLEMENTED of a server without that service.
-    let routes = tonic::service::Routes::new(health_service)
-        .into_axum_router()
-        .fallback(|| async {
-            (
-                [
-                    ("content-type", "application/grpc"),
-                    ("grpc-status", "14"),
-                    (
-                        "grpc-message",
-                        "the service is starting: its streams are being set up",
-                    ),
-                ],
-                (),
-            )
-        });
-    let (done, stop_waiting) = tokio::sync::oneshot::channel::<()>();
-    let options = grpc::ServeOptions {
-        request_timeout: Some(Duration::from_secs(5)),
-        grace_period: Duration::from_secs(1),
-        accept_http1: false,
-    };
-    let waiting = tokio::spawn(async move {
-        grpc::serve(
-            tokio_stream::wrappers::TcpListenerStream::new(waiting),
-            tonic::service::Routes::from(routes),
-            &health,
-            &options,
-            async {
-                let _ = stop_waiting.await;
-            },
-            || {},
-        )
-        .await
-    });
-    let output = tokio::select! {
-        () = shutdown => None,
-        output = work => Some(output),
-    };
-    let _ = done.send(());
-    waiting.await.map_err(std::io::Error::other)??;
-    Ok((listener, output))
+    serve(listener, bus.inner, config, shutdown).await
 }
 
 /// Serves MoveValidator (behind the bearer-token interceptor when a token is configured),
