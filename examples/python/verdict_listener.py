@@ -83,7 +83,9 @@ async def fetch(sub, batch=64, timeout=1):
 async def listen(args):
     db = open_db(args.db)
     nc = await nats.connect(args.nats_url, name="verdict-listener")
-    js = nc.jetstream()
+    # As the `reader` of deploy/nats/auth.conf, the platform's account imports the arbiter's
+    # JetStream API under its own prefix: --js-prefix JS.ARBITER.API.
+    js = nc.jetstream(prefix=args.js_prefix) if args.js_prefix else nc.jetstream()
     # A durable consumer: the server remembers what this listener acknowledged, across its
     # restarts. Explicit acks; everything from the stream's start the first time.
     sub = await js.pull_subscribe(
@@ -146,6 +148,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nats-url", default="nats://127.0.0.1:4222")
     parser.add_argument("--durable", default="platform-verdicts", help="the consumer's name")
+    parser.add_argument(
+        "--js-prefix",
+        help="the JetStream API prefix (JS.ARBITER.API as the reader of deploy/nats/auth.conf)",
+    )
     parser.add_argument("--db", default="verdicts.sqlite", help="where results are recorded")
     parser.add_argument("--expect", help="result codes to process, comma-separated (tests)")
     parser.add_argument("--idle", type=float, default=2.0, help="seconds without a verdict to stop")

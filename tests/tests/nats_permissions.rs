@@ -45,6 +45,20 @@ fn server() -> NatsServer {
     NatsServer::start_with_config_env(&auth, &env)
 }
 
+/// A server as [`server`] makes one, with the streams and consumers `streams apply` makes as
+/// admin; and its URL.
+fn applied_server() -> (NatsServer, String) {
+    let nats = server();
+    let url = nats.url().to_owned();
+    let out = Command::new(bin("shogi-arbiter"))
+        .args(["streams", "apply", "--nats-url", &url])
+        .envs(user_env("admin"))
+        .output()
+        .expect("run streams apply");
+    assert!(out.status.success(), "streams apply failed");
+    (nats, url)
+}
+
 /// What a user's connection heard from the server: the permissions violations it was told of.
 #[derive(Clone, Default)]
 struct Heard(Arc<Mutex<Vec<String>>>);
@@ -91,14 +105,26 @@ async fn client(url: &str, user: &str) -> (async_nats::Client, Heard) {
     (client, heard)
 }
 
+/// The JetStream API prefix of the users outside the streams' account (deploy/nats/auth.conf).
+const API_PREFIX: &str = "JS.ARBITER.API";
+
+/// Whether `user` reaches the streams from an account of its own, through `API_PREFIX`.
+fn imports_the_api(user: &str) -> bool {
+    matches!(user, "watcher" | "judge" | "reader")
+}
+
 fn user_env(user: &str) -> Vec<(String, String)> {
-    vec![
+    let mut env = vec![
         ("NATS_USER".into(), user.into()),
         ("NATS_PASSWORD".into(), password(user)),
         ("ARBITER_STREAMS".into(), "bind".into()),
         ("RUST_LOG".into(), "info".into()),
         ("NO_COLOR".into(), "1".into()),
-    ]
+    ];
+    if imports_the_api(user) {
+        env.push(("NATS_JS_API_PREFIX".into(), API_PREFIX.into()));
+    }
+    env
 }
 
 fn env_refs(env: &[(String, String)]) -> Vec<(&str, &str)> {
@@ -215,8 +241,27 @@ async fn each_user_does_its_job_and_nothing_else() {
         })
         .await;
 
+    // Something on a game's `.verdict` before its end that is not its verdict (the JetStream
+    // API's JSON answer, which any user's reply subject could put there before issue 20; now
+    // only an allowed writer can): the watcher sets it aside at ERROR and announces the
+    // repetition after it, instead of taking it for an earlier announcement.
+    let (validator_raw, _) = client(&url, "validator").await;
+    let validator_js = async_nats::jetstream::new(validator_raw);
+    validator_js
+        .publish(
+            subject::verdict("perm-forged"),
+            br#"{"type":"io.nats.jetstream.api.v1.stream_info_response"}"#
+                .to_vec()
+                .into(),
+        )
+        .await
+        .unwrap()
+        .await
+        .expect("the validator writes .verdict");
+    play(&clients, "perm-forged".into(), &all[0]).await;
+
     // A strict game: the deciding move waits for the watcher's verdict, which the validator
-    // follows with an ephemeral consumer of its own (created, never deleted, in bind mode);
+    // follows with message gets (it holds no consumer rights);
     // then WatchGame reads the whole game.
     let strict = &all[0];
     let id = "perm-strict".to_owned();
@@ -297,11 +342,51 @@ async fn each_user_does_its_job_and_nothing_else() {
         .count();
     assert_eq!(logged, 1 + strict.moves.len(), "created and every move");
 
+    // Followers leave nothing behind (issue 20): WatchGame opened and cancelled again and
+    // again, in bind mode, and the stream still has only the consumers `streams apply` made
+    // (each follower's consumer used to stay 10 s: 190 a second reached 2,093).
+    for _ in 0..30 {
+        let mut stream = clients
+            .call(&id, |mut c| {
+                let id = id.clone();
+                async move {
+                    c.watch_game(shogi_proto::v1::WatchGameRequest {
+                        game_id: id,
+                        from_ply: 0,
+                    })
+                    .await
+                }
+            })
+            .await
+            .expect("watch the strict game");
+        stream
+            .next()
+            .await
+            .expect("its first event")
+            .expect("an event");
+    }
+    let (admin_raw, _) = client(&url, "admin").await;
+    let consumers = async_nats::jetstream::new(admin_raw)
+        .get_stream(shogi_proto::STREAM)
+        .await
+        .unwrap()
+        .info()
+        .await
+        .unwrap()
+        .state
+        .consumer_count;
+    assert_eq!(
+        consumers,
+        2 * shogi_proto::PARTITIONS as usize + 1,
+        "only the durable consumers"
+    );
+
     // The checks read as the platform reader.
     let mut reader_options = NatsOptions::new(&url);
     reader_options.user = Some("reader".into());
     reader_options.password = Some(password("reader"));
     reader_options.provision = arbiter_bus::Provision::Bind;
+    reader_options.api_prefix = Some(API_PREFIX.into());
     let bus: Bus = Arc::new(
         JetStreamBus::connect(
             &reader_options,
@@ -321,10 +406,30 @@ async fn each_user_does_its_job_and_nothing_else() {
         }
     }
     assert_one_right_verdict(&bus, "perm", &all).await;
+    let forged = subject::verdict("perm-forged");
+    let deadline = Instant::now() + DEADLINE;
+    let announced = loop {
+        let last = read("perm-forged", DEADLINE, || bus.last(&forged)).await;
+        if let Some(m) =
+            last.filter(|m| m.message_type.as_deref() == Some(shogi_proto::VERDICT_TYPE))
+        {
+            break m;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "perm-forged: the repetition was never announced"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    {
+        use prost::Message as _;
+        let v = shogi_proto::v1::Verdict::decode(announced.payload).unwrap();
+        assert_eq!((v.code, v.ply), (all[0].expected.code, all[0].expected.ply));
+    }
 
     // The platform's durable consumer: every verdict once, acknowledged.
     let (reader, reader_heard) = client(&url, "reader").await;
-    let js = async_nats::jetstream::new(reader.clone());
+    let js = async_nats::jetstream::with_prefix(reader.clone(), API_PREFIX);
     let stream = js
         .get_stream(shogi_proto::STREAM)
         .await
@@ -343,10 +448,13 @@ async fn each_user_does_its_job_and_nothing_else() {
         .expect("fetch verdicts");
     while let Some(m) = batch.next().await {
         let m = m.expect("a verdict");
-        assert!(seen.insert(m.subject.to_string()), "{} twice", m.subject);
+        // perm-forged's `.verdict` holds the entry set aside, then the verdict.
+        let fresh = seen.insert(m.subject.to_string());
+        assert!(fresh || m.subject.as_str() == forged, "{} twice", m.subject);
         m.ack().await.expect("ack");
     }
-    assert_eq!(seen.len(), all.len() + 1, "the platform read {seen:?}");
+    // Every game's, the strict one's and perm-forged's.
+    assert_eq!(seen.len(), all.len() + 2, "the platform read {seen:?}");
     eprintln!(
         "{} games judged; the platform read each verdict once",
         all.len()
@@ -421,6 +529,14 @@ async fn each_user_does_its_job_and_nothing_else() {
             !log.to_ascii_lowercase().contains("permissions violation"),
             "{name} met a permissions violation:\n{log}"
         );
+        if name == "repetition-watcher" {
+            assert!(
+                log.lines().any(|l| l.contains("ERROR")
+                    && l.contains("perm-forged")
+                    && l.contains("bad_verdict")),
+                "the watcher said nothing at ERROR of perm-forged's .verdict:\n{log}"
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -432,19 +548,716 @@ fn the_workers_consumers_are_all_listed_and_no_other_role_is_reachable() {
         "/../deploy/nats/auth.conf"
     ))
     .unwrap();
-    for role in ["repetition-watcher", "impasse-judge"] {
+    for (role, account) in [
+        ("repetition-watcher", "WATCHER"),
+        ("impasse-judge", "JUDGE"),
+    ] {
         for p in 0..shogi_proto::PARTITIONS {
             for api in [
-                format!("\"$JS.API.CONSUMER.INFO.SHOGI_GAMES.{role}-p{p}\""),
-                format!("\"$JS.API.CONSUMER.MSG.NEXT.SHOGI_GAMES.{role}-p{p}\""),
-                format!("\"$JS.ACK.SHOGI_GAMES.{role}-p{p}.>\""),
+                format!("CONSUMER.INFO.SHOGI_GAMES.{role}-p{p}"),
+                format!("CONSUMER.MSG.NEXT.SHOGI_GAMES.{role}-p{p}"),
             ] {
-                assert_eq!(auth.matches(&api).count(), 1, "{api}");
+                // Exported to the role's account alone, imported there under the prefix, and
+                // allowed to its user under that name.
+                let exported = format!("\"$JS.API.{api}\"");
+                let local = format!("\"{API_PREFIX}.{api}\"");
+                assert_eq!(auth.matches(&exported).count(), 2, "{exported}");
+                assert_eq!(auth.matches(&local).count(), 2, "{local}");
+                let export = auth
+                    .lines()
+                    .find(|l| l.contains(&format!("service: {exported}")))
+                    .unwrap_or_else(|| panic!("{exported} is not exported"));
+                assert!(
+                    export.contains(&format!("accounts: [{account}]")),
+                    "{export}"
+                );
             }
+            let ack = format!("\"$JS.ACK.SHOGI_GAMES.{role}-p{p}.>\"");
+            assert_eq!(auth.matches(&ack).count(), 3, "{ack}");
         }
         assert!(
             !auth.contains(&format!("{role}-p{}\"", shogi_proto::PARTITIONS)),
             "a partition beyond the last"
+        );
+    }
+}
+
+/// One credential's connection for the matrix: its client, what the server told it, and the
+/// JetStream API prefixes it can try (its own account's `$JS.API`, and the one imported from
+/// the streams' account when it lives outside it).
+struct Probe {
+    user: &'static str,
+    client: async_nats::Client,
+    heard: Heard,
+    prefixes: Vec<&'static str>,
+}
+
+/// How one attempt settled: answered (with the answer), or refused by the server.
+enum Settled {
+    Answered(async_nats::Message),
+    Refused,
+}
+
+impl Heard {
+    fn count(&self, what: &str) -> usize {
+        self.violations()
+            .iter()
+            .filter(|v| v.contains(&format!("\"{what}\"")))
+            .count()
+    }
+}
+
+impl Probe {
+    async fn new(url: &str, user: &'static str) -> Probe {
+        let (client, heard) = client(url, user).await;
+        let prefixes = if imports_the_api(user) {
+            vec![API_PREFIX, "$JS.API"]
+        } else {
+            vec!["$JS.API"]
+        };
+        Probe {
+            user,
+            client,
+            heard,
+            prefixes,
+        }
+    }
+
+    /// Publishes `payload` on `subject` as a request and waits until it settles: an answer on
+    /// its reply subject, or a permissions violation naming `subject`.
+    async fn request(
+        &self,
+        subject: &str,
+        headers: async_nats::HeaderMap,
+        payload: &[u8],
+    ) -> Settled {
+        let before = self.heard.count(subject);
+        let inbox = self.client.new_inbox();
+        let mut answers = self.client.subscribe(inbox.clone()).await.unwrap();
+        self.client
+            .publish_with_reply_and_headers(
+                subject.to_owned(),
+                inbox,
+                headers,
+                payload.to_vec().into(),
+            )
+            .await
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(Some(m)) =
+                tokio::time::timeout(Duration::from_millis(20), answers.next()).await
+            {
+                return Settled::Answered(m);
+            }
+            if self.heard.count(subject) > before {
+                return Settled::Refused;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: {subject} was neither answered nor refused",
+                self.user
+            );
+        }
+    }
+
+    /// A JetStream publish of a probe on `subject`: settled (stored or refused).
+    async fn write(&self, subject: &str) {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(
+            "Nats-Msg-Id",
+            format!("probe-{}-{subject}", self.user).as_str(),
+        );
+        self.request(subject, headers, b"probe").await;
+    }
+
+    /// Calls the JetStream API `api` (without its prefix) under every prefix this user has; the
+    /// answers that came.
+    async fn api(&self, api: &str, body: &[u8]) -> Vec<async_nats::Message> {
+        let mut answers = Vec::new();
+        for prefix in &self.prefixes {
+            if let Settled::Answered(m) = self
+                .request(
+                    &format!("{prefix}.{api}"),
+                    async_nats::HeaderMap::new(),
+                    body,
+                )
+                .await
+            {
+                answers.push(m);
+            }
+        }
+        answers
+    }
+
+    /// Calls `api` naming `reply` as the reply subject (the answer is not this client's to
+    /// hear), then a plain call of the same API, whose settling says the first was handled.
+    async fn api_replying_to(&self, api: &str, reply: &str) {
+        for prefix in &self.prefixes {
+            let subject = format!("{prefix}.{api}");
+            self.client
+                .publish_with_reply(subject.clone(), reply.to_owned(), "".into())
+                .await
+                .unwrap();
+            self.request(&subject, async_nats::HeaderMap::new(), b"")
+                .await;
+        }
+    }
+
+    /// Subscribes to `filter`, then has `trigger` publish something it matches: whether this
+    /// user heard it (`true`) or was refused the subscription (`false`).
+    async fn hears<F, Fut>(&self, filter: &str, trigger: F) -> bool
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let what = format!("Subscription to \"{filter}\"");
+        let before = self
+            .heard
+            .violations()
+            .iter()
+            .filter(|v| v.contains(&what))
+            .count();
+        let mut sub = self.client.subscribe(filter.to_owned()).await.unwrap();
+        self.client.flush().await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            trigger().await;
+            if let Ok(Some(_)) = tokio::time::timeout(Duration::from_millis(50), sub.next()).await {
+                return true;
+            }
+            let refused = self
+                .heard
+                .violations()
+                .iter()
+                .filter(|v| v.contains(&what))
+                .count();
+            if refused > before {
+                return false;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: subscription to {filter} neither heard anything nor was refused",
+                self.user
+            );
+        }
+    }
+}
+
+/// Whether an answer of the JetStream API is a success (not an error, not "JetStream not
+/// enabled" from the caller's own account); a pull's "no messages" status is one.
+fn api_success(m: &async_nats::Message) -> bool {
+    let status_ok = m
+        .status
+        .is_none_or(|s| matches!(s.as_u16(), 404 | 408 | 409) || s.is_success());
+    let body = String::from_utf8_lossy(&m.payload);
+    status_ok && !body.contains("\"error\"")
+}
+
+/// The matrix of deploy/STREAMS.md ("Authorization"): its rows, each with `yes` or `no` for
+/// admin, validator, watcher, judge and reader, in that order.
+fn documented_matrix() -> Vec<(String, Vec<bool>)> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/STREAMS.md"))
+        .expect("deploy/STREAMS.md");
+    let start = doc
+        .find("<!-- permissions matrix -->")
+        .expect("deploy/STREAMS.md has the permissions matrix");
+    let end = doc[start..]
+        .find("<!-- /permissions matrix -->")
+        .expect("the matrix ends")
+        + start;
+    doc[start..end]
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| what") && !l.starts_with("| ---"))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+            let row = cells[1..]
+                .iter()
+                .map(|c| match *c {
+                    "yes" => true,
+                    "no" => false,
+                    other => panic!("{l}: {other:?} is neither yes nor no"),
+                })
+                .collect();
+            (cells[0].to_owned(), row)
+        })
+        .collect()
+}
+
+/// Every credential the deployment hands out, tried against every subject and API the arbiter
+/// uses: writes on each subject, the JetStream API answer sent to a game's subjects (a reply
+/// subject the caller names), reads, subscriptions, pulls of each role's consumers, consumer
+/// create/update/delete and stream edits. What took effect is read back as admin, and the
+/// whole matrix must be the one deploy/STREAMS.md states (issue 20).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_credential_against_every_subject_is_the_documented_matrix() {
+    let (_nats, url) = applied_server();
+    let (admin_client, _) = client(&url, "admin").await;
+    let admin = async_nats::jetstream::new(admin_client);
+    let games = admin.get_stream(shogi_proto::STREAM).await.unwrap();
+    let stored = |subject: String| {
+        let games = games.clone();
+        async move {
+            games
+                .get_last_raw_message_by_subject(&subject)
+                .await
+                .is_ok()
+        }
+    };
+    let (validator_client, _) = client(&url, "validator").await;
+    let validator = async_nats::jetstream::new(validator_client);
+    // A game to read: created by the validator.
+    validator
+        .publish("shogi.game.matrix.created", "".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let users = ["admin", "validator", "watcher", "judge", "reader"];
+    let mut observed: Vec<(String, Vec<bool>)> = Vec::new();
+    let mut row = |name: &str, user: usize, effect: bool| {
+        if user == 0 {
+            observed.push((name.to_owned(), Vec::new()));
+        }
+        let r = observed.iter_mut().find(|(n, _)| n == name).unwrap();
+        r.1.push(effect);
+    };
+    let mut probes = Vec::new();
+    for user in users {
+        probes.push(Probe::new(&url, user).await);
+    }
+    let mut by_user: Vec<Vec<(&'static str, bool)>> = vec![Vec::new(); users.len()];
+    // Admin last: some of what it may do (a purge, a consumer deleted) changes the stream.
+    for u in (0..users.len()).rev() {
+        let p = &probes[u];
+        let user = p.user;
+        let mut cells: Vec<(&'static str, bool)> = Vec::new();
+        let game = format!("m-{user}");
+        for (name, subj) in [
+            ("write a game's `.created`", subject::created(&game)),
+            ("write a game's `.move.<p>` (a move)", subject::moves(&game)),
+            ("write a game's `.declare`", subject::declare(&game)),
+            ("write a game's `.warning`", subject::warning(&game)),
+            ("write a game's `.verdict`", subject::verdict(&game)),
+            ("write `shogi.aside.<id>`", subject::aside(&game)),
+            (
+                "write a watcher lease",
+                format!("shogi.lease.repetition-watcher.m-{user}"),
+            ),
+            (
+                "write a judge lease",
+                format!("shogi.lease.impasse-judge.m-{user}"),
+            ),
+        ] {
+            p.write(&subj).await;
+            let effect = if subj.starts_with("shogi.aside.") {
+                let aside = admin.get_stream(shogi_proto::ASIDE_STREAM).await.unwrap();
+                aside.get_last_raw_message_by_subject(&subj).await.is_ok()
+            } else if subj.starts_with("shogi.lease.") {
+                let leases = admin.get_stream(shogi_proto::LEASE_STREAM).await.unwrap();
+                leases.get_last_raw_message_by_subject(&subj).await.is_ok()
+            } else {
+                stored(subj.clone()).await
+            };
+            cells.push((name, effect));
+        }
+        // The JetStream API's answer, sent where the caller says: onto a game's subjects.
+        let trick = format!("t-{user}");
+        for (name, reply) in [
+            (
+                "have an API answer stored as a game's `.verdict` (reply subject)",
+                subject::verdict(&trick),
+            ),
+            (
+                "have an API answer stored in a game's log (reply subject)",
+                subject::moves(&trick),
+            ),
+        ] {
+            p.api_replying_to("STREAM.INFO.SHOGI_GAMES", &reply).await;
+            cells.push((name, stored(reply).await));
+        }
+        let read = p
+            .api(
+                "STREAM.MSG.GET.SHOGI_GAMES",
+                br#"{"last_by_subj":"shogi.game.matrix.created"}"#,
+            )
+            .await;
+        cells.push((
+            "read a game (message get)",
+            read.iter()
+                .any(|m| String::from_utf8_lossy(&m.payload).contains("\"message\"")),
+        ));
+        let heard_game = p
+            .hears("shogi.game.*.>", || async {
+                validator
+                    .publish(format!("shogi.game.hear-{user}.warning"), "".into())
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            })
+            .await;
+        cells.push(("hear the games' raw publishes", heard_game));
+        let heard_verdicts = p
+            .hears(shogi_proto::VERDICT_NOTICES, || async {
+                // A stored verdict is republished; a new game each time, since `.verdict`
+                // takes one.
+                static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+                let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let mut h = async_nats::HeaderMap::new();
+                h.insert(shogi_proto::MESSAGE_TYPE_HEADER, shogi_proto::VERDICT_TYPE);
+                validator
+                    .publish_with_headers(format!("shogi.game.v{n}-{user}.verdict"), h, "".into())
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            })
+            .await;
+        cells.push((
+            "hear the republished verdicts (`shogi.verdict.*`)",
+            heard_verdicts,
+        ));
+        let other_inbox = if user == "admin" {
+            "_INBOX.validator.>"
+        } else {
+            "_INBOX.admin.>"
+        };
+        let heard_replies = p
+            .hears(other_inbox, || async {
+                // Admin's replies: a request of admin's own, answered on its inbox.
+                let _ = games.clone().info().await;
+            })
+            .await;
+        cells.push(("hear another user's replies", heard_replies));
+        for (name, durable) in [
+            ("pull the watcher's consumers", "repetition-watcher-p0"),
+            ("pull the judge's consumers", "impasse-judge-p0"),
+            ("pull `platform-verdicts`", shogi_proto::PLATFORM_VERDICTS),
+        ] {
+            let answers = p
+                .api(
+                    &format!("CONSUMER.MSG.NEXT.SHOGI_GAMES.{durable}"),
+                    br#"{"batch":1,"no_wait":true}"#,
+                )
+                .await;
+            cells.push((name, answers.iter().any(api_success)));
+        }
+        // Consumers: one of its own on a game, a durable, another role's changed or deleted.
+        let name = format!("probe-{user}");
+        p.api(
+            &format!("CONSUMER.CREATE.SHOGI_GAMES.{name}.shogi.game.matrix.>"),
+            format!(
+                r#"{{"stream_name":"SHOGI_GAMES","config":{{"name":"{name}","filter_subject":"shogi.game.matrix.>","ack_policy":"none","inactive_threshold":60000000000}}}}"#
+            )
+            .as_bytes(),
+        )
+        .await;
+        cells.push((
+            "create a consumer",
+            games.consumer_info(&name).await.is_ok(),
+        ));
+        let durable = format!("durable-{user}");
+        p.api(
+            &format!("CONSUMER.DURABLE.CREATE.SHOGI_GAMES.{durable}"),
+            format!(
+                r#"{{"stream_name":"SHOGI_GAMES","config":{{"durable_name":"{durable}","ack_policy":"explicit"}}}}"#
+            )
+            .as_bytes(),
+        )
+        .await;
+        cells.push((
+            "create a durable consumer",
+            games.consumer_info(&durable).await.is_ok(),
+        ));
+        let target = "repetition-watcher-p3";
+        let original = games.consumer_info(target).await.unwrap().config.clone();
+        let mut wanted = original.clone();
+        let filter = "shogi.game.nosuchgame.move.3";
+        wanted.filter_subject = filter.to_owned();
+        let body = serde_json::json!({
+            "stream_name": "SHOGI_GAMES",
+            "config": wanted,
+            "action": "update",
+        });
+        p.api(
+            &format!("CONSUMER.CREATE.SHOGI_GAMES.{target}.{filter}"),
+            body.to_string().as_bytes(),
+        )
+        .await;
+        let changed = games
+            .consumer_info(target)
+            .await
+            .unwrap()
+            .config
+            .filter_subject
+            == filter;
+        cells.push(("change another role's consumer (its filter)", changed));
+        if changed {
+            // Put back as it was, as admin (only admin can, and it comes last).
+            let restore = serde_json::json!({
+                "stream_name": "SHOGI_GAMES",
+                "config": original,
+                "action": "update",
+            });
+            probes[0]
+                .api(
+                    &format!("CONSUMER.CREATE.SHOGI_GAMES.{target}.shogi.game.*.move.3"),
+                    restore.to_string().as_bytes(),
+                )
+                .await;
+        }
+        let victim = "impasse-judge-p5";
+        p.api(&format!("CONSUMER.DELETE.SHOGI_GAMES.{victim}"), b"")
+            .await;
+        cells.push((
+            "delete another role's consumer",
+            games.consumer_info(victim).await.is_err(),
+        ));
+        let mut config = games.clone().info().await.unwrap().config.clone();
+        config.description = Some(format!("edited by {user}"));
+        p.api(
+            "STREAM.UPDATE.SHOGI_GAMES",
+            serde_json::to_string(&config).unwrap().as_bytes(),
+        )
+        .await;
+        let edited = games.clone().info().await.unwrap().config.description
+            == Some(format!("edited by {user}"));
+        cells.push(("edit a stream", edited));
+        let purged = format!("purge-{user}");
+        validator
+            .publish(subject::warning(&purged), "".into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        p.api(
+            "STREAM.PURGE.SHOGI_GAMES",
+            format!(r#"{{"filter":"shogi.game.{purged}.>"}}"#).as_bytes(),
+        )
+        .await;
+        cells.push(("purge a game", !stored(subject::warning(&purged)).await));
+        by_user[u] = cells;
+    }
+    for (u, cells) in by_user.iter().enumerate() {
+        for (name, effect) in cells {
+            row(name, u, *effect);
+        }
+    }
+    let table: String = observed
+        .iter()
+        .map(|(name, cells)| {
+            let cells: Vec<&str> = cells
+                .iter()
+                .map(|&c| if c { "yes" } else { "no" })
+                .collect();
+            format!("| {name} | {} |\n", cells.join(" | "))
+        })
+        .collect();
+    eprintln!("observed:\n| what | {} |\n{table}", users.join(" | "));
+    assert_eq!(
+        observed,
+        documented_matrix(),
+        "the matrix observed is not the one deploy/STREAMS.md states; observed:\n{table}"
+    );
+}
+
+/// Publishes `payload` as `message_type` on `subject` through JetStream, as the client of `js`;
+/// its stream sequence.
+async fn put(
+    js: &async_nats::jetstream::Context,
+    subject: String,
+    message_type: &str,
+    payload: Vec<u8>,
+) -> u64 {
+    let mut h = async_nats::HeaderMap::new();
+    h.insert(shogi_proto::MESSAGE_TYPE_HEADER, message_type);
+    js.publish_with_headers(subject.clone(), h, payload.into())
+        .await
+        .unwrap_or_else(|e| panic!("{subject}: {e}"))
+        .await
+        .unwrap_or_else(|e| panic!("{subject}: {e}"))
+        .sequence
+}
+
+/// A game written as the validator writes one: created, two moves and, when `resigned`, the
+/// resignation that ends it in its log; with `garbage`, that many undecodable entries in its
+/// log between the moves.
+async fn write_game(js: &async_nats::jetstream::Context, id: &str, resigned: bool, garbage: usize) {
+    use prost::Message as _;
+    let created = pb_created(id);
+    put(
+        js,
+        subject::created(id),
+        shogi_proto::GAME_CREATED_TYPE,
+        created,
+    )
+    .await;
+    for (ply, usi) in [(1, "7g7f"), (2, "3c3d")] {
+        let m = shogi_proto::v1::MoveAccepted {
+            game_id: id.into(),
+            ply,
+            usi: usi.into(),
+            sfen_after: String::new(),
+            gives_check: false,
+            position_hash: 0,
+        };
+        put(
+            js,
+            subject::moves(id),
+            shogi_proto::MOVE_ACCEPTED_TYPE,
+            m.encode_to_vec(),
+        )
+        .await;
+        if ply == 1 {
+            for _ in 0..garbage {
+                put(
+                    js,
+                    subject::moves(id),
+                    shogi_proto::MOVE_ACCEPTED_TYPE,
+                    vec![0xff, 0x01],
+                )
+                .await;
+            }
+        }
+    }
+    if resigned {
+        let v = shogi_proto::convert::verdict_pb(
+            id,
+            &shogi_adjudication::Verdict::reported(
+                shogi_adjudication::ResultCode::Resignation,
+                Some(shogi_rules::Color::White),
+                2,
+                None,
+            ),
+        )
+        .encode_to_vec();
+        put(js, subject::moves(id), shogi_proto::VERDICT_TYPE, v.clone()).await;
+        put(js, subject::verdict(id), shogi_proto::VERDICT_TYPE, v).await;
+    }
+}
+
+fn pb_created(id: &str) -> Vec<u8> {
+    use prost::Message as _;
+    shogi_proto::v1::GameCreated {
+        game_id: id.into(),
+        ruleset: Some(shogi_proto::v1::Ruleset {
+            preset: "online".into(),
+            overrides: None,
+        }),
+        start_sfen: shogi_rules::Position::startpos().to_sfen(),
+        handicap: String::new(),
+        strict: false,
+    }
+    .encode_to_vec()
+}
+
+/// `streams prune` as admin, as deploy/STREAMS.md says to run it (issue 20): a game is
+/// finished when the replay of its log says so, not when its `.verdict` holds something; an
+/// id read from a subject is checked before it names a file; the records are on disk before
+/// the purge; and entries set aside cost no publish it may not make.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_directory() {
+    let (_nats, url) = applied_server();
+    let (validator, _) = client(&url, "validator").await;
+    let js = async_nats::jetstream::new(validator);
+    // Finished, with two entries the replay sets aside.
+    write_game(&js, "done", true, 2).await;
+    // Live, and something that is not its verdict on its `.verdict`.
+    write_game(&js, "live", false, 0).await;
+    put(
+        &js,
+        subject::verdict("live"),
+        "",
+        br#"{"type":"io.nats.jetstream.api.v1.stream_info_response"}"#.to_vec(),
+    )
+    .await;
+    // A "game" whose id is a path outside the archive directory.
+    let outside = tempfile::Builder::new()
+        .prefix("prune-outside-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let evil = format!("{}/evil", outside.path().display());
+    assert!(!evil.contains('.'), "{evil}: one subject token");
+    put(
+        &js,
+        subject::created(&evil),
+        shogi_proto::GAME_CREATED_TYPE,
+        pb_created(&evil),
+    )
+    .await;
+    put(
+        &js,
+        subject::verdict(&evil),
+        shogi_proto::VERDICT_TYPE,
+        Vec::new(),
+    )
+    .await;
+
+    let archive = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = Command::new(bin("shogi-arbiter"))
+        .args([
+            "streams",
+            "prune",
+            "--nats-url",
+            &url,
+            "--finished-before",
+            "0",
+        ])
+        .arg("--archive-dir")
+        .arg(archive.path())
+        .envs(user_env("admin"))
+        .output()
+        .expect("run streams prune");
+    let took = started.elapsed();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    eprintln!("prune took {took:?}:\n{stdout}{stderr}");
+    assert!(stdout.contains("done: pruned"), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("live: left on the bus"),
+        "the live game: {stdout}{stderr}"
+    );
+    assert!(
+        stderr.contains("not a game id"),
+        "the path-like id: {stdout}{stderr}"
+    );
+    assert!(
+        !out.status.success(),
+        "an id that is not a game's is reported"
+    );
+    // Two entries set aside, each of which cost a refused publish's 5 s before.
+    assert!(took < Duration::from_secs(8), "prune took {took:?}");
+    let names: Vec<String> = std::fs::read_dir(archive.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["done.csa"],
+        "only the finished game's record, whole"
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing written outside --archive-dir"
+    );
+    let (admin, _) = client(&url, "admin").await;
+    let games = async_nats::jetstream::new(admin)
+        .get_stream(shogi_proto::STREAM)
+        .await
+        .unwrap();
+    for (id, kept) in [("done", false), ("live", true), (evil.as_str(), true)] {
+        assert_eq!(
+            games
+                .get_last_raw_message_by_subject(&subject::created(id))
+                .await
+                .is_ok(),
+            kept,
+            "{id}"
         );
     }
 }

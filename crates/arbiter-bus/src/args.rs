@@ -61,6 +61,11 @@ pub struct NatsArgs {
     /// else `_INBOX`): a server's permissions give each user its own replies only.
     #[arg(long, env = "NATS_INBOX_PREFIX")]
     pub nats_inbox_prefix: Option<String>,
+    /// The JetStream API's subject prefix (default `$JS.API`): `JS.ARBITER.API` for a user of
+    /// an account that imports the streams' API (deploy/nats/auth.conf: watcher, judge,
+    /// reader).
+    #[arg(long, env = "NATS_JS_API_PREFIX")]
+    pub nats_js_api_prefix: Option<String>,
     /// Whether this service creates missing streams and durable consumers (`create`), or only
     /// binds to those a setup job made with `shogi-arbiter streams apply` (`bind`: production,
     /// where the services hold no stream-admin rights).
@@ -86,6 +91,7 @@ impl NatsArgs {
                 required: self.nats_tls_required,
             },
             inbox_prefix: self.nats_inbox_prefix.clone(),
+            api_prefix: self.nats_js_api_prefix.clone(),
             provision: self.provision,
         }
     }

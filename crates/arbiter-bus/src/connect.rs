@@ -29,6 +29,10 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// The longest wait between two attempts to reach a server.
 const MAX_BACKOFF: Duration = Duration::from_secs(4);
 
+/// How often the client pings the server: a hung server is noticed within about three of these
+/// (deploy/STREAMS.md, "What a platform can rely on").
+pub const PING_INTERVAL: Duration = Duration::from_secs(2);
+
 /// How to reach NATS: one or several servers, at most one way to authenticate, and TLS.
 #[derive(Clone, Default)]
 pub struct NatsOptions {
@@ -52,6 +56,12 @@ pub struct NatsOptions {
     /// set (so that a server's permissions can give each user its own replies only,
     /// `deploy/nats/auth.conf`), else NATS's `_INBOX`.
     pub inbox_prefix: Option<String>,
+    /// The subject prefix of the JetStream API, `$JS.API` when unset. A client in another
+    /// account than the streams' reaches the API through the services that account exports
+    /// to it, imported under a prefix of its own (`JS.ARBITER.API` in `deploy/nats/auth.conf`:
+    /// the workers' and the platform's accounts), since every account already answers
+    /// `$JS.API.>` itself.
+    pub api_prefix: Option<String>,
     /// Whether this service may create the streams and consumers it uses, or only binds to
     /// existing ones (production: a setup job creates them, `shogi-arbiter streams apply`).
     pub provision: Provision,
@@ -98,6 +108,7 @@ impl std::fmt::Debug for NatsOptions {
             .field("token", &set(&self.token))
             .field("user", &self.user)
             .field("provision", &self.provision)
+            .field("api_prefix", &self.api_prefix)
             .field("password", &set(&self.password))
             .field("credentials_file", &self.credentials_file)
             .field("nkey_seed_file", &self.nkey_seed_file)
@@ -227,6 +238,15 @@ impl NatsOptions {
                 ));
             }
         }
+        if let Some(prefix) = &self.api_prefix {
+            let token_ok = |t: &str| !t.is_empty() && !t.contains(['*', '>', ' ', '\t']);
+            if !prefix.split('.').all(token_ok) {
+                return bad(format!(
+                    "JetStream API prefix {prefix:?}: expected subject tokens without \
+                     wildcards, as JS.ARBITER.API"
+                ));
+            }
+        }
         if let Some(prefix) = &self.inbox_prefix {
             let token_ok = |t: &str| !t.is_empty() && !t.contains(['*', '>', ' ', '\t']);
             if !prefix.split('.').all(token_ok) {
@@ -344,6 +364,11 @@ impl NatsOptions {
         let mut options = async_nats::ConnectOptions::new()
             .name(client_name)
             .connection_timeout(Duration::from_secs(5))
+            // A server that hangs (a paused process, a half-open connection) answers no ping:
+            // after two unanswered ones the connection is dropped and the services go
+            // NOT_SERVING within about three intervals, instead of the library's 60 s
+            // interval (minutes) during which every write timed out as OUTCOME_UNKNOWN.
+            .ping_interval(PING_INTERVAL)
             // Once connected, a restarted nats-server is waited for, not given up on.
             .max_reconnects(None)
             .event_callback(move |event| {

@@ -41,7 +41,10 @@ impl JetStreamBus {
         }
         // Checked, and a refusal by the server an error at once (see `connect.rs`).
         let client = nats.connect(client_name).await?;
-        let js = jetstream::new(client.clone());
+        let js = match &nats.api_prefix {
+            Some(prefix) => jetstream::with_prefix(client.clone(), prefix),
+            None => jetstream::new(client.clone()),
+        };
         let stream = open_stream(&js, stream, nats.provision).await?;
         Ok(JetStreamBus {
             client,
@@ -337,25 +340,44 @@ async fn open_stream(
     if republish.is_some() && stream.cached_info().config.republish != republish {
         let mut updated = stream.cached_info().config.clone();
         updated.republish = republish;
-        match js.update_stream(updated).await {
-            Ok(_) => {
-                tracing::info!(stream = stream_name, "republish of stored verdicts added");
-                stream = js
-                    .get_stream(stream_name)
-                    .await
-                    .map_err(|e| BusError::Connect(format!("stream {stream_name}: {e}")))?;
-            }
-            Err(e) => tracing::warn!(
-                stream = stream_name,
-                error = %e,
-                "the stream lacks the republish of stored verdicts and could not be updated"
-            ),
-        }
+        stream = update(js, stream, updated, "the republish of stored verdicts").await?;
+    }
+    // An age limit the settings have and the stream lacks (SHOGI_ASIDE made before it had
+    // one, issue 20) is added the same way: every instance asks for the same one.
+    if let Some(max_age) = settings.max_age
+        && stream.cached_info().config.max_age != max_age
+    {
+        let mut updated = stream.cached_info().config.clone();
+        updated.max_age = max_age;
+        stream = update(js, stream, updated, "the age limit").await?;
     }
     // Not changed here: two services configured differently would change it back and
     // forth. Changing it is an operator's decision (deploy/STREAMS.md).
     warn_on_other_replicas(&stream, settings);
     Ok(stream)
+}
+
+/// Gives `stream` the configuration `updated`, which adds `what` to it; the stream as it is then
+/// (as it was, with a warning, when the server refuses).
+async fn update(
+    js: &jetstream::Context,
+    stream: stream::Stream,
+    updated: stream::Config,
+    what: &str,
+) -> Result<stream::Stream, BusError> {
+    let name = updated.name.clone();
+    match js.update_stream(updated).await {
+        Ok(_) => {
+            tracing::info!(stream = %name, "{what} added");
+            js.get_stream(&name)
+                .await
+                .map_err(|e| BusError::Connect(format!("stream {name}: {e}")))
+        }
+        Err(e) => {
+            tracing::warn!(stream = %name, error = %e, "the stream lacks {what} and could not be updated");
+            Ok(stream)
+        }
+    }
 }
 
 /// Logs, naming the command that changes it, a stream found with a replica count other than
@@ -488,7 +510,22 @@ impl JetStreamBus {
                     None => Ok(Published::Conflict),
                 }
             }
-            Err(e) => Err(BusError::Publish {
+            // No answer, or the connection lost while waiting for it: it may have been stored.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    PublishErrorKind::TimedOut | PublishErrorKind::BrokenPipe
+                ) =>
+            {
+                Err(BusError::Publish {
+                    msg_id: out.msg_id,
+                    reason: e.to_string(),
+                })
+            }
+            // The server's answer is a refusal (a full store, a limit of the stream, no stream
+            // for the subject), or the publish was never sent: nothing was stored, and saying
+            // "outcome unknown" would have a client retry it for ever (issue 20).
+            Err(e) => Err(BusError::PublishRefused {
                 msg_id: out.msg_id,
                 reason: e.to_string(),
             }),
@@ -574,59 +611,28 @@ impl EventBus for JetStreamBus {
         &self,
         filter: &str,
     ) -> Result<BoxStream<'static, Result<Message, BusError>>, BusError> {
-        let err = |e: &dyn std::fmt::Display| BusError::Consumer {
-            name: filter.to_owned(),
-            reason: e.to_string(),
-        };
-        // An ephemeral consumer of our own naming, deleted when the stream is dropped, so that
-        // a follower that goes away frees the server at once; the inactive threshold only
-        // cleans up after a process that died.
-        let name = format!("follow-{}", unique_token());
-        let consumer: consumer::PullConsumer = self
-            .stream
-            .create_consumer(consumer::pull::Config {
-                name: Some(name.clone()),
-                filter_subject: filter.to_owned(),
-                deliver_policy: consumer::DeliverPolicy::All,
-                ack_policy: consumer::AckPolicy::None,
-                inactive_threshold: Duration::from_secs(10),
-                memory_storage: true,
-                num_replicas: 1,
-                ..Default::default()
-            })
+        // No consumer: the stored messages are read with message gets (the stream's leader
+        // answers them, so a follower reads what is stored, in order), and a core subscription
+        // to the raw publishes on `filter` only says when to read again. Following then needs
+        // no right to create consumers (deploy/nats/auth.conf: such a right reaches the
+        // workers' durable consumers too), and leaves nothing on the server when the follower
+        // goes: dropping the stream unsubscribes (issue 20).
+        let wake = self
+            .client
+            .subscribe(filter.to_owned())
             .await
-            .map_err(|e| err(&e))?;
-        let messages = pull(&consumer).await.map_err(|e| err(&e))?;
-        // A service that only binds holds no right to delete consumers (deploy/nats/auth.conf:
-        // a name prefix cannot be allowed, so the right would reach the workers' durable
-        // consumers too); its followers go after the inactive threshold instead.
-        let cleanup = DeleteOnDrop {
-            stream: self.stream.clone(),
-            name: (self.provision == Provision::Create).then_some(name),
+            .map_err(|e| BusError::Consumer {
+                name: filter.to_owned(),
+                reason: format!("subscribe: {e}"),
+            })?;
+        let state = Follow {
+            bus: self.clone(),
+            filter: filter.to_owned(),
+            from: 1,
+            wake: Box::pin(wake),
+            ended: false,
         };
-        let filter_name = filter.to_owned();
-        Ok(messages
-            .map(move |m| {
-                let _keep = &cleanup;
-                match m {
-                    Ok(m) => {
-                        let info = m.info().ok();
-                        Ok(Message {
-                            subject: m.subject.to_string(),
-                            sequence: info.as_ref().map(|i| i.stream_sequence).unwrap_or_default(),
-                            message_type: message_type(m.headers.as_ref()),
-                            headers: headers(m.headers.as_ref()),
-                            time: info.map(|i| i.published.into()),
-                            payload: m.payload.clone(),
-                        })
-                    }
-                    Err(e) => Err(BusError::Consumer {
-                        name: filter_name.clone(),
-                        reason: e.to_string(),
-                    }),
-                }
-            })
-            .boxed())
+        Ok(futures::stream::unfold(state, Follow::step).boxed())
     }
 
     async fn consume(
@@ -721,35 +727,49 @@ impl EventBus for JetStreamBus {
     }
 }
 
-/// Deletes a follower's consumer when the follow stream is dropped.
-#[derive(Debug)]
-struct DeleteOnDrop {
-    stream: stream::Stream,
-    name: Option<String>,
+/// How often a follower reads again without being woken up: a raw publish heard before its
+/// message was stored, or one missed while the connection was down, is read within this.
+const FOLLOW_POLL: Duration = Duration::from_millis(500);
+
+/// A follower's state (`JetStreamBus::follow`): the next stream sequence to read from.
+struct Follow {
+    bus: JetStreamBus,
+    filter: String,
+    from: u64,
+    wake: std::pin::Pin<Box<async_nats::Subscriber>>,
+    ended: bool,
 }
 
-impl Drop for DeleteOnDrop {
-    fn drop(&mut self) {
-        let (Some(name), Ok(runtime)) = (self.name.take(), tokio::runtime::Handle::try_current())
-        else {
-            return;
-        };
-        let stream = self.stream.clone();
-        runtime.spawn(async move {
-            if let Err(e) = stream.delete_consumer(&name).await {
-                tracing::debug!(consumer = %name, error = %e, "follower's consumer not deleted");
+impl Follow {
+    /// The next stored message, waiting for one; `None` after an error.
+    async fn step(mut self) -> Option<(Result<Message, BusError>, Follow)> {
+        if self.ended {
+            return None;
+        }
+        loop {
+            match self.bus.next(&self.filter, self.from).await {
+                Ok(Some(m)) => {
+                    self.from = m.sequence + 1;
+                    return Some((Ok(m), self));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.ended = true;
+                    return Some((Err(e), self));
+                }
             }
-        });
+            // Nothing stored yet: wait for a raw publish (or the poll), then read again.
+            match tokio::time::timeout(FOLLOW_POLL, self.wake.next()).await {
+                Ok(Some(_)) | Err(_) => {}
+                Ok(None) => {
+                    self.ended = true;
+                    let e = BusError::Consumer {
+                        name: self.filter.clone(),
+                        reason: "the connection's subscription ended".to_owned(),
+                    };
+                    return Some((Err(e), self));
+                }
+            }
+        }
     }
-}
-
-/// A token unique to this call in this process and across processes (the standard library's
-/// random hash keys and a counter).
-fn unique_token() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    format!("{:016x}", h.finish())
 }

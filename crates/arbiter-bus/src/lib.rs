@@ -34,7 +34,7 @@ mod memory;
 
 #[cfg(feature = "clap")]
 pub use args::NatsArgs;
-pub use connect::{NatsOptions, NatsTls, Provision, Refusal, refused_connections};
+pub use connect::{NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, refused_connections};
 pub use jetstream::{Applied, JetStreamBus};
 pub use memory::MemoryBus;
 
@@ -75,6 +75,15 @@ pub enum BusError {
     /// A publish failed without an answer; it may or may not have been stored.
     #[error("publish {msg_id}: {reason}")]
     Publish {
+        /// The message id of the publish.
+        msg_id: String,
+        /// Why.
+        reason: String,
+    },
+    /// A publish the server answered with a refusal (a full store, a stream's limit, no
+    /// stream for the subject), or that was never sent: nothing was stored.
+    #[error("publish {msg_id} refused: {reason}")]
+    PublishRefused {
         /// The message id of the publish.
         msg_id: String,
         /// Why.

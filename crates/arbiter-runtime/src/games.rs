@@ -3,9 +3,13 @@
 //! `shogi.aside.<game_id>` (stream `SHOGI_ASIDE`) with its sequence, reason and type in headers,
 //! counted per reader and reason, and logged at WARN; the game goes on from its valid entries.
 
-use arbiter_bus::{Bus, BusError, Message, Outgoing};
+use arbiter_bus::{Bus, BusError, Message, Outgoing, Published};
+use prost::Message as _;
 use shogi_proto::log::{Applied, AsideReason, Entry, Replay, SetAside, Unreadable, msg_id};
 use shogi_proto::subject;
+use shogi_proto::v1 as pb;
+use std::collections::HashSet;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The header of a copy set aside: the stream sequence of the entry in the game stream.
@@ -33,14 +37,38 @@ pub enum ReadError {
 pub struct Reader {
     name: &'static str,
     counts: [AtomicU64; AsideReason::ALL.len()],
+    /// Whether an entry set aside is copied to `SHOGI_ASIDE` (the services), or only logged
+    /// and counted (the operators' tools, whose users may not publish there).
+    copies: bool,
+    /// The entries (game, sequence) this reader copied aside already: a game read again (a
+    /// cache eviction, a restart of the game's replay) copies none of them again, where the
+    /// message id alone dedupes only within the stream's 2-minute window (issue 20). Forgotten
+    /// past [`MAX_COPIED`] entries.
+    copied: Mutex<Option<HashSet<(String, u64)>>>,
 }
+
+/// How many copied entries a reader remembers.
+const MAX_COPIED: usize = 100_000;
 
 impl Reader {
     /// A reader named `name` (`move-validator`, `repetition-watcher`, ...).
     pub const fn new(name: &'static str) -> Reader {
+        Reader::with_copies(name, true)
+    }
+
+    /// A reader named `name` that logs and counts what it sets aside but copies nothing to
+    /// `SHOGI_ASIDE`: `shogi-arbiter export` and `streams prune`, which run as users that may
+    /// not publish there (a refused copy would wait out the publish timeout, for each entry).
+    pub const fn counting_only(name: &'static str) -> Reader {
+        Reader::with_copies(name, false)
+    }
+
+    const fn with_copies(name: &'static str, copies: bool) -> Reader {
         Reader {
             name,
             counts: [const { AtomicU64::new(0) }; AsideReason::ALL.len()],
+            copies,
+            copied: Mutex::new(None),
         }
     }
 
@@ -99,14 +127,30 @@ impl Reader {
     pub async fn put_aside(&self, bus: &Bus, game_id: &str, copy: &Message, aside: &SetAside) {
         self.counts[aside.reason as usize].fetch_add(1, Ordering::Relaxed);
         let seq = copy.sequence;
-        tracing::warn!(
-            game_id,
-            seq,
-            reason = aside.reason.as_str(),
-            detail = %aside.detail,
-            reader = self.name,
-            "log entry set aside"
-        );
+        if aside.reason == AsideReason::BadVerdict {
+            // Written by a user allowed to write `.verdict`, and not what the arbiter writes
+            // there: a credential misused, or a bug; an operator must hear of it.
+            tracing::error!(
+                game_id,
+                seq,
+                reason = aside.reason.as_str(),
+                detail = %aside.detail,
+                reader = self.name,
+                "an entry on the game's .verdict is not its verdict: set aside, not taken as an announcement"
+            );
+        } else {
+            tracing::warn!(
+                game_id,
+                seq,
+                reason = aside.reason.as_str(),
+                detail = %aside.detail,
+                reader = self.name,
+                "log entry set aside"
+            );
+        }
+        if !self.copies || !self.first_copy(game_id, seq) {
+            return;
+        }
         let mut out = Outgoing::new(
             subject::aside(game_id),
             shogi_proto::ASIDE_TYPE,
@@ -131,6 +175,112 @@ impl Reader {
     }
 }
 
+impl Reader {
+    /// Whether the entry at `seq` of `game_id` is copied aside for the first time by this
+    /// reader (and remembers it).
+    fn first_copy(&self, game_id: &str, seq: u64) -> bool {
+        let mut copied = self.copied.lock().unwrap_or_else(|e| e.into_inner());
+        let copied = copied.get_or_insert_with(HashSet::new);
+        if copied.len() >= MAX_COPIED {
+            copied.clear();
+        }
+        copied.insert((game_id.to_owned(), seq))
+    }
+}
+
+/// What [`Reader::announce`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announced {
+    /// The verdict is stored on `.verdict` at this sequence.
+    Stored(u64),
+    /// The same verdict was there already (announced before, by this or another instance).
+    Already,
+}
+
+/// How many entries that are not the verdict an announcement steps over on `.verdict` before
+/// it gives up (each one is set aside and logged at ERROR).
+const MAX_BAD_VERDICTS: usize = 8;
+
+impl Reader {
+    /// Announces `verdict` on its game's `.verdict`, which holds the game's one verdict: the
+    /// publish expects the subject empty. When it is not, what is there is read: the same
+    /// verdict is an earlier announcement ([`Announced::Already`]); anything else (not a
+    /// `Verdict`, another game's, another ending or ply) is never taken for one: it is set
+    /// aside ([`AsideReason::BadVerdict`], logged at ERROR, counted), and the verdict is
+    /// stored after it, expecting it as the subject's last message.
+    pub async fn announce(&self, bus: &Bus, verdict: &pb::Verdict) -> Result<Announced, BusError> {
+        let id = verdict.game_id.as_str();
+        let verdict_subject = subject::verdict(id);
+        let payload = prost::bytes::Bytes::from(verdict.encode_to_vec());
+        let mut expect = 0;
+        for _ in 0..=MAX_BAD_VERDICTS {
+            let out = Outgoing::new(
+                verdict_subject.clone(),
+                shogi_proto::VERDICT_TYPE,
+                msg_id::verdict(id, verdict.ply),
+                payload.clone(),
+            )
+            .expect(expect);
+            match bus.publish(out).await? {
+                Published::Stored(seq) => return Ok(Announced::Stored(seq)),
+                Published::Duplicate(_) => return Ok(Announced::Already),
+                Published::Conflict => {}
+            }
+            let Some(found) = bus.last(&verdict_subject).await? else {
+                expect = 0;
+                continue;
+            };
+            if let Err(detail) = same_verdict(&found, verdict) {
+                let aside = SetAside {
+                    sequence: found.sequence,
+                    reason: AsideReason::BadVerdict,
+                    detail,
+                };
+                self.put_aside(bus, id, &found, &aside).await;
+                expect = found.sequence;
+            } else {
+                return Ok(Announced::Already);
+            }
+        }
+        Err(BusError::Publish {
+            msg_id: msg_id::verdict(id, verdict.ply),
+            reason: format!(
+                "{verdict_subject} holds more than {MAX_BAD_VERDICTS} entries that are not its verdict"
+            ),
+        })
+    }
+}
+
+/// Whether `found`, an entry of `.verdict`, is `verdict` (its game, ending, winner and ply);
+/// if not, what it is.
+pub fn same_verdict(found: &Message, verdict: &pb::Verdict) -> Result<(), String> {
+    if found.message_type.as_deref() != Some(shogi_proto::VERDICT_TYPE) {
+        return Err(format!(
+            "a {} on .verdict",
+            found
+                .message_type
+                .as_deref()
+                .unwrap_or("message without a type")
+        ));
+    }
+    let v =
+        pb::Verdict::decode(found.payload.clone()).map_err(|e| format!("not a Verdict: {e}"))?;
+    if (v.game_id.as_str(), v.code, v.winner, v.ply)
+        != (
+            verdict.game_id.as_str(),
+            verdict.code,
+            verdict.winner,
+            verdict.ply,
+        )
+    {
+        return Err(format!(
+            "verdict {} (code {}, winner {}, ply {}) where the log decides code {}, winner {}, ply {}",
+            v.game_id, v.code, v.winner, v.ply, verdict.code, verdict.winner, verdict.ply
+        ));
+    }
+    Ok(())
+}
+
 /// A log entry as the replay reads it.
 pub fn entry(msg: &Message) -> Entry<'_> {
     Entry {
@@ -152,4 +302,59 @@ fn header_value(text: &str) -> String {
         })
         .take(256)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arbiter_bus::MemoryBus;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A game read again past the bus's duplicate window (here: none) copies its bad entry
+    /// aside once, not at every rebuild (issue 20).
+    #[tokio::test]
+    async fn an_entry_is_copied_aside_once_per_reader() {
+        let bus: Bus = Arc::new(MemoryBus::new(Duration::ZERO));
+        let created = pb::GameCreated {
+            game_id: "g".into(),
+            ruleset: None,
+            start_sfen: "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1".into(),
+            handicap: String::new(),
+            strict: false,
+        };
+        bus.publish(Outgoing::new(
+            subject::created("g"),
+            shogi_proto::GAME_CREATED_TYPE,
+            "c",
+            created.encode_to_vec(),
+        ))
+        .await
+        .unwrap();
+        bus.publish(Outgoing::new(
+            subject::moves("g"),
+            shogi_proto::MOVE_ACCEPTED_TYPE,
+            "bad",
+            vec![0xff, 0x01],
+        ))
+        .await
+        .unwrap();
+        let reader = Reader::new("test");
+        for _ in 0..3 {
+            let mut replay = reader.load(&bus, "g").await.unwrap().unwrap();
+            reader.catch_up(&bus, &mut replay).await.unwrap();
+        }
+        let mut copies = 0;
+        let mut from = 1;
+        while let Some(m) = bus.next(&subject::aside("g"), from).await.unwrap() {
+            copies += 1;
+            from = m.sequence + 1;
+        }
+        assert_eq!(copies, 1);
+        assert_eq!(
+            reader.set_aside(AsideReason::Garbage),
+            3,
+            "counted at each read"
+        );
+    }
 }

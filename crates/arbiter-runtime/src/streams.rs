@@ -32,12 +32,17 @@ pub async fn connect(
     Ok(bus)
 }
 
+/// How long `SHOGI_ASIDE` keeps a copy set aside.
+pub const ASIDE_MAX_AGE: Duration = Duration::from_secs(30 * 86_400);
+
 /// Makes sure the side streams exist on `js` (`SHOGI_ASIDE` for entries set aside,
 /// `SHOGI_LEASES` for the leases, one message kept per subject, ten minutes at most), each with
 /// `replicas` copies; the bus of the lease stream.
 pub async fn side_streams(js: &JetStreamBus, replicas: usize) -> Result<Bus, BusError> {
     let mut aside = StreamSettings::new(shogi_proto::ASIDE_STREAM, shogi_proto::ASIDE_SUBJECTS);
     aside.replicas = replicas;
+    // Copies for an operator to inspect, not the games' record: bounded in time (issue 20).
+    aside.max_age = Some(ASIDE_MAX_AGE);
     js.with_stream(&aside).await?;
     let mut lease = StreamSettings::new(shogi_proto::LEASE_STREAM, shogi_proto::LEASE_SUBJECTS);
     lease.replicas = replicas;

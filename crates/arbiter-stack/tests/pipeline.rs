@@ -324,17 +324,37 @@ async fn deliveries_out_of_order_and_again_are_judged_once() {
     assert_eq!(Stats::get(&stats.verdicts), 1);
     assert_eq!(Stats::get(&stats.gap_filled), f.moves.len() as u64 - 1);
     assert_eq!(Stats::get(&stats.void), f.moves.len() as u64 - 1);
-    // The verdict's copy in the log is delivered and voids nothing else; one notice only.
-    let d = tokio::time::timeout(DEADLINE, deliveries.next())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        d.message.message_type.as_deref(),
-        Some(shogi_proto::VERDICT_TYPE)
-    );
-    worker.handle(d).await.unwrap();
+    // The worker wrote nothing into the log (issue 20: no copy of the verdict there), and
+    // judging the whole log again announces nothing more; one notice only.
+    let log = subject::moves("ooo");
+    let mut entries = 0;
+    let mut from = 1;
+    while let Some(m) = bus.next(&log, from).await.unwrap() {
+        assert_eq!(
+            m.message_type.as_deref(),
+            Some(shogi_proto::MOVE_ACCEPTED_TYPE)
+        );
+        entries += 1;
+        from = m.sequence + 1;
+    }
+    assert_eq!(entries, f.moves.len());
+    let mut again = Worker::new(bus.clone(), WorkerConfig::new(Role::Watcher));
+    let mut durable = WorkerConfig::new(Role::Watcher).durable(subject::partition("ooo"));
+    durable.name = "again".into();
+    let mut replay = bus.consume(&durable).await.unwrap();
+    let last = loop {
+        let d = tokio::time::timeout(DEADLINE, replay.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if d.message.sequence + 1 == from {
+            break d;
+        }
+        again.handle(d).await.unwrap();
+    };
+    again.handle(last).await.unwrap();
+    assert_eq!(Stats::get(&again.stats().verdicts), 0, "announced already");
     assert_eq!(count(&bus, &subject::verdict("ooo")).await, 1);
     let v = verdict(&bus, "ooo").await;
     assert_eq!(code_name(v.code), "perpetual_check");

@@ -7,12 +7,11 @@
 //!   past the next ply is a gap, filled by reading the game's log from the stream in order up
 //!   to it. Nothing is guessed.
 //! - A delivery is acknowledged only after what it caused is on the bus, so a crash before the
-//!   ack judges it again, and judging again publishes nothing new: the verdict's log copy is
-//!   written with the log's expected last sequence (the ply that ended the game) and the notice
-//!   on `.verdict` expects the subject empty. Exactly one verdict per game reaches the bus.
-//!   The two writes go out together, in a task of their own when consuming, so that other
-//!   games' events do not wait for them; a failed announcement forgets the game, and the
-//!   redelivery rebuilds it from the bus.
+//!   ack judges it again, and judging again publishes nothing new: the notice on `.verdict`
+//!   expects the subject empty. Exactly one verdict per game reaches the bus. A worker writes
+//!   nothing into a game's log (its NATS account cannot). The announcement goes out in a task
+//!   of its own when consuming, so that other games' events do not wait for it; a failed
+//!   announcement forgets the game, and the redelivery rebuilds it from the bus.
 //! - A verdict ends the game: later events are void (counted, acknowledged).
 //! - Garbage (a message that does not decode, a ply that does not follow, an illegal move, an
 //!   event for a game never created) is logged with its game id, counted and acknowledged; it
@@ -24,7 +23,7 @@
 use crate::lease::LeaseConfig;
 use crate::telemetry;
 use arbiter_bus::{Bus, BusError, Delivery, DurableConfig, Message, Outgoing, Published};
-use arbiter_runtime::games::Reader;
+use arbiter_runtime::games::{Announced, Reader};
 use futures::StreamExt;
 use prost::Message as _;
 use shogi_adjudication::{Announcer, ResultCode};
@@ -250,13 +249,11 @@ pub struct Worker {
     settled_rx: tokio::sync::mpsc::UnboundedReceiver<(String, bool)>,
 }
 
-/// A verdict to announce: its copy in the log right after the move that decided it (when it
-/// followed from a move), then the notice on `.verdict`.
+/// A verdict to announce on `.verdict`.
 #[derive(Debug, Clone)]
 struct Announcement {
     game_id: String,
     verdict: pb::Verdict,
-    after_move: Option<u64>,
     /// When the bus stored the move that decided it, if one did.
     decided_at: Option<SystemTime>,
 }
@@ -619,7 +616,7 @@ impl Worker {
         Stats::bump(&self.stats.judged);
         let role = self.config.role;
         let applied = role.reader().apply(&self.bus, replay, m).await;
-        let (verdict, after_move) = match applied {
+        let (verdict, decided_at) = match applied {
             Applied::Duplicate => {
                 Stats::bump(&self.stats.duplicates);
                 return Ok(Step::Next);
@@ -655,15 +652,14 @@ impl Worker {
                 let Some(verdict) = outcome.verdict else {
                     return Ok(Step::Next);
                 };
-                (verdict, Some(m.sequence))
+                (verdict, m.time)
             }
         };
         if role.owns(verdict.code) {
             self.pending.push(Announcement {
                 game_id: game_id.to_owned(),
                 verdict: verdict_pb(game_id, &verdict),
-                after_move,
-                decided_at: after_move.and(m.time),
+                decided_at,
             });
         }
         self.finish(game_id);
@@ -688,45 +684,24 @@ impl Drop for Consuming {
     }
 }
 
-/// Writes the verdict's copy into the game's log right after the move that decided it (when
-/// it followed from a move) and announces it on `.verdict`, both at once; both writes are
-/// guarded (the log's expected last sequence, an empty `.verdict`), so doing this again stores
-/// nothing.
+/// Announces the verdict on `.verdict`, guarded (an empty subject expected, so doing this
+/// again stores nothing; an entry there that is not this verdict is set aside, never taken
+/// for an earlier announcement: `Reader::announce`). No copy goes into the game's log: a
+/// worker writes nothing a reader could take for a move (issue 20; logs written before keep
+/// their copies, which the replay reads as before).
 async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Result<(), Error> {
     let (game_id, verdict) = (a.game_id.as_str(), &a.verdict);
     let ply = verdict.ply;
-    let payload = verdict.encode_to_vec();
-    let notice = Outgoing::new(
-        subject::verdict(game_id),
-        shogi_proto::VERDICT_TYPE,
-        msg_id::verdict(game_id, ply),
-        payload.clone(),
-    )
-    .expect(0);
-    let (logged, noticed) = match a.after_move {
-        Some(move_seq) => {
-            let log = Outgoing::new(
-                subject::moves(game_id),
-                shogi_proto::VERDICT_TYPE,
-                msg_id::ending(game_id, ply),
-                payload,
-            )
-            .expect(move_seq);
-            let (logged, noticed) = futures::join!(bus.publish(log), bus.publish(notice));
-            (Some(logged?), noticed?)
-        }
-        None => (None, bus.publish(notice).await?),
-    };
     let code = result_code_from_pb(verdict.code)
         .map(|c| c.as_str())
         .unwrap_or("?");
-    match noticed {
-        Published::Stored(_) => {
+    match role.reader().announce(bus, verdict).await? {
+        Announced::Stored(seq) => {
             Stats::bump(&stats.verdicts);
             telemetry::verdict_announced(role, code, a.decided_at);
-            tracing::info!(game_id, ply, code, ?logged, role = role.name(), "verdict");
+            tracing::info!(game_id, ply, code, seq, role = role.name(), "verdict");
         }
-        Published::Duplicate(_) | Published::Conflict => {
+        Announced::Already => {
             tracing::debug!(game_id, ply, code, "verdict already announced");
         }
     }

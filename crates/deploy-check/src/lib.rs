@@ -822,6 +822,9 @@ mod tests {
     /// The chart, and the renderings of it that are checked: (label, extra `helm template`
     /// arguments).
     const CHART: &str = "deploy/helm/shogi-arbiter";
+    /// The prefix under which the workers' NATS accounts import the streams' JetStream API
+    /// (deploy/nats/auth.conf).
+    const IMPORTED_API_PREFIX: &str = "JS.ARBITER.API";
     const CHART_RENDERINGS: &[(&str, &[&str])] = &[
         ("default values", &[]),
         (
@@ -1027,6 +1030,16 @@ mod tests {
                 {
                     problems.push(format!(
                         "{what}: {binary} and {other} share the NATS user {user:?}"
+                    ));
+                }
+                // The workers live in NATS accounts of their own (deploy/nats/auth.conf) and
+                // reach the streams' API only under the prefix their account imports it at.
+                if matches!(binary, "repetition-watcher" | "impasse-judge")
+                    && container_env(c, &config, "NATS_JS_API_PREFIX") != Some(IMPORTED_API_PREFIX)
+                {
+                    problems.push(format!(
+                        "{what}: {binary} does not set NATS_JS_API_PREFIX={IMPORTED_API_PREFIX}, \
+                         under which its NATS account imports the streams' API"
                     ));
                 }
                 // The password file: in a mounted Secret volume holding this user's key only.
@@ -1825,6 +1838,12 @@ spec: { maxUnavailable: 1, selector: { matchLabels: { app: ij } } }
                     },
                 ),
                 &["does not scale on CPU"],
+            ),
+            (
+                with_change(full.clone(), "Deployment", "impasse-judge", |o| {
+                    env_of(o, "NATS_JS_API_PREFIX", "$JS.API");
+                }),
+                &["does not set NATS_JS_API_PREFIX"],
             ),
             (
                 with_change(full.clone(), "Deployment", "repetition-watcher", |o| {

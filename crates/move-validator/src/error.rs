@@ -135,7 +135,8 @@ impl Error {
     }
 
     /// An error of a bus call: a publish without an answer is [`Error::OutcomeUnknown`],
-    /// anything else [`Error::BusUnavailable`].
+    /// anything else (a publish the server refused included: nothing was stored)
+    /// [`Error::BusUnavailable`].
     pub fn unavailable(err: arbiter_bus::BusError) -> Error {
         match err {
             arbiter_bus::BusError::Publish { msg_id, reason } => {

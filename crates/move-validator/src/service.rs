@@ -4,7 +4,7 @@
 use crate::error::{Error, PlyConflict};
 use crate::games;
 use crate::store::{Bus, Published};
-use arbiter_runtime::games::Reader;
+use arbiter_runtime::games::{Announced, Reader};
 use arbiter_telemetry::{metrics, propagation};
 use futures::StreamExt;
 use prost::Message as _;
@@ -306,30 +306,24 @@ impl Validator {
 
     /// Announces a verdict on `.verdict`, which holds one message per game: the publish
     /// expects the subject empty, so a second announcement stores nothing (and the stream
-    /// republishes only what it stores to the core subject platforms subscribe to).
+    /// republishes only what it stores to the core subject platforms subscribe to); an entry
+    /// there that is not this verdict is set aside, never taken for an announcement
+    /// (`Reader::announce`).
     async fn notify_verdict(&self, verdict: &pb::Verdict) {
         let id = &verdict.game_id;
-        let msg_id = msg_id::verdict(id, verdict.ply);
-        match self
-            .inner
-            .bus
-            .write(
-                subject::verdict(id),
-                shogi_proto::VERDICT_TYPE,
-                &msg_id,
-                Some(0),
-                verdict.encode_to_vec().into(),
-            )
-            .await
-        {
-            Ok(Published::Stored(_)) => {
+        if !self.inner.bus.inner.connected() {
+            tracing::warn!(game_id = %id, "verdict not announced: not connected");
+            return;
+        }
+        match READER.announce(&self.inner.bus.inner, verdict).await {
+            Ok(Announced::Stored(_)) => {
                 let code = result_code_from_pb(verdict.code).map_or("?", |c| c.as_str());
                 metrics().count_verdict(code, "move-validator");
             }
-            Ok(Published::Duplicate(_) | Published::Conflict) => {
+            Ok(Announced::Already) => {
                 tracing::debug!(game_id = %id, ply = verdict.ply, "verdict already announced");
             }
-            Err(e) => tracing::warn!(game_id = %id, msg_id, error = %e, "verdict not announced"),
+            Err(e) => tracing::warn!(game_id = %id, error = %e, "verdict not announced"),
         }
     }
 
@@ -476,17 +470,33 @@ impl Validator {
             .follow(&subject::verdict(id))
             .await
             .map_err(Error::unavailable)?;
-        match tokio::time::timeout(ANNOUNCE_DEADLINE, notices.next()).await {
-            Ok(Some(Ok(m))) => pb::Verdict::decode(m.payload).map_err(|e| Error::CorruptEvent {
-                game_id: id.to_owned(),
-                sequence: m.sequence,
-                reason: e.to_string(),
-            }),
-            Ok(Some(Err(e))) => Err(Error::unavailable(e)),
-            Ok(None) | Err(_) => Err(Error::VerdictPending(format!(
-                "the verdict of game {id} was not announced within {ANNOUNCE_DEADLINE:?}; \
-                 is the pipeline (repetition-watcher, impasse-judge) running?"
-            ))),
+        let deadline = tokio::time::Instant::now() + ANNOUNCE_DEADLINE;
+        loop {
+            match tokio::time::timeout_at(deadline, notices.next()).await {
+                Ok(Some(Ok(m))) => {
+                    // Only a Verdict of this game is an announcement; anything else on
+                    // `.verdict` is passed over (its announcer sets it aside, issue 20).
+                    let verdict = (m.message_type.as_deref() == Some(shogi_proto::VERDICT_TYPE))
+                        .then(|| pb::Verdict::decode(m.payload.clone()).ok())
+                        .flatten()
+                        .filter(|v| v.game_id == id);
+                    match verdict {
+                        Some(v) => return Ok(v),
+                        None => tracing::error!(
+                            game_id = id,
+                            seq = m.sequence,
+                            "an entry on the game's .verdict is not a verdict of the game: passed over"
+                        ),
+                    }
+                }
+                Ok(Some(Err(e))) => return Err(Error::unavailable(e)),
+                Ok(None) | Err(_) => {
+                    return Err(Error::VerdictPending(format!(
+                        "the verdict of game {id} was not announced within {ANNOUNCE_DEADLINE:?}; \
+                         is the pipeline (repetition-watcher, impasse-judge) running?"
+                    )));
+                }
+            }
         }
     }
 

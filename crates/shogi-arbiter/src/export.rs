@@ -15,8 +15,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// The reader of game logs the CLI is, as its copies set aside name it.
-static READER: Reader = Reader::new("shogi-arbiter");
+/// The reader of game logs the CLI is, as its counts name it. It copies nothing aside: the
+/// users it runs as (`reader`, `admin`) may not publish there, and an operator's tool has no
+/// business writing the bus (issue 20: each copy refused cost a 5 s publish timeout).
+static READER: Reader = Reader::counting_only("shogi-arbiter");
 
 /// The flags of `export`.
 #[derive(clap::Args, Debug)]
@@ -120,6 +122,7 @@ pub(crate) async fn finished(
 ) -> anyhow::Result<Vec<String>> {
     let until = until.unwrap_or_else(SystemTime::now);
     let mut ids = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut from = 1;
     while let Some(m) = bus.next("shogi.game.*.verdict", from).await? {
         from = m.sequence + 1;
@@ -131,6 +134,7 @@ pub(crate) async fn finished(
             .subject
             .strip_prefix("shogi.game.")
             .and_then(|s| s.strip_suffix(".verdict"))
+            && seen.insert(id.to_owned())
         {
             ids.push(id.to_owned());
         }
@@ -140,11 +144,16 @@ pub(crate) async fn finished(
 
 /// The record of game `id`: its start, its moves and its verdict's ending.
 pub(crate) async fn record(bus: &Bus, id: &str, format: Format) -> anyhow::Result<Record> {
+    Ok(to_record(&replay(bus, id).await?, format))
+}
+
+/// Game `id` as its log makes it, through the one replay.
+pub(crate) async fn replay(bus: &Bus, id: &str) -> anyhow::Result<Replay> {
     let Some(mut replay) = READER.load(bus, id).await? else {
         bail!("no game {id} on the bus");
     };
     READER.catch_up(bus, &mut replay).await?;
-    Ok(to_record(&replay, format))
+    Ok(replay)
 }
 
 /// A game as a record: the moves played, the ending its verdict says, and a comment naming the

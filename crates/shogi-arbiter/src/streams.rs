@@ -236,19 +236,38 @@ async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
     }
     let (mut pruned, mut messages, mut ok) = (0usize, 0u64, true);
     for id in &games {
+        // An id taken from a subject is checked before it names a file or a purge: a subject
+        // like `shogi.game./etc/x.verdict` is not a game (issue 20).
+        if let Err(e) = shogi_proto::convert::check_game_id("game_id", id) {
+            eprintln!("{id:?}: left on the bus: not a game id: {e}");
+            ok = false;
+            continue;
+        }
+        // Finished is what the replay of its log says, not that `.verdict` holds something.
+        let replay = match crate::export::replay(&bus, id).await {
+            Ok(replay) if replay.game().is_over() => replay,
+            Ok(_) => {
+                eprintln!("{id}: left on the bus: its log decides no ending (a live game)");
+                continue;
+            }
+            Err(e) => {
+                eprintln!("{id}: left on the bus: {e:#}");
+                ok = false;
+                continue;
+            }
+        };
         if args.dry_run {
             println!("{id}: would be pruned");
             continue;
         }
         if let Some(dir) = &args.archive_dir {
             let written = async {
-                let record = crate::export::record(&bus, id, format).await?;
+                let record = crate::export::to_record(&replay, format);
                 let bytes = write(&record, format, Encoding::Utf8)?;
                 let path = dir.join(format!("{id}.{}", format.extension(Encoding::Utf8)));
-                // Written whole before the purge: a crash in between leaves the game on the
+                // On disk, whole, before the purge: a crash in between leaves the game on the
                 // bus and its record on disk, and the next run writes it again.
-                std::fs::write(&path, bytes)
-                    .with_context(|| format!("write {}", path.display()))?;
+                write_durably(&path, &bytes)?;
                 Ok::<_, anyhow::Error>(path)
             }
             .await;
@@ -278,9 +297,47 @@ async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
     Ok(ok)
 }
 
+/// Writes `bytes` to `path` so that a crash leaves either the whole file or none: into a
+/// temporary file beside it, flushed to disk, renamed over `path`, and the directory flushed.
+pub(crate) fn write_durably(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{}.tmp", name.unwrap_or_default()));
+    let mut file =
+        std::fs::File::create(&tmp).with_context(|| format!("create {}", tmp.display()))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("write {}", tmp.display()))?;
+    drop(file);
+    std::fs::rename(&tmp, path).with_context(|| format!("rename to {}", path.display()))?;
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("sync {}", dir.display()))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn records_are_written_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.csa");
+        write_durably(&path, b"one").unwrap();
+        write_durably(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            [std::ffi::OsString::from("g.csa")],
+            "no temporary left"
+        );
+    }
 
     #[test]
     fn ages_take_a_unit() {

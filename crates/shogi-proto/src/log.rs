@@ -3,9 +3,10 @@
 //! A game is its creation event (`shogi.game.<id>.created`, a [`pb::GameCreated`]) and its log
 //! (`shogi.game.<id>.move.<partition>`): a [`pb::MoveAccepted`] for each move played and, when
 //! the game ended by something other than the moves (a platform's report, a declaration, a
-//! forfeited illegal move), the [`pb::Verdict`] that ended it; after an ending that followed
-//! from the moves, the log holds a copy of its verdict, which closes the log. The
-//! [`MESSAGE_TYPE_HEADER`](crate::MESSAGE_TYPE_HEADER) tells the entries apart.
+//! forfeited illegal move), the [`pb::Verdict`] that ended it; a log written before issue 20
+//! may also hold, after an ending that followed from the moves, a worker's copy of its verdict,
+//! which changes nothing. The [`MESSAGE_TYPE_HEADER`](crate::MESSAGE_TYPE_HEADER) tells the
+//! entries apart.
 //!
 //! [`Replay`] is the one reader of that log: the move validator, the pipeline workers and
 //! WatchGame build a game with it, so they agree on every game whatever the log holds. Its
@@ -51,6 +52,9 @@ pub enum AsideReason {
     AfterEnd,
     /// An entry of a game that was never created (its creation event is missing).
     UnknownGame,
+    /// An entry on a game's `.verdict` that is not the verdict its log decides (not a
+    /// `Verdict`, another game's, another ending): not an announcement, whoever wrote it.
+    BadVerdict,
 }
 
 impl AsideReason {
@@ -63,17 +67,19 @@ impl AsideReason {
             AsideReason::BadEnding => "bad_ending",
             AsideReason::AfterEnd => "after_end",
             AsideReason::UnknownGame => "unknown_game",
+            AsideReason::BadVerdict => "bad_verdict",
         }
     }
 
     /// Every reason.
-    pub const ALL: [AsideReason; 6] = [
+    pub const ALL: [AsideReason; 7] = [
         AsideReason::Garbage,
         AsideReason::OutOfOrder,
         AsideReason::Illegal,
         AsideReason::BadEnding,
         AsideReason::AfterEnd,
         AsideReason::UnknownGame,
+        AsideReason::BadVerdict,
     ];
 }
 

@@ -42,6 +42,11 @@ admin): env entries. Call with (dict "root" $ "user" "validator").
   value: {{ index $v.auth.users .user | quote }}
 - name: NATS_PASSWORD_FILE
   value: /etc/shogi-arbiter/nats-auth/password
+{{- if has .user (list "watcher" "judge") }}
+{{- /* In accounts of their own (deploy/nats/auth.conf): the streams' API is imported. */}}
+- name: NATS_JS_API_PREFIX
+  value: {{ $v.auth.importedApiPrefix | quote }}
+{{- end }}
 {{- end }}
 {{- if $v.tls.enabled }}
 - name: NATS_TLS_REQUIRED

@@ -13,15 +13,17 @@
 //   shogi.game.<game_id>.move.<p> the game's ordered log: MoveAccepted for each move, and, when
 //                                 the game ends other than by a move (a platform report, a
 //                                 declaration, a forfeited illegal move), the Verdict that ends
-//                                 it, as the log's last entry; when the repetition-watcher or
-//                                 the impasse-judge runs, it also writes there a copy of the
-//                                 Verdict of an ending that follows from a move, right after
-//                                 that move (a reader that judged the moves already knows it)
+//                                 it, as the log's last entry. Written by the move validator
+//                                 alone. (Logs written before issue 20 may also hold, right
+//                                 after the deciding move, a worker's copy of the Verdict of an
+//                                 ending that follows from a move; readers pass over it.)
 //   shogi.game.<game_id>.declare  Declaration
 //   shogi.game.<game_id>.warning  Warning
 //   shogi.game.<game_id>.verdict  Verdict (every ending, including those that follow from a move):
-//                                 the stream stores exactly one message per game, because every
-//                                 publisher expects the subject to be empty. Publishes on it may
+//                                 the stream stores one message per game, because every
+//                                 publisher expects the subject to be empty (an entry there
+//                                 that is not the game's Verdict is set aside by the announcer,
+//                                 which stores the Verdict after it). Publishes on it may
 //                                 repeat (a retried publish, a second announcer of the same
 //                                 ending): the stream refuses all but the first, so a core NATS
 //                                 subscription on this subject can see a verdict more than once
