@@ -858,6 +858,7 @@ async function applyRoute(): Promise<void> {
   $("nav-operator").toggleAttribute("aria-current", operatorView);
   if (operatorView) {
     notice(null);
+    showError(null);
     $("nav-operator").setAttribute("aria-current", "page");
     document.title = "Operator — shogi-arbiter";
     watch?.abort();
