@@ -323,7 +323,7 @@ function atCurrent(): boolean {
 
 function destinations(): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  if (!atCurrent()) return out;
+  if (!atCurrent() || legalFor !== analysis?.game?.sfen) return out;
   for (const mv of legal) {
     const origin = mv[1] === "*" ? mv[0] + "*" : mv.slice(0, 2);
     const wanted = selection.drop ? selection.drop + "*" : selection.from;
@@ -420,7 +420,7 @@ function drawBoard(): void {
         "aria-label": `${color === "black" ? "Black" : "White"}'s ${NAMES[letter]} in hand, ${n}`,
         "aria-pressed": String(selected),
       }, h("span", { class: "pc" }, pieceChar({ letter, promoted: false })), ...(n > 1 ? [h("span", { class: "count" }, `×${n}`)] : []));
-      b.addEventListener("click", () => clickHand(color, letter));
+      b.addEventListener("click", () => void clickHand(color, letter));
       return b;
     });
     el.replaceChildren(label, h("div", { class: "pieces" }, ...(pieces.length ? pieces : [h("span", { class: "empty" }, "no pieces in hand")])));
@@ -434,10 +434,10 @@ function draw(): void {
   drawPanels();
 }
 
-function drawPanels(): void {
-  const a = analysis;
-  const game = a?.game;
-  if (!a || !game) return;
+/** The status line, the history banner and the stepper: what a new move changes at once. */
+function drawStatus(): void {
+  const game = analysis?.game;
+  if (!game) return;
   $("game-id-text").textContent = game.gameId;
   $("ruleset").textContent = `rules: ${game.ruleset?.preset ?? "?"}`;
   const over = game.verdict !== undefined;
@@ -466,6 +466,14 @@ function drawPanels(): void {
   $<HTMLButtonElement>("step-back").disabled = ply === 0;
   $<HTMLButtonElement>("step-forward").disabled = ply === game.ply;
   $<HTMLButtonElement>("step-last").disabled = ply === game.ply;
+}
+
+function drawPanels(): void {
+  const a = analysis;
+  const game = a?.game;
+  if (!a || !game) return;
+  drawStatus();
+  const over = game.verdict !== undefined;
 
   const verdict = $("verdict");
   verdict.hidden = !game.verdict;
@@ -521,12 +529,42 @@ function drawPanels(): void {
 }
 
 function drawMoves(): void {
+  const game = analysis!.game!;
+  const body = $("moves").querySelector("tbody")!;
+  const rows: HTMLElement[] = [];
+  for (let p = 0; p <= game.ply; p++) rows.push(moveRow(p));
+  body.replaceChildren(...rows);
+  scrollToShown();
+}
+
+/** A move the stream brought: its row added, the counts to follow with the analysis. */
+function appendMove(): void {
+  const game = analysis!.game!;
+  const body = $("moves").querySelector("tbody")!;
+  if (body.children.length !== game.ply) {
+    drawMoves();
+    return;
+  }
+  if (viewPly === null) body.querySelector("tr.shown")?.classList.remove("shown");
+  body.querySelector("tr[aria-current]")?.removeAttribute("aria-current");
+  body.append(moveRow(game.ply));
+  scrollToShown();
+}
+
+function scrollToShown(): void {
+  const shown = $("moves").querySelector("tbody tr.shown");
+  const scroll = $("moves-scroll");
+  if (shown instanceof HTMLElement) {
+    const top = shown.offsetTop - scroll.clientHeight / 2;
+    scroll.scrollTop = Math.max(0, top);
+  }
+}
+
+function moveRow(p: number): HTMLElement {
   const a = analysis!;
   const game = a.game!;
   const ply = shownPly();
-  const body = $("moves").querySelector("tbody")!;
-  const rows: HTMLElement[] = [];
-  for (let p = 0; p <= game.ply; p++) {
+  {
     const info = a.positions[p];
     const text = p === 0 ? "Start (開始局面)" : moveText(p);
     const title = p === 0 ? "the start position" : `USI ${game.moves[p - 1]}`;
@@ -544,14 +582,7 @@ function drawMoves(): void {
         title: info?.earlierPlies.length ? `also after plies ${info.earlierPlies.join(", ")}` : "",
       }, repeats));
     if (p === ply) row.setAttribute("aria-current", "true");
-    rows.push(row);
-  }
-  body.replaceChildren(...rows);
-  const shown = body.querySelector("tr.shown");
-  const scroll = $("moves-scroll");
-  if (shown instanceof HTMLElement) {
-    const top = shown.offsetTop - scroll.clientHeight / 2;
-    scroll.scrollTop = Math.max(0, top);
+    return row;
   }
 }
 
@@ -601,25 +632,20 @@ async function refresh(): Promise<void> {
     drawGames();
   }
   if (a.game.verdict?.evidence.case === "declaration" && viewPly === null) showCamp = true;
-  await loadLegal();
+  if (legalFor !== a.game.sfen) selection = {};
   draw();
 }
 
+/** The arbiter's legal moves of the current position, asked for when a piece is first picked
+ * in it (a spectator's page asks nothing per move). */
 async function loadLegal(): Promise<void> {
   const game = analysis?.game;
-  if (!game) return;
-  if (game.verdict) {
-    legal = [];
-    legalFor = game.sfen;
-    return;
-  }
-  if (legalFor === game.sfen) return;
+  if (!game || legalFor === game.sfen) return;
   const sfen = game.sfen;
-  const moves = (await client.legalMoves({ sfen })).moves;
+  const moves = game.verdict ? [] : (await client.legalMoves({ sfen })).moves;
   if (analysis?.game?.sfen === sfen) {
     legal = moves;
     legalFor = sfen;
-    selection = {};
   }
 }
 
@@ -679,10 +705,11 @@ async function follow(id: string, signal: AbortSignal): Promise<void> {
         game.sfen = mv.sfenAfter;
         game.sideToMove = game.sideToMove === Color.BLACK ? Color.WHITE : Color.BLACK;
         game.inCheck = mv.givesCheck;
-        legal = [];
         selection = {};
         extendLine(game.startSfen, game.moves);
-        draw();
+        drawBoard();
+        drawStatus();
+        appendMove();
       }
       scheduleRefresh();
     }
@@ -741,8 +768,10 @@ function drawGames(): void {
 // ---- playing ----
 
 async function clickSquare(sq: string): Promise<void> {
+  if (!playable()) return;
+  await guarded(loadLegal);
   const game = analysis?.game;
-  if (!game || game.verdict || pending.length || !atCurrent()) return;
+  if (!game || !playable()) return;
   const targets = destinations();
   const moves = targets.get(sq);
   if (moves) {
@@ -762,12 +791,19 @@ async function clickSquare(sq: string): Promise<void> {
   drawBoard();
 }
 
-function clickHand(color: Side, letter: string): void {
+async function clickHand(color: Side, letter: string): Promise<void> {
+  if (!playable()) return;
+  await guarded(loadLegal);
   const game = analysis?.game;
-  if (!game || game.verdict || pending.length || !atCurrent()) return;
-  if (line[game.ply]?.sideToMove !== color) return;
+  if (!game || !playable() || line[game.ply]?.sideToMove !== color) return;
   selection = selection.drop === letter ? {} : { drop: letter };
   drawBoard();
+}
+
+/** Whether a move can be made on the board now: a live game at its current position. */
+function playable(): boolean {
+  const game = analysis?.game;
+  return !!game && !game.verdict && pending.length === 0 && atCurrent();
 }
 
 function choosePromotion(promote: boolean | null): void {

@@ -435,22 +435,32 @@ test("a move another client submits appears on the page within 200 ms at the p99
     let seed = 12345;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
     let sfen = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1";
+    // From the call's start to the row on the page; and, of that, the call itself.
     const latencies = [];
+    const calls = [];
     for (let ply = 1; ply <= 100; ply++) {
       const legal = (await api.legalMoves({ sfen })).moves;
       const usi = legal[next() % legal.length];
       const sent = performance.timeOrigin + performance.now();
       const answer = await api.submitMove({ gameId: id, ply, usi });
+      calls.push(performance.timeOrigin + performance.now() - sent);
       assert.ok(!answer.verdict, `ply ${ply} ${usi} ended the game: choose another walk`);
       sfen = answer.sfenAfter;
       await page.waitForFunction((p) => window.seen[p] !== undefined, String(ply), { polling: 10 });
       latencies.push((await page.evaluate((p) => window.seen[p], String(ply))) - sent);
     }
-    latencies.sort((a, b) => a - b);
-    const at = (q) => latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)];
-    const summary = `moves from another client to the page, ${latencies.length} moves: p50 ${at(0.5).toFixed(1)} ms, p99 ${at(0.99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms`;
+    const quantiles = (xs) => {
+      const sorted = [...xs].sort((a, b) => a - b);
+      const at = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+      return { p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] };
+    };
+    const shown = quantiles(latencies);
+    const call = quantiles(calls);
+    const summary = `moves from another client to the page, ${latencies.length} moves: ` +
+      `p50 ${shown.p50.toFixed(1)} ms, p99 ${shown.p99.toFixed(1)} ms, max ${shown.max.toFixed(1)} ms ` +
+      `(of which the SubmitMove call: p50 ${call.p50.toFixed(1)} ms, p99 ${call.p99.toFixed(1)} ms)`;
     console.log(summary);
-    assert.ok(at(0.99) <= 200, `p99 over 200 ms: ${summary}`);
+    assert.ok(shown.p99 <= 200, `p99 over 200 ms: ${summary}`);
   });
 });
 
