@@ -35,6 +35,7 @@ import {
   squareName,
 } from "./notation";
 import { drawOverview } from "./operator";
+import { h } from "./dom";
 
 const TOKEN_KEY = "shogi-arbiter-token";
 
@@ -55,12 +56,6 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
   return el as T;
 };
 
-export function h(tag: string, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElement {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  el.append(...children);
-  return el;
-}
 
 // ---- state ----
 
@@ -89,7 +84,7 @@ let usiNotation = localStorage.getItem("shogi-arbiter-usi") === "1";
 
 // ---- errors and notices ----
 
-export function showError(e: unknown): void {
+function showError(e: unknown): void {
   const box = $("error");
   if (e === null) {
     box.hidden = true;
@@ -445,7 +440,7 @@ function drawStatus(): void {
   const pos = line[ply];
   const status = $("status");
   if (over) {
-    status.textContent = `Game over after ${game.ply} plies.`;
+    status.textContent = `Game over after ${game.ply} ${game.ply === 1 ? "ply" : "plies"}.`;
   } else {
     const mover = pos?.sideToMove === "white" ? "☖ White" : "☗ Black";
     status.textContent = `${mover} to move, ply ${game.ply + 1}${game.inCheck ? " — in check" : ""}.`;
@@ -528,27 +523,31 @@ function drawPanels(): void {
   drawMoves();
 }
 
+/**
+ * The moves table, kept up to date in place: rows are added for new moves and filled in once
+ * the analysis has their counts (a past ply's counts never change), so a long game's table is
+ * not rebuilt on every move. It is rebuilt for another game or another notation.
+ */
 function drawMoves(): void {
   const game = analysis!.game!;
   const body = $("moves").querySelector("tbody")!;
-  const rows: HTMLElement[] = [];
-  for (let p = 0; p <= game.ply; p++) rows.push(moveRow(p));
-  body.replaceChildren(...rows);
-  scrollToShown();
-}
-
-/** A move the stream brought: its row added, the counts to follow with the analysis. */
-function appendMove(): void {
-  const game = analysis!.game!;
-  const body = $("moves").querySelector("tbody")!;
-  if (body.children.length !== game.ply) {
-    drawMoves();
-    return;
+  const key = `${game.gameId} ${usiNotation}`;
+  if (body.dataset.key !== key || body.children.length > game.ply + 1) {
+    body.dataset.key = key;
+    body.replaceChildren();
   }
-  if (viewPly === null) body.querySelector("tr.shown")?.classList.remove("shown");
-  body.querySelector("tr[aria-current]")?.removeAttribute("aria-current");
-  body.append(moveRow(game.ply));
-  scrollToShown();
+  while (body.children.length <= game.ply) body.append(moveRow(body.children.length));
+  for (const row of body.querySelectorAll<HTMLElement>("tr:not([data-filled])")) fillRow(row, Number(row.dataset.ply));
+  const ply = shownPly();
+  const old = body.querySelector("tr.shown");
+  const now = body.children[ply];
+  if (old !== now) {
+    old?.classList.remove("shown");
+    old?.removeAttribute("aria-current");
+    now?.classList.add("shown");
+    now?.setAttribute("aria-current", "true");
+    scrollToShown();
+  }
 }
 
 function scrollToShown(): void {
@@ -561,29 +560,30 @@ function scrollToShown(): void {
 }
 
 function moveRow(p: number): HTMLElement {
-  const a = analysis!;
-  const game = a.game!;
-  const ply = shownPly();
-  {
-    const info = a.positions[p];
-    const text = p === 0 ? "Start (開始局面)" : moveText(p);
-    const title = p === 0 ? "the start position" : `USI ${game.moves[p - 1]}`;
-    const button = h("button", { type: "button", class: "move", title, "data-goto-ply": String(p) }, text);
-    button.addEventListener("click", () => goTo(p));
-    const repeats = info && info.occurrence > 1 ? `×${info.occurrence}` : "";
-    const check = info?.gaveCheck && p > 0 ? h("span", { class: "check", title: "check" }, " 王手") : "";
-    const classes = [info?.occurrence !== undefined && info.occurrence >= 4 ? "fourth" : info?.occurrence === 3 ? "third" : ""];
-    if (p === ply) classes.push("shown");
-    const row = h("tr", { "data-ply": String(p), class: classes.join(" ").trim() },
-      h("td", {}, String(p)),
-      h("td", {}, button, check),
-      h("td", {
-        "data-field": "occurrence",
-        title: info?.earlierPlies.length ? `also after plies ${info.earlierPlies.join(", ")}` : "",
-      }, repeats));
-    if (p === ply) row.setAttribute("aria-current", "true");
-    return row;
-  }
+  const game = analysis!.game!;
+  const text = p === 0 ? "Start (開始局面)" : moveText(p);
+  const title = p === 0 ? "the start position" : `USI ${game.moves[p - 1]}`;
+  const button = h("button", { type: "button", class: "move", title, "data-goto-ply": String(p) }, text);
+  button.addEventListener("click", () => goTo(p));
+  const row = h("tr", { "data-ply": String(p) },
+    h("td", {}, String(p)),
+    h("td", { class: "move-cell" }, button),
+    h("td", { "data-field": "occurrence" }));
+  fillRow(row, p);
+  return row;
+}
+
+/** A row's counts from the analysis, once it has them. */
+function fillRow(row: HTMLElement, p: number): void {
+  const info = analysis?.positions[p];
+  if (!info) return;
+  row.dataset.filled = "true";
+  if (info.occurrence >= 4) row.classList.add("fourth");
+  else if (info.occurrence === 3) row.classList.add("third");
+  if (info.gaveCheck && p > 0) row.children[1].append(h("span", { class: "check", title: "check" }, " 王手"));
+  const cell = row.children[2] as HTMLElement;
+  cell.textContent = info.occurrence > 1 ? `×${info.occurrence}` : "";
+  if (info.earlierPlies.length) cell.title = `also after plies ${info.earlierPlies.join(", ")}`;
 }
 
 const warningKey = (w: Warning): string => `${w.ply}:${w.kind.case}`;
@@ -709,7 +709,7 @@ async function follow(id: string, signal: AbortSignal): Promise<void> {
         extendLine(game.startSfen, game.moves);
         drawBoard();
         drawStatus();
-        appendMove();
+        drawMoves();
       }
       scheduleRefresh();
     }

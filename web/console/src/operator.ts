@@ -2,13 +2,8 @@
 // tables, refreshed by main.ts while the view is open.
 
 import type { GetOverviewResponse } from "./gen/shogi/v1/operator_pb";
+import { h } from "./dom";
 
-function h(tag: string, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElement {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  el.append(...children);
-  return el;
-}
 
 const el = (id: string): HTMLElement => document.getElementById(id)!;
 

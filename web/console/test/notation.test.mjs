@@ -49,3 +49,59 @@ test("squares as people write them", () => {
   assert.equal(squareName("1a"), "１一");
   assert.equal(squareName("9i"), "９九");
 });
+
+// Against the arbiter's own KIF writer (crates/shogi-records), over every record of the shared
+// corpus: the same moves named the same way (the Rust writer leaves 不成 to KI2, so it is set
+// aside here), whatever the openings, captures, drops and promotions.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+test("every move of the shared corpus as the arbiter's KIF writer names it", () => {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+  const binary = process.env.SHOGI_ARBITER_BIN ?? path.join(root, "target/debug/shogi-arbiter");
+  const corpus = path.join(root, "../shared/corpus/records");
+  assert.ok(existsSync(binary), `no shogi-arbiter binary at ${binary}: build it (make test-browser does) or set SHOGI_ARBITER_BIN`);
+  assert.ok(existsSync(corpus), `no corpus at ${corpus}: the tests read ../shared as CI has it`);
+  const dir = mkdtempSync(path.join(tmpdir(), "kif-"));
+  try {
+    // A record that cannot be replayed is reported and left out; the others are written.
+    for (const to of ["usi", "kif"]) {
+      const r = spawnSync(binary, ["convert", "--to", to, "--out-dir", path.join(dir, to), corpus], { stdio: "ignore" });
+      assert.ok(existsSync(path.join(dir, to)), `convert --to ${to} wrote nothing (exit ${r.status})`);
+    }
+    const stem = (f) => f.replace(/\.[^.]+$/, "");
+    const kifs = new Map(readdirSync(path.join(dir, "kif")).map((f) => [stem(f), f]));
+    let records = 0;
+    let moves = 0;
+    for (const f of readdirSync(path.join(dir, "usi"))) {
+      const kifFile = kifs.get(stem(f));
+      if (!kifFile) continue;
+      const usi = readFileSync(path.join(dir, "usi", f), "utf8").trim();
+      const m = /^position (startpos|sfen (\S+ \S+ \S+ \S+))(?: moves (.*))?$/.exec(usi);
+      assert.ok(m, `${f}: ${usi.slice(0, 80)}`);
+      const start = m[1] === "startpos" ? START : m[2];
+      // Moves only: a declaration (`win`) ends the list.
+      const tokens = m[3] ? m[3].split(" ") : [];
+      const end = tokens.findIndex((t) => !/^([1-9][a-i][1-9][a-i]\+?|[PLNSGBR]\*[1-9][a-i])$/.test(t));
+      const played = end < 0 ? tokens : tokens.slice(0, end);
+      // The main line's moves: `   1 ７六歩(77)   ( 0:01/00:00:01)`, up to the first variation.
+      const written = [];
+      for (const line of readFileSync(path.join(dir, "kif", kifFile), "utf8").split("\n")) {
+        if (line.startsWith("変化")) break;
+        const w = /^\s*(\d+) (.+?)(?:\s+\(\s*\d.*)?$/.exec(line);
+        if (w && Number(w[1]) === written.length + 1) written.push(w[2].trim());
+      }
+      const ours = kifMoves(start, played).map((k) => k.slice(1).replace("不成", ""));
+      assert.deepEqual(ours, written.slice(0, ours.length), f);
+      records += 1;
+      moves += ours.length;
+    }
+    console.log(`KIF notation: ${records} records, ${moves} moves named as the arbiter's KIF writer names them`);
+    assert.ok(records >= 100 && moves >= 5000, `only ${records} records, ${moves} moves compared`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
