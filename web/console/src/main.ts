@@ -683,7 +683,7 @@ async function openGame(id: string): Promise<void> {
   streamWarnings.clear();
   $("game").hidden = false;
   $("analysis").hidden = false;
-  document.title = `${id} — shogi-arbiter`;
+  document.title = `${id} — shogi-arbiter console`;
   drawGames();
   await refresh();
   const controller = new AbortController();
@@ -896,7 +896,7 @@ async function applyRoute(): Promise<void> {
     notice(null);
     showError(null);
     $("nav-operator").setAttribute("aria-current", "page");
-    document.title = "Operator — shogi-arbiter";
+    document.title = "Operator — shogi-arbiter console";
     watch?.abort();
     gameId = null;
     await refreshOverview();
@@ -915,7 +915,7 @@ async function applyRoute(): Promise<void> {
     gameId = null;
     $("game").hidden = true;
     $("analysis").hidden = true;
-    document.title = "shogi-arbiter";
+    document.title = "shogi-arbiter console";
     drawGames();
   }
 }
