@@ -9,7 +9,11 @@ use std::path::PathBuf;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
     let proto_root = manifest.join("../../proto");
-    let files = ["shogi/v1/arbiter.proto", "shogi/v1/bus.proto"];
+    let files = [
+        "shogi/v1/arbiter.proto",
+        "shogi/v1/bus.proto",
+        "shogi/v1/operator.proto",
+    ];
     for file in files {
         println!("cargo:rerun-if-changed={}", proto_root.join(file).display());
     }

@@ -4,9 +4,10 @@
 //! service through gRPC-Web (tonic-web), so it has no API of its own, and the bearer token,
 //! when one is configured, guards its calls as any other client's.
 //!
-//! Routing: `GET /`, `/console.js` and `/console.css` are the page; everything else goes to
-//! the gRPC routes behind the gRPC-Web translation, which passes HTTP/2 gRPC through unchanged
-//! and answers any other HTTP/1.1 request 400.
+//! Routing: `GET /` (and `/index.html`), `/console.js`, `/console.css` and the icon
+//! (`/favicon.svg`, and `/favicon.ico` for browsers that ask for it by that name) are the page;
+//! everything else goes to the gRPC routes behind the gRPC-Web translation, which passes HTTP/2
+//! gRPC through unchanged and answers any other HTTP/1.1 request 400.
 
 use axum::http::{HeaderValue, header};
 use axum::response::IntoResponse;
@@ -18,6 +19,7 @@ use tonic::service::Routes;
 const INDEX: &str = include_str!("../../../web/console/dist/index.html");
 const SCRIPT: &str = include_str!("../../../web/console/dist/console.js");
 const STYLE: &str = include_str!("../../../web/console/dist/console.css");
+const ICON: &str = include_str!("../../../web/console/dist/favicon.svg");
 
 /// What the page may load: its own script, style and API calls, nothing else.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \
@@ -28,11 +30,13 @@ pub(crate) fn with_console(routes: Routes) -> Routes {
     let grpc = axum::Router::new()
         .fallback_service(routes)
         .layer(tonic_web::GrpcWebLayer::new());
+    let index = || async { asset(INDEX, "text/html; charset=utf-8") };
+    let icon = || async { asset(ICON, "image/svg+xml") };
     let router = axum::Router::new()
-        .route(
-            "/",
-            get(|| async { asset(INDEX, "text/html; charset=utf-8") }),
-        )
+        .route("/", get(index))
+        .route("/index.html", get(index))
+        .route("/favicon.svg", get(icon))
+        .route("/favicon.ico", get(icon))
         .route(
             "/console.js",
             get(|| async { asset(SCRIPT, "text/javascript; charset=utf-8") }),

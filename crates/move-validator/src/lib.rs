@@ -28,6 +28,7 @@ mod console;
 mod error;
 mod games;
 mod incoming;
+mod operator;
 mod service;
 mod store;
 mod tls;
@@ -41,6 +42,7 @@ pub use tls::TlsConfig;
 
 use arbiter_runtime::grpc::{self, Health};
 use shogi_proto::v1::move_validator_server::MoveValidatorServer;
+use shogi_proto::v1::operator_server::OperatorServer;
 use std::future::Future;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -68,8 +70,8 @@ pub async fn run(
     serve(listener, bus.inner, config, shutdown).await
 }
 
-/// Serves MoveValidator (behind the bearer-token interceptor when a token is configured),
-/// health, reflection and, with `config.console`, the browser console and gRPC-Web, on
+/// Serves MoveValidator and Operator (behind the bearer-token interceptor when a token is
+/// configured), health, reflection and, with `config.console`, the browser console and gRPC-Web, on
 /// `listener` over `bus`, over TLS when `config.tls` is set, until
 /// `shutdown` completes. Health is SERVING while the bus is connected. When `shutdown`
 /// completes, health turns NOT_SERVING first, new connections stop, open WatchGame streams end
@@ -92,6 +94,11 @@ pub async fn serve(
     // As the bus is now, before the first call can ask; then followed.
     let connected = bus.connected();
     health.set(connected).await;
+    let errors = operator::ErrorLog::default();
+    let operator_service = InterceptedService::new(
+        OperatorServer::new(operator::Overview::new(bus.clone(), errors.clone())),
+        BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
+    );
     let follower = tokio::spawn(follow_the_bus(health.clone(), bus, connected));
     let validator_service = InterceptedService::new(
         MoveValidatorServer::new(validator)
@@ -102,7 +109,10 @@ pub async fn serve(
     let routes = tonic::service::Routes::new(health_service)
         .add_service(grpc::reflection()?)
         .add_service(grpc::reflection_v1alpha()?)
-        .add_service(validator_service);
+        .add_service(validator_service)
+        .add_service(operator_service);
+    // The operator's view lists the calls answered with an error.
+    let routes = operator::recording_errors(routes, errors);
     // The console's page and gRPC-Web need HTTP/1.1 on this port; without it, only gRPC.
     let routes = if config.console {
         console::with_console(routes)

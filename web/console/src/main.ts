@@ -1,6 +1,7 @@
-// The shogi-arbiter console: a page over the MoveValidator service, called through gRPC-Web
-// with the client generated from proto/ (src/gen). The arbiter is the authority: legal moves,
-// counts, reports and verdicts all come from it; the page only draws the SFEN it is given.
+// The shogi-arbiter console: a page over the MoveValidator service (and, for operators, the
+// Operator service), called through gRPC-Web with the clients generated from proto/ (src/gen).
+// The arbiter is the authority: legal moves, counts, reports and verdicts all come from it; the
+// page draws the positions of the moves it accepted, and names them as people write them.
 
 import { createClient, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
@@ -10,11 +11,31 @@ import {
   MoveOutcome,
   type AnalyzeGameResponse,
   type DeclarationReport,
-  type GameState,
   type GameSummary,
   type Verdict,
   type Warning,
 } from "./gen/shogi/v1/arbiter_pb";
+import { Operator } from "./gen/shogi/v1/operator_pb";
+import {
+  FILES,
+  RANKS,
+  HAND_ORDER,
+  NAMES,
+  PROMOTED_NAMES,
+  type Position,
+  type Side,
+  fileLabel,
+  kifMove,
+  moveSquares,
+  parseSfen,
+  pieceChar,
+  pieceLabel,
+  play,
+  rankLabel,
+  squareName,
+} from "./notation";
+import { drawOverview } from "./operator";
+import { h } from "./dom";
 
 const TOKEN_KEY = "shogi-arbiter-token";
 
@@ -25,10 +46,9 @@ const auth: Interceptor = (next) => (req) => {
   return next(req);
 };
 
-const client = createClient(
-  MoveValidator,
-  createGrpcWebTransport({ baseUrl: location.origin, interceptors: [auth] }),
-);
+const transport = createGrpcWebTransport({ baseUrl: location.origin, interceptors: [auth] });
+const client = createClient(MoveValidator, transport);
+const operator = createClient(Operator, transport);
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
   const el = document.getElementById(id);
@@ -36,12 +56,6 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
   return el as T;
 };
 
-function h(tag: string, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElement {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  el.append(...children);
-  return el;
-}
 
 // ---- state ----
 
@@ -52,13 +66,23 @@ interface Selection {
 
 let gameId: string | null = null;
 let analysis: AnalyzeGameResponse | null = null;
+/** Every position of the open game, from its start: `line[ply]`. */
+let line: Position[] = [];
+let kif: string[] = []; // the moves in KIF, `kif[ply - 1]`
 let legal: string[] = [];
+let legalFor = ""; // the SFEN `legal` is for
 let selection: Selection = {};
 let pending: string[] = []; // promotion choices waiting for an answer
+let viewPly: number | null = null; // the ply shown; null: the current one
+let showCamp = false; // the declaration's pieces in camp highlighted
+let focusSquare = "5e";
+let refusedAt: { ply: number; text: string } | null = null;
 let watch: AbortController | null = null;
 const streamWarnings = new Map<string, Warning>();
+let flipped = localStorage.getItem("shogi-arbiter-flip") === "1";
+let usiNotation = localStorage.getItem("shogi-arbiter-usi") === "1";
 
-// ---- errors ----
+// ---- errors and notices ----
 
 function showError(e: unknown): void {
   const box = $("error");
@@ -71,6 +95,12 @@ function showError(e: unknown): void {
     e instanceof ConnectError ? `${codeName(e.code)}: ${e.rawMessage}` : e instanceof Error ? e.message : String(e);
   box.textContent = text;
   box.hidden = false;
+}
+
+function notice(text: string | null): void {
+  const box = $("notice");
+  box.textContent = text ?? "";
+  box.hidden = !text;
 }
 
 function codeName(code: number): string {
@@ -92,150 +122,203 @@ async function guarded(work: () => Promise<void>): Promise<void> {
   }
 }
 
-// ---- the SFEN, for drawing only ----
-
-interface Piece {
-  letter: string; // upper case: "P", "R" ...
-  promoted: boolean;
-  white: boolean;
-}
-
-interface Drawn {
-  board: Map<string, Piece>;
-  hands: { black: Map<string, number>; white: Map<string, number> };
-  sideToMove: "black" | "white";
-}
-
-const FILES = ["9", "8", "7", "6", "5", "4", "3", "2", "1"];
-const RANKS = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
-const HAND_ORDER = ["R", "B", "G", "S", "N", "L", "P"];
-const KANJI: Record<string, string> = { K: "玉", R: "飛", B: "角", G: "金", S: "銀", N: "桂", L: "香", P: "歩" };
-const PROMOTED: Record<string, string> = { R: "龍", B: "馬", S: "全", N: "圭", L: "杏", P: "と" };
-
-function parseSfen(sfen: string): Drawn {
-  const [rows = "", side = "b", hand = "-"] = sfen.split(" ");
-  const board = new Map<string, Piece>();
-  rows.split("/").forEach((row, r) => {
-    let f = 0;
-    let promoted = false;
-    for (const c of row) {
-      if (c === "+") {
-        promoted = true;
-      } else if (c >= "1" && c <= "9") {
-        f += Number(c);
-      } else {
-        board.set(FILES[f] + RANKS[r], { letter: c.toUpperCase(), promoted, white: c !== c.toUpperCase() });
-        promoted = false;
-        f += 1;
-      }
-    }
-  });
-  const hands = { black: new Map<string, number>(), white: new Map<string, number>() };
-  if (hand !== "-") {
-    let n = "";
-    for (const c of hand) {
-      if (c >= "0" && c <= "9") {
-        n += c;
-      } else {
-        const side = c === c.toUpperCase() ? hands.black : hands.white;
-        side.set(c.toUpperCase(), (side.get(c.toUpperCase()) ?? 0) + (n ? Number(n) : 1));
-        n = "";
-      }
-    }
-  }
-  return { board, hands, sideToMove: side === "w" ? "white" : "black" };
-}
-
-function pieceText(p: { letter: string; promoted: boolean; white?: boolean }): HTMLElement {
-  // The kings told apart as is customary: 玉 for Black, 王 for White.
-  const king = p.letter === "K" && p.white ? "王" : null;
-  const text = king ?? (p.promoted ? PROMOTED[p.letter] ?? p.letter : KANJI[p.letter] ?? p.letter);
-  return h("span", { class: p.promoted ? "pc promoted" : "pc" }, text);
-}
-
 // ---- words for the arbiter's values ----
 
-const side = (c: Color): string => (c === Color.BLACK ? "Black" : c === Color.WHITE ? "White" : "none");
+const sideName = (c: Color): string => (c === Color.BLACK ? "Black" : c === Color.WHITE ? "White" : "none");
+const sideMark = (c: Color): string => (c === Color.BLACK ? "☗" : "☖");
 
-function verdictHeadline(v: Verdict): string {
-  const who = v.winner === Color.UNSPECIFIED ? "no winner" : `${side(v.winner)} wins`;
-  const ordinary = v.ordinaryResult === 1 ? " (draw)" : v.ordinaryResult === 2 ? " (replay)" : "";
-  return `${v.codeName}: ${who}${ordinary}, at ply ${v.ply}`;
+const VERDICT_NAMES: Record<string, string> = {
+  checkmate: "Checkmate (詰み)",
+  repetition: "Repetition (千日手)",
+  perpetual_check: "Perpetual check (連続王手の千日手)",
+  declaration: "Declaration (入玉宣言)",
+  illegal_move: "Illegal move (反則)",
+  try_rule: "Try rule",
+  max_moves: "Move limit",
+  resignation: "Resignation (投了)",
+  timeout: "Time out (切れ負け)",
+  abort: "Aborted",
+  agreement: "Jishogi by agreement (持将棋)",
+};
+
+const CONDITIONS: Record<string, string> = {
+  declarers_turn: "the declarer's turn",
+  game_not_over: "the game is not over",
+  king_in_camp: "king in the camp",
+  pieces_in_camp: "10 pieces in the camp",
+  not_in_check: "not in check",
+  has_time: "time left on the clock",
+  before_move_cap: "before the move limit",
+  points: "enough points",
+};
+
+const RULES: Record<string, string> = { points27: "27-point rule", jsa24: "24-point rule (JSA)" };
+
+/** A button that shows the position after `ply`. */
+function plyLink(ply: number): HTMLElement {
+  const b = h("button", { type: "button", class: "ply-link", "data-goto-ply": String(ply) }, String(ply));
+  b.addEventListener("click", () => goTo(ply));
+  return b;
 }
 
-function verdictView(v: Verdict): HTMLElement {
-  const box = h("div", {}, h("div", { class: "headline", "data-code": v.codeName }, verdictHeadline(v)));
+function plyLinks(plies: number[]): (Node | string)[] {
+  const out: (Node | string)[] = [];
+  plies.forEach((p, i) => {
+    if (i) out.push(" ");
+    out.push(plyLink(p));
+  });
+  return out;
+}
+
+function moveText(ply: number): string {
+  const usi = analysis?.game?.moves[ply - 1] ?? "";
+  return usiNotation ? usi : kif[ply - 1] ?? usi;
+}
+
+function verdictView(v: Verdict): HTMLElement[] {
+  const who = v.winner === Color.UNSPECIFIED ? "no winner" : `${sideMark(v.winner)} ${sideName(v.winner)} wins`;
+  const ordinary = v.ordinaryResult === 1 ? " (draw)" : v.ordinaryResult === 2 ? " (replay)" : "";
+  const out: HTMLElement[] = [
+    h("h3", { id: "verdict-heading" }, "Game over"),
+    h("p", { class: "headline", "data-code": v.codeName },
+      h("span", { class: "result" }, `${who}${ordinary}`), " — ", VERDICT_NAMES[v.codeName] ?? v.codeName,
+      ", at ply ", plyLink(v.ply)),
+  ];
+  const line = (attrs: Record<string, string>, ...children: (Node | string)[]) => out.push(h("p", attrs, ...children));
   const ev = v.evidence;
-  const line = (text: string, attrs: Record<string, string> = {}) => box.append(h("div", attrs, text));
   switch (ev.case) {
     case "perpetualCheck":
-      line(`Occurrence plies: ${ev.value.plies.join(", ")}`, { "data-evidence": "plies" });
-      line(`Checker (loses): ${side(ev.value.checker)}`, { "data-evidence": "checker" });
-      line(`Check plies: ${ev.value.checkPlies.join(", ")}`, { "data-evidence": "check-plies" });
+      line({ "data-evidence": "plies" }, "The same position after plies ", ...plyLinks(ev.value.plies), ".");
+      line({ "data-evidence": "check-plies" }, `${sideName(ev.value.checker)} checked on every move: plies `,
+        ...plyLinks(ev.value.checkPlies), ".");
+      line({ "data-evidence": "checker" }, `The checker, ${sideName(ev.value.checker)}, loses.`);
       break;
     case "repetition":
-      line(`Occurrence plies: ${ev.value.plies.join(", ")}`, { "data-evidence": "plies" });
-      if (ev.value.mutualCheck) line("Both sides checked on every move (judged as ordinary)");
+      line({ "data-evidence": "plies" }, "The same position after plies ", ...plyLinks(ev.value.plies), ".");
+      if (ev.value.mutualCheck) line({}, "Both sides checked on every move (judged as an ordinary repetition).");
       break;
     case "declaration":
-      box.append(reportView(ev.value));
+      line({ "data-evidence": "declaration" }, `${sideName(ev.value.declarer)} declared with ${ev.value.points} points ` +
+        `(${ev.value.pointsToWin} needed) and ${ev.value.piecesInCamp} pieces in the camp: the report is below.`);
       break;
     case "checkmate":
-      line(`Mating move: ${ev.value.matingMove || "(the start position)"} at ply ${ev.value.matingPly}`);
+      if (ev.value.matingPly > 0) {
+        line({ "data-evidence": "mate" }, "Mated by ", h("span", { class: "move" }, moveText(ev.value.matingPly)),
+          " at ply ", plyLink(ev.value.matingPly), ".");
+      } else {
+        line({ "data-evidence": "mate" }, "The game started in a mated position.");
+      }
       break;
     case "illegalMove":
-      line(`Illegal move: ${ev.value.usi}`);
+      line({ "data-evidence": "illegal" }, `Illegal move ${ev.value.usi}.`);
       break;
     case "tryRule":
-      line(`Try: ${ev.value.usi}`);
+      line({}, `Try: ${ev.value.usi}.`);
       break;
     case "maxMoves":
-      line(`Cap: ${ev.value.cap} plies${ev.value.extendedByChecks ? ", extended by checks" : ""}`);
+      line({}, `Limit: ${ev.value.cap} plies${ev.value.extendedByChecks ? ", extended by checks" : ""}.`);
       break;
     case "reported":
-      if (ev.value.note) line(ev.value.note);
+      if (ev.value.note) line({}, ev.value.note);
       break;
   }
-  return box;
+  return out;
 }
 
-function reportView(r: DeclarationReport): HTMLElement {
-  const rows = r.conditions.map((c) =>
-    h("tr", { "data-condition": c.name },
-      h("td", {}, c.name),
-      h("td", { class: c.met ? "ok" : "no" }, c.met ? "holds" : "fails")),
-  );
-  return h("div", { class: "report", "data-declarer": side(r.declarer).toLowerCase() },
-    h("div", { "data-field": "outcome" }, `${side(r.declarer)} declaring under ${r.rule}: ${r.outcome}`),
-    h("div", { "data-field": "points" },
-      `Points: ${r.points} (in camp ${r.pointsInCamp} + in hand ${r.pointsInHand} + credit ${r.credit}); ` +
-        `${r.pointsToWin} to win, ${r.pointsMissing} short`),
-    h("div", {}, `Pieces in camp: ${r.piecesInCamp}; king in camp: ${r.kingInCamp ? "yes" : "no"}; ` +
-      `in check: ${r.inCheck ? "yes" : "no"}`),
-    h("table", {}, h("tbody", {}, ...rows)),
-  );
+/** The calculator's report; `live`: what declaring now would give. */
+function reportView(r: DeclarationReport, live: boolean): HTMLElement {
+  const rule = RULES[r.rule] ?? r.rule;
+  const who = `${sideMark(r.declarer)} ${sideName(r.declarer)}`;
+  const outcome = h("strong", { "data-outcome": r.outcome }, r.outcome);
+  const head = live
+    ? h("p", { "data-field": "outcome" }, `If ${who} declared now (${rule}): `, outcome)
+    : h("p", { "data-field": "outcome" }, `${who} declared (${rule}): `, outcome);
+  const conditions = r.conditions.map((c) => {
+    const label = c.name === "pieces_in_camp" ? `${CONDITIONS[c.name]} (${r.piecesInCamp})` : CONDITIONS[c.name] ?? c.name;
+    return h("li", { "data-condition": c.name, "data-met": String(c.met), class: c.met ? "ok" : "no" },
+      h("span", { "aria-hidden": "true" }, c.met ? "✓ " : "✗ "), h("span", { class: "sr-only" }, c.met ? "holds: " : "fails: "), label);
+  });
+  return h("div", { class: "report", "data-declarer": sideName(r.declarer).toLowerCase() },
+    head,
+    h("p", { "data-field": "points" },
+      `Points: ${r.points} of ${r.pointsToWin} needed (in camp ${r.pointsInCamp}, in hand ${r.pointsInHand}` +
+        `${r.credit ? `, credit ${r.credit}` : ""})${r.pointsMissing ? `; ${r.pointsMissing} short` : ""}.`),
+    h("ul", { class: "conditions" }, ...conditions));
 }
 
-function warningText(w: Warning): string {
+function warningView(w: Warning, current: boolean): HTMLElement {
+  const li = h("li", { "data-warning": w.kind.case ?? "", class: current ? "current" : "earlier" });
+  li.append("Ply ", plyLink(w.ply), ": ");
   switch (w.kind.case) {
     case "thirdOccurrence":
-      return `ply ${w.ply}: third occurrence (plies ${w.kind.value.plies.join(", ")}); one more ends the game`;
+      li.append("this position stood before at plies ", ...plyLinks(w.kind.value.plies.filter((p) => p !== w.ply)),
+        "; once more ends the game (third occurrence).");
+      break;
     case "perpetualCheckRisk":
-      return `ply ${w.ply}: perpetual-check risk: ${side(w.kind.value.checker)} has checked on every move since ply ${w.kind.value.sincePly} and loses if the position occurs again`;
+      li.append(`perpetual-check risk: ${sideName(w.kind.value.checker)} has checked on every move since ply `,
+        plyLink(w.kind.value.sincePly), ` and loses if the position occurs again.`);
+      break;
     default:
-      return `ply ${w.ply}: warning`;
+      li.append("warning");
   }
+  return li;
 }
 
-// ---- drawing ----
+// ---- the board ----
 
-function lastMoveSquares(game: GameState): Set<string> {
-  const last = game.moves[game.moves.length - 1];
-  return new Set(last ? [last.slice(2, 4)] : []);
+const squares = new Map<string, HTMLButtonElement>();
+
+function buildBoard(): void {
+  const board = $("board");
+  for (const r of RANKS) {
+    for (const f of FILES) {
+      const sq = f + r;
+      const b = h("button", { type: "button", class: "sq", "data-square": sq, tabindex: "-1" }) as HTMLButtonElement;
+      b.addEventListener("click", () => void clickSquare(sq));
+      b.addEventListener("focus", () => {
+        focusSquare = sq;
+        for (const other of squares.values()) other.tabIndex = other === b ? 0 : -1;
+      });
+      squares.set(sq, b);
+      board.append(b);
+    }
+  }
+  board.addEventListener("keydown", boardKeys);
+}
+
+/** Arrow keys move among the squares as the board is shown (flipped or not). */
+function boardKeys(e: KeyboardEvent): void {
+  const deltas: Record<string, [number, number]> = {
+    ArrowUp: [0, -1], ArrowDown: [0, 1], ArrowLeft: [-1, 0], ArrowRight: [1, 0],
+  };
+  const d = deltas[e.key];
+  if (!d) {
+    if (e.key === "Escape") {
+      selection = {};
+      draw();
+    }
+    return;
+  }
+  e.preventDefault();
+  const sign = flipped ? -1 : 1;
+  const col = FILES.indexOf(focusSquare[0]) + d[0] * sign;
+  const row = RANKS.indexOf(focusSquare[1]) + d[1] * sign;
+  if (col < 0 || col > 8 || row < 0 || row > 8) return;
+  squares.get(FILES[col] + RANKS[row])?.focus();
+}
+
+function shownPly(): number {
+  const ply = analysis?.game?.ply ?? 0;
+  return viewPly === null ? ply : Math.min(viewPly, ply);
+}
+
+function atCurrent(): boolean {
+  return shownPly() === (analysis?.game?.ply ?? 0);
 }
 
 function destinations(): Map<string, string[]> {
   const out = new Map<string, string[]>();
+  if (!atCurrent() || legalFor !== analysis?.game?.sfen) return out;
   for (const mv of legal) {
     const origin = mv[1] === "*" ? mv[0] + "*" : mv.slice(0, 2);
     const wanted = selection.drop ? selection.drop + "*" : selection.from;
@@ -246,112 +329,324 @@ function destinations(): Map<string, string[]> {
   return out;
 }
 
+/** The declarer's camp and its pieces, when the declaration is to be shown on the board. */
+function campSquares(): { zone: Set<string>; pieces: Set<string> } {
+  const zone = new Set<string>();
+  const pieces = new Set<string>();
+  const game = analysis?.game;
+  if (!showCamp || !game) return { zone, pieces };
+  const ev = game.verdict?.evidence;
+  const declarer: Side = ev?.case === "declaration"
+    ? (ev.value.declarer === Color.WHITE ? "white" : "black")
+    : (game.sideToMove === Color.WHITE ? "white" : "black");
+  const ranks = declarer === "black" ? ["a", "b", "c"] : ["g", "h", "i"];
+  const pos = line[shownPly()];
+  for (const f of FILES) {
+    for (const r of ranks) {
+      zone.add(f + r);
+      const p = pos?.board.get(f + r);
+      if (p && p.white === (declarer === "white")) pieces.add(f + r);
+    }
+  }
+  return { zone, pieces };
+}
+
 function drawBoard(): void {
   const game = analysis?.game;
   if (!game) return;
-  const drawn = parseSfen(game.sfen);
+  const ply = shownPly();
+  const pos = line[ply] ?? parseSfen(game.sfen);
   const targets = destinations();
-  const last = lastMoveSquares(game);
+  const last = ply > 0 ? moveSquares(game.moves[ply - 1]) : null;
+  const camp = campSquares();
   const board = $("board");
-  board.replaceChildren();
-  for (const r of RANKS) {
-    for (const f of FILES) {
-      const sq = f + r;
-      const p = drawn.board.get(sq);
-      const classes = ["sq"];
-      if (p?.white) classes.push("white");
-      if (selection.from === sq) classes.push("selected");
-      if (targets.has(sq)) classes.push("target");
-      if (last.has(sq)) classes.push("last");
-      const cell = h("div", { class: classes.join(" "), "data-square": sq, role: "gridcell" });
-      if (p) cell.append(pieceText(p));
-      cell.addEventListener("click", () => void clickSquare(sq));
-      board.append(cell);
-    }
+  board.classList.toggle("flipped", flipped);
+  board.classList.toggle("history", !atCurrent());
+  const order = flipped ? [...squares.keys()].reverse() : [...squares.keys()];
+  // The buttons are kept (focus stays where it is); only their look and labels change, and
+  // their order when the board is flipped.
+  if (board.firstElementChild !== squares.get(order[0])) {
+    const focused = board.contains(document.activeElement);
+    board.replaceChildren(...order.map((sq) => squares.get(sq)!));
+    if (focused) squares.get(focusSquare)?.focus();
   }
-  for (const color of ["black", "white"] as const) {
-    const el = $(`hand-${color}`);
-    el.dataset.label = color === "black" ? "Black ☗" : "White ☖";
-    el.replaceChildren();
-    for (const letter of HAND_ORDER) {
-      const n = drawn.hands[color].get(letter);
-      if (!n) continue;
-      const selected = selection.drop === letter && drawn.sideToMove === color;
-      const b = h("button", { type: "button", "data-hand": `${color}:${letter}`, class: selected ? "selected" : "" },
-        pieceText({ letter, promoted: false }), h("span", { class: "count" }, String(n)));
-      b.addEventListener("click", () => clickHand(color, letter));
-      el.append(b);
-    }
+  order.forEach((sq) => {
+    const b = squares.get(sq)!;
+    const p = pos.board.get(sq);
+    const classes = ["sq"];
+    if (p?.white) classes.push("white");
+    if (selection.from === sq) classes.push("selected");
+    if (targets.has(sq)) classes.push("target");
+    if (last?.to === sq) classes.push("last");
+    if (last?.from === sq) classes.push("last-from");
+    if (camp.zone.has(sq)) classes.push("campzone");
+    if (camp.pieces.has(sq)) classes.push("camp");
+    b.className = classes.join(" ");
+    b.replaceChildren(...(p ? [h("span", { class: p.promoted ? "pc promoted" : "pc" }, pieceChar(p))] : []));
+    const notes = [
+      p ? `${pieceLabel(p)} ${p.white ? "White" : "Black"} ${p.promoted ? PROMOTED_NAMES[p.letter] : NAMES[p.letter]}` : "empty",
+    ];
+    if (selection.from === sq) notes.push("selected");
+    if (targets.has(sq)) notes.push("move here");
+    if (last?.to === sq) notes.push("last move");
+    if (camp.pieces.has(sq)) notes.push("in the camp");
+    b.setAttribute("aria-label", `${squareName(sq)} ${notes.join(", ")}`);
+    b.tabIndex = sq === focusSquare ? 0 : -1;
+  });
+  $("files").replaceChildren(...(flipped ? [...FILES].reverse() : FILES).map((f) => h("span", {}, fileLabel(f))));
+  $("ranks").replaceChildren(...(flipped ? [...RANKS].reverse() : RANKS).map((r) => h("span", {}, rankLabel(r))));
+
+  const toMove: Side = pos.sideToMove;
+  const over = game.verdict !== undefined && atCurrent();
+  for (const [slot, color] of [["hand-top", flipped ? "black" : "white"], ["hand-bottom", flipped ? "white" : "black"]] as const) {
+    const el = $(slot);
+    el.dataset.side = color;
+    const moving = toMove === color && !over;
+    el.classList.toggle("to-move", moving);
+    const label = h("div", { class: "owner" },
+      h("span", { class: "mark", "aria-hidden": "true" }, color === "black" ? "☗" : "☖"),
+      color === "black" ? " Black 先手" : " White 後手",
+      ...(moving ? [h("span", { class: "turn" }, "to move")] : []));
+    const pieces = HAND_ORDER.filter((l) => pos.hands[color].get(l)).map((letter) => {
+      const n = pos.hands[color].get(letter)!;
+      const selected = selection.drop === letter && toMove === color && atCurrent();
+      const b = h("button", {
+        type: "button", "data-hand": `${color}:${letter}`, class: selected ? "selected" : "",
+        "aria-label": `${color === "black" ? "Black" : "White"}'s ${NAMES[letter]} in hand, ${n}`,
+        "aria-pressed": String(selected),
+      }, h("span", { class: "pc" }, pieceChar({ letter, promoted: false })), ...(n > 1 ? [h("span", { class: "count" }, `×${n}`)] : []));
+      b.addEventListener("click", () => void clickHand(color, letter));
+      return b;
+    });
+    el.replaceChildren(label, h("div", { class: "pieces" }, ...(pieces.length ? pieces : [h("span", { class: "empty" }, "no pieces in hand")])));
   }
 }
 
-function drawAnalysis(): void {
+// ---- the panels ----
+
+function draw(): void {
+  drawBoard();
+  drawPanels();
+}
+
+/** The status line, the history banner and the stepper: what a new move changes at once. */
+function drawStatus(): void {
+  const game = analysis?.game;
+  if (!game) return;
+  $("game-id-text").textContent = game.gameId;
+  $("ruleset").textContent = `rules: ${game.ruleset?.preset ?? "?"}`;
+  const over = game.verdict !== undefined;
+  const ply = shownPly();
+  const pos = line[ply];
+  const status = $("status");
+  if (over) {
+    status.textContent = `Game over after ${game.ply} ${game.ply === 1 ? "ply" : "plies"}.`;
+  } else {
+    const mover = pos?.sideToMove === "white" ? "☖ White" : "☗ Black";
+    status.textContent = `${mover} to move, ply ${game.ply + 1}${game.inCheck ? " — in check" : ""}.`;
+  }
+  status.dataset.side = game.sideToMove === Color.WHITE ? "white" : "black";
+  const viewing = $("viewing");
+  viewing.hidden = atCurrent();
+  if (!atCurrent()) {
+    const back = h("button", { type: "button", id: "back-to-current" }, "Back to the current position");
+    back.addEventListener("click", () => goTo(null));
+    viewing.replaceChildren(`Showing the position after ply ${ply}${ply ? ` (${moveText(ply)})` : " (the start)"}. `, back);
+  }
+  const slider = $<HTMLInputElement>("step-slider");
+  slider.max = String(game.ply);
+  slider.value = String(ply);
+  slider.setAttribute("aria-valuetext", `ply ${ply} of ${game.ply}`);
+  $<HTMLButtonElement>("step-first").disabled = ply === 0;
+  $<HTMLButtonElement>("step-back").disabled = ply === 0;
+  $<HTMLButtonElement>("step-forward").disabled = ply === game.ply;
+  $<HTMLButtonElement>("step-last").disabled = ply === game.ply;
+}
+
+function drawPanels(): void {
   const a = analysis;
   const game = a?.game;
   if (!a || !game) return;
-  $("game-title").textContent = `Game ${game.gameId} (${game.ruleset?.preset ?? "?"})`;
+  drawStatus();
   const over = game.verdict !== undefined;
-  $("status").textContent = over
-    ? `Game over after ${game.ply} plies.`
-    : `Ply ${game.ply}; ${side(game.sideToMove)} to move${game.inCheck ? ", in check" : ""}.`;
-  $<HTMLButtonElement>("declare").disabled = over;
-  $<HTMLButtonElement>("declare").textContent = over ? "Declare" : `Declare (${side(game.sideToMove)})`;
 
   const verdict = $("verdict");
   verdict.hidden = !game.verdict;
-  verdict.replaceChildren(...(game.verdict ? [h("h3", {}, "Verdict"), verdictView(game.verdict)] : []));
+  verdict.replaceChildren(...(game.verdict ? verdictView(game.verdict) : []));
 
-  const body = $("moves").querySelector("tbody")!;
-  body.replaceChildren(
-    ...a.positions.map((p) =>
-      h("tr", { "data-ply": String(p.ply), class: p.occurrence >= 4 ? "fourth" : p.occurrence === 3 ? "third" : "" },
-        h("td", {}, String(p.ply)),
-        h("td", {}, p.usi || "start"),
-        h("td", {}, p.gaveCheck ? "check" : ""),
-        h("td", { "data-field": "occurrence" }, p.occurrence ? `${p.occurrence}` : "not counted"),
-        h("td", {}, p.earlierPlies.join(", "))),
-    ),
-  );
+  // Warnings: the last ply's are current; earlier ones are kept, folded away.
+  const all = new Map(streamWarnings);
+  for (const w of a.warnings) all.set(warningKey(w), w);
+  const list = [...all.values()].sort((x, y) => x.ply - y.ply);
+  const current = over ? [] : list.filter((w) => w.ply === game.ply);
+  const earlier = list.filter((w) => !current.includes(w)).reverse();
+  const parts: HTMLElement[] = [];
+  parts.push(current.length
+    ? h("ul", { id: "current-warnings" }, ...current.map((w) => warningView(w, true)))
+    : h("p", { class: "none" }, over ? "None: the game is over." : "None now."));
+  if (earlier.length) {
+    parts.push(h("details", { class: "earlier" }, h("summary", {}, `Earlier warnings (${earlier.length})`),
+      h("ul", {}, ...earlier.map((w) => warningView(w, false)))));
+  }
+  $("warnings").replaceChildren(...parts);
   const now = a.positions[a.positions.length - 1];
-  $("streaks").textContent = now
-    ? `Black: ${now.blackCheckStreak} check${now.blackCheckStreak === 1 ? "" : "s"} in a row; ` +
-      `White: ${now.whiteCheckStreak} check${now.whiteCheckStreak === 1 ? "" : "s"} in a row.`
+  $("streaks").textContent = now && !over
+    ? `Checks in a row: Black ${now.blackCheckStreak}, White ${now.whiteCheckStreak}.`
     : "";
 
-  const impasse = $("impasse");
-  const reports = [a.blackDeclaration, a.whiteDeclaration].filter((r): r is DeclarationReport => !!r);
-  impasse.replaceChildren(...(reports.length ? reports.map(reportView) : [h("p", {}, "No declarations in this ruleset.")]));
+  // One declaration panel: what declaring now would give while the game is live; the
+  // verdict's own report once a declaration ended it.
+  const declaration = $("declaration");
+  const ev = game.verdict?.evidence;
+  const live = !over;
+  const mine = game.sideToMove === Color.WHITE ? a.whiteDeclaration : a.blackDeclaration;
+  const report = ev?.case === "declaration" ? ev.value : live ? mine : undefined;
+  declaration.hidden = !report;
+  $("declare-controls").hidden = !live;
+  if (report) {
+    const toggle = h("button", { type: "button", id: "show-camp", "aria-pressed": String(showCamp) },
+      showCamp ? "Hide the camp on the board" : "Show the camp on the board");
+    toggle.addEventListener("click", () => {
+      showCamp = !showCamp;
+      draw();
+    });
+    $("declaration-body").replaceChildren(reportView(report, live), toggle);
+    $<HTMLButtonElement>("declare").textContent = `Declare for ${sideName(game.sideToMove)}`;
+  }
+  const result = $("declare-result");
+  if (refusedAt && refusedAt.ply === game.ply && live) {
+    result.replaceChildren(h("p", { "data-code": "refused", class: "refused" }, refusedAt.text));
+  } else {
+    result.replaceChildren();
+  }
 
-  const warnings = new Map(streamWarnings);
-  for (const w of a.warnings) warnings.set(warningKey(w), w);
-  const list = [...warnings.values()].sort((x, y) => x.ply - y.ply);
-  $("warnings").replaceChildren(
-    ...(list.length ? list.map((w) => h("li", { "data-warning": w.kind.case ?? "" }, warningText(w))) : [h("li", {}, "none")]),
-  );
+  drawMoves();
+}
+
+/**
+ * The moves table, kept up to date in place: rows are added for new moves and filled in once
+ * the analysis has their counts (a past ply's counts never change), so a long game's table is
+ * not rebuilt on every move. It is rebuilt for another game or another notation.
+ */
+function drawMoves(): void {
+  const game = analysis!.game!;
+  const body = $("moves").querySelector("tbody")!;
+  const key = `${game.gameId} ${usiNotation}`;
+  if (body.dataset.key !== key || body.children.length > game.ply + 1) {
+    body.dataset.key = key;
+    body.replaceChildren();
+  }
+  while (body.children.length <= game.ply) body.append(moveRow(body.children.length));
+  for (const row of body.querySelectorAll<HTMLElement>("tr:not([data-filled])")) fillRow(row, Number(row.dataset.ply));
+  const ply = shownPly();
+  const old = body.querySelector("tr.shown");
+  const now = body.children[ply];
+  if (old !== now) {
+    old?.classList.remove("shown");
+    old?.removeAttribute("aria-current");
+    now?.classList.add("shown");
+    now?.setAttribute("aria-current", "true");
+    scrollToShown();
+  }
+}
+
+function scrollToShown(): void {
+  const shown = $("moves").querySelector("tbody tr.shown");
+  const scroll = $("moves-scroll");
+  if (shown instanceof HTMLElement) {
+    const top = shown.offsetTop - scroll.clientHeight / 2;
+    scroll.scrollTop = Math.max(0, top);
+  }
+}
+
+function moveRow(p: number): HTMLElement {
+  const game = analysis!.game!;
+  const text = p === 0 ? "Start (開始局面)" : moveText(p);
+  const title = p === 0 ? "the start position" : `USI ${game.moves[p - 1]}`;
+  const button = h("button", { type: "button", class: "move", title, "data-goto-ply": String(p) }, text);
+  button.addEventListener("click", () => goTo(p));
+  const row = h("tr", { "data-ply": String(p) },
+    h("td", {}, String(p)),
+    h("td", { class: "move-cell" }, button),
+    h("td", { "data-field": "occurrence" }));
+  fillRow(row, p);
+  return row;
+}
+
+/** A row's counts from the analysis, once it has them. */
+function fillRow(row: HTMLElement, p: number): void {
+  const info = analysis?.positions[p];
+  if (!info) return;
+  row.dataset.filled = "true";
+  if (info.occurrence >= 4) row.classList.add("fourth");
+  else if (info.occurrence === 3) row.classList.add("third");
+  if (info.gaveCheck && p > 0) row.children[1].append(h("span", { class: "check", title: "check" }, " 王手"));
+  const cell = row.children[2] as HTMLElement;
+  cell.textContent = info.occurrence > 1 ? `×${info.occurrence}` : "";
+  if (info.earlierPlies.length) cell.title = `also after plies ${info.earlierPlies.join(", ")}`;
 }
 
 const warningKey = (w: Warning): string => `${w.ply}:${w.kind.case}`;
 
+// ---- stepping ----
+
+function goTo(ply: number | null): void {
+  const current = analysis?.game?.ply ?? 0;
+  viewPly = ply === null || ply >= current ? null : Math.max(0, ply);
+  selection = {};
+  // The declaration's camp is shown on the position it was judged on.
+  if (analysis?.game?.verdict?.evidence.case === "declaration") showCamp = viewPly === null;
+  draw();
+}
+
+function step(delta: number): void {
+  goTo(shownPly() + delta);
+}
+
 // ---- loading ----
+
+/** Brings `line` and `kif` up to the game's moves, playing only the new ones. */
+function extendLine(startSfen: string, moves: string[]): void {
+  if (line.length === 0) line = [parseSfen(startSfen)];
+  while (line.length <= moves.length) {
+    const i = line.length - 1;
+    const prev = line[i];
+    kif[i] = kifMove(prev, moves[i], i > 0 ? moveSquares(moves[i - 1]).to : undefined);
+    line.push(play(prev, moves[i]));
+  }
+}
 
 async function refresh(): Promise<void> {
   if (!gameId) return;
-  const a = await client.analyzeGame({ gameId });
-  if (a.game?.gameId !== gameId) return; // another game was opened meanwhile
-  const sfenChanged = analysis?.game?.sfen !== a.game.sfen || analysis?.game?.verdict !== undefined;
+  const id = gameId;
+  const a = await client.analyzeGame({ gameId: id });
+  if (gameId !== id || a.game?.gameId !== id) return; // another game was opened meanwhile
+  // A move the stream brought in meanwhile is not taken back by an older answer.
+  if (analysis?.game && analysis.game.ply > a.game.ply && !a.game.verdict) return;
   analysis = a;
+  extendLine(a.game.startSfen, a.game.moves);
   // The list shows the open game as ended at once.
-  const listed = games.get(gameId);
+  const listed = games.get(id);
   if (listed && a.game.verdict && !listed.verdict) {
     listed.verdict = a.game.verdict;
     drawGames();
   }
-  if (sfenChanged || legal.length === 0) {
-    legal = a.game.verdict ? [] : (await client.legalMoves({ sfen: a.game.sfen })).moves;
-    selection = {};
+  if (a.game.verdict?.evidence.case === "declaration" && viewPly === null) showCamp = true;
+  if (legalFor !== a.game.sfen) selection = {};
+  draw();
+}
+
+/** The arbiter's legal moves of the current position, asked for when a piece is first picked
+ * in it (a spectator's page asks nothing per move). */
+async function loadLegal(): Promise<void> {
+  const game = analysis?.game;
+  if (!game || legalFor === game.sfen) return;
+  const sfen = game.sfen;
+  const moves = game.verdict ? [] : (await client.legalMoves({ sfen })).moves;
+  if (analysis?.game?.sfen === sfen) {
+    legal = moves;
+    legalFor = sfen;
   }
-  drawAnalysis();
-  drawBoard();
 }
 
 let refreshing: Promise<void> | null = null;
@@ -375,24 +670,47 @@ async function openGame(id: string): Promise<void> {
   watch?.abort();
   gameId = id;
   analysis = null;
+  line = [];
+  kif = [];
   legal = [];
+  legalFor = "";
   selection = {};
+  pending = [];
+  viewPly = null;
+  showCamp = false;
+  refusedAt = null;
+  $("promotion").hidden = true;
   streamWarnings.clear();
-  $("declaration").hidden = true;
   $("game").hidden = false;
   $("analysis").hidden = false;
-  document.querySelectorAll("#games li").forEach((li) => li.classList.toggle("open", li.getAttribute("data-game") === id));
+  document.title = `${id} — shogi-arbiter console`;
+  drawGames();
   await refresh();
   const controller = new AbortController();
   watch = controller;
   void follow(id, controller.signal);
 }
 
-// The game's events, live: each one refreshes the analysis from the arbiter.
+// The game's events, live. A move is drawn at once from the event; the counts, reports and
+// legal moves follow from the arbiter's analysis.
 async function follow(id: string, signal: AbortSignal): Promise<void> {
   try {
     for await (const ev of client.watchGame({ gameId: id, fromPly: 0 }, { signal })) {
+      const game = analysis?.game;
       if (ev.event.case === "warning") streamWarnings.set(warningKey(ev.event.value), ev.event.value);
+      if (ev.event.case === "move" && game && gameId === id && ev.event.value.ply === game.ply + 1 && !game.verdict) {
+        const mv = ev.event.value;
+        game.moves.push(mv.usi);
+        game.ply = mv.ply;
+        game.sfen = mv.sfenAfter;
+        game.sideToMove = game.sideToMove === Color.BLACK ? Color.WHITE : Color.BLACK;
+        game.inCheck = mv.givesCheck;
+        selection = {};
+        extendLine(game.startSfen, game.moves);
+        drawBoard();
+        drawStatus();
+        drawMoves();
+      }
       scheduleRefresh();
     }
   } catch (e) {
@@ -435,23 +753,25 @@ function drawGames(): void {
   const list = $("games");
   list.replaceChildren(
     ...shown.map((g) => {
-      const li = h("li", { "data-game": g.gameId, class: g.gameId === gameId ? "open" : "" },
-        g.gameId.length > 20 ? g.gameId.slice(0, 18) + "…" : g.gameId,
-        " ",
-        h("span", { class: g.verdict ? "ended" : "live" }, g.verdict ? `(${g.verdict.codeName})` : "(live)"));
-      li.title = `${g.gameId}\n${g.preset}\n${g.startSfen}`;
-      li.addEventListener("click", () => void guarded(() => openGame(g.gameId)));
-      return li;
+      const open = g.gameId === gameId;
+      const link = h("a", { href: `#/games/${encodeURIComponent(g.gameId)}`, class: "game-link" }, g.gameId);
+      if (open) link.setAttribute("aria-current", "page");
+      return h("li", { "data-game": g.gameId, class: open ? "open" : "" },
+        link,
+        h("span", { class: g.verdict ? "ended" : "live" }, g.verdict ? g.verdict.codeName.replace(/_/g, " ") : "live"),
+        h("span", { class: "preset" }, g.preset));
     }),
   );
-  if (shown.length === 0) list.append(h("li", {}, liveOnly ? "no live games" : "no games yet"));
+  if (shown.length === 0) list.append(h("li", { class: "none" }, liveOnly ? "no live games" : "no games yet"));
 }
 
 // ---- playing ----
 
 async function clickSquare(sq: string): Promise<void> {
+  if (!playable()) return;
+  await guarded(loadLegal);
   const game = analysis?.game;
-  if (!game || game.verdict || pending.length) return;
+  if (!game || !playable()) return;
   const targets = destinations();
   const moves = targets.get(sq);
   if (moves) {
@@ -460,28 +780,37 @@ async function clickSquare(sq: string): Promise<void> {
     } else {
       pending = moves;
       $("promotion").hidden = false;
+      $("promote-yes").focus();
     }
     return;
   }
-  const drawn = parseSfen(game.sfen);
-  const p = drawn.board.get(sq);
-  const mine = p && p.white === (drawn.sideToMove === "white");
+  const pos = line[game.ply];
+  const p = pos?.board.get(sq);
+  const mine = p && p.white === (pos.sideToMove === "white");
   selection = mine && selection.from !== sq ? { from: sq } : {};
   drawBoard();
 }
 
-function clickHand(color: "black" | "white", letter: string): void {
+async function clickHand(color: Side, letter: string): Promise<void> {
+  if (!playable()) return;
+  await guarded(loadLegal);
   const game = analysis?.game;
-  if (!game || game.verdict || pending.length) return;
-  if (parseSfen(game.sfen).sideToMove !== color) return;
+  if (!game || !playable() || line[game.ply]?.sideToMove !== color) return;
   selection = selection.drop === letter ? {} : { drop: letter };
   drawBoard();
+}
+
+/** Whether a move can be made on the board now: a live game at its current position. */
+function playable(): boolean {
+  const game = analysis?.game;
+  return !!game && !game.verdict && pending.length === 0 && atCurrent();
 }
 
 function choosePromotion(promote: boolean | null): void {
   const moves = pending;
   pending = [];
   $("promotion").hidden = true;
+  squares.get(focusSquare)?.focus();
   if (promote === null) {
     selection = {};
     drawBoard();
@@ -509,28 +838,116 @@ async function declare(): Promise<void> {
   const game = analysis?.game;
   if (!game || !gameId) return;
   const hasTime = $<HTMLInputElement>("has-time").checked;
-  const declaration = $("declaration");
-  const result = $("declare-result");
-  result.replaceChildren(h("p", {}, "asking the arbiter…"));
-  // The calculator first, so that the person sees what each condition says...
-  const evaluated = await client.evaluateImpasse({ target: { case: "gameId", value: gameId }, hasTime });
-  $("declare-report").replaceChildren(evaluated.report ? reportView(evaluated.report) : h("p", {}, "no report"));
-  declaration.hidden = false;
-  // ...then the declaration itself: a verdict, or a refusal and play goes on.
-  const answer = await client.declare({ gameId, declarer: game.sideToMove, hasTime });
-  result.replaceChildren(
-    answer.verdict
-      ? verdictView(answer.verdict)
-      : h("div", { class: "headline", "data-code": "refused" },
-        `Refused: ${side(game.sideToMove)}'s declaration does not qualify; play goes on.`),
-  );
+  const declarer = game.sideToMove;
+  const answer = await client.declare({ gameId, declarer, hasTime });
   showError(null);
+  if (!answer.verdict) {
+    refusedAt = {
+      ply: game.ply,
+      text: `Refused: ${sideName(declarer)}'s declaration at ply ${game.ply} does not qualify; play goes on.`,
+    };
+  }
   await refresh();
+}
+
+// ---- creating ----
+
+async function create(): Promise<void> {
+  const sfen = $<HTMLInputElement>("sfen").value.trim();
+  const requested = $<HTMLInputElement>("game-id").value.trim();
+  // A CreateGame with an id already taken by the same game answers with that game: say so.
+  if (requested) await loadGames();
+  const existed = requested !== "" && games.has(requested);
+  const created = await client.createGame({
+    ruleset: { preset: $<HTMLSelectElement>("preset").value },
+    start: sfen ? { start: { case: "sfen", value: sfen } } : undefined,
+    gameId: requested,
+  });
+  showError(null);
+  const id = created.game!.gameId;
+  $<HTMLInputElement>("game-id").value = "";
+  notice(existed
+    ? `A game with the id ${id} already existed with these rules: it was reopened (${created.game!.ply} plies played).`
+    : null);
+  await loadGames();
+  route(`#/games/${encodeURIComponent(id)}`);
+}
+
+// ---- views and routes ----
+
+let overviewTimer: number | undefined;
+
+function route(hash: string): void {
+  if (location.hash !== hash) {
+    location.hash = hash; // hashchange follows
+  } else {
+    void guarded(applyRoute);
+  }
+}
+
+async function applyRoute(): Promise<void> {
+  const hash = location.hash;
+  const operatorView = hash === "#/operator";
+  $("games-view").hidden = operatorView;
+  $("operator-view").hidden = !operatorView;
+  $("nav-games").toggleAttribute("aria-current", !operatorView);
+  $("nav-operator").toggleAttribute("aria-current", operatorView);
+  if (operatorView) {
+    notice(null);
+    showError(null);
+    $("nav-operator").setAttribute("aria-current", "page");
+    document.title = "Operator — shogi-arbiter console";
+    watch?.abort();
+    gameId = null;
+    await refreshOverview();
+    window.clearInterval(overviewTimer);
+    overviewTimer = window.setInterval(() => void guarded(refreshOverview), 2000);
+    return;
+  }
+  $("nav-games").setAttribute("aria-current", "page");
+  window.clearInterval(overviewTimer);
+  const m = /^#\/games\/(.+)$/.exec(hash);
+  if (m) {
+    const id = decodeURIComponent(m[1]);
+    if (id !== gameId) await openGame(id);
+  } else {
+    watch?.abort();
+    gameId = null;
+    $("game").hidden = true;
+    $("analysis").hidden = true;
+    document.title = "shogi-arbiter console";
+    drawGames();
+  }
+}
+
+async function refreshOverview(): Promise<void> {
+  const o = await operator.getOverview({ minutes: 10 });
+  if (location.hash === "#/operator") drawOverview(o);
 }
 
 // ---- wiring ----
 
+function globalKeys(e: KeyboardEvent): void {
+  if (!analysis?.game || $("game").hidden || e.altKey || e.ctrlKey || e.metaKey) return;
+  const t = e.target as HTMLElement | null;
+  if (t && (t.closest("#board") || t.closest("input, select, textarea, #promotion"))) return;
+  const keys: Record<string, () => void> = {
+    ArrowLeft: () => step(-1),
+    ArrowRight: () => step(1),
+    Home: () => goTo(0),
+    End: () => goTo(null),
+  };
+  const act = keys[e.key];
+  if (act) {
+    e.preventDefault();
+    act();
+  }
+}
+
 function start(): void {
+  buildBoard();
+  $("flip").setAttribute("aria-pressed", String(flipped));
+  $<HTMLInputElement>("usi").checked = usiNotation;
   $<HTMLInputElement>("token").value = sessionStorage.getItem(TOKEN_KEY) ?? "";
   $("token-form").addEventListener("submit", (e) => {
     e.preventDefault();
@@ -540,7 +957,10 @@ function start(): void {
     void guarded(async () => {
       showError(null);
       await loadGames(true);
-      if (gameId) await openGame(gameId);
+      const id = gameId;
+      gameId = null;
+      await applyRoute();
+      if (id && !gameId) await openGame(id);
     });
   });
   // The refresh button reads the list again from the start, for every game's current ending.
@@ -548,26 +968,52 @@ function start(): void {
   $("live-only").addEventListener("change", drawGames);
   $("create-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    void guarded(async () => {
-      const sfen = $<HTMLInputElement>("sfen").value.trim();
-      const created = await client.createGame({
-        ruleset: { preset: $<HTMLSelectElement>("preset").value },
-        start: sfen ? { start: { case: "sfen", value: sfen } } : undefined,
-        gameId: $<HTMLInputElement>("game-id").value.trim(),
-      });
-      showError(null);
-      await openGame(created.game!.gameId);
-      await loadGames();
-    });
+    void guarded(create);
+  });
+  $("copy-id").addEventListener("click", () => {
+    const id = analysis?.game?.gameId;
+    if (!id) return;
+    navigator.clipboard?.writeText(id).then(
+      () => notice(`Copied ${id}.`),
+      () => notice(`Select the id to copy it: ${id}`),
+    );
   });
   $("promote-yes").addEventListener("click", () => choosePromotion(true));
   $("promote-no").addEventListener("click", () => choosePromotion(false));
   $("promote-cancel").addEventListener("click", () => choosePromotion(null));
   $("declare").addEventListener("click", () => void guarded(declare));
-  void guarded(() => loadGames());
+  $("step-first").addEventListener("click", () => goTo(0));
+  $("step-back").addEventListener("click", () => step(-1));
+  $("step-forward").addEventListener("click", () => step(1));
+  $("step-last").addEventListener("click", () => goTo(null));
+  $("step-slider").addEventListener("input", () => goTo(Number($<HTMLInputElement>("step-slider").value)));
+  $("flip").addEventListener("click", () => {
+    flipped = !flipped;
+    localStorage.setItem("shogi-arbiter-flip", flipped ? "1" : "0");
+    $("flip").setAttribute("aria-pressed", String(flipped));
+    draw();
+  });
+  $("usi").addEventListener("change", () => {
+    usiNotation = $<HTMLInputElement>("usi").checked;
+    localStorage.setItem("shogi-arbiter-usi", usiNotation ? "1" : "0");
+    draw();
+  });
+  document.addEventListener("keydown", globalKeys);
+  window.addEventListener("hashchange", () => void guarded(applyRoute));
+  // On a phone the lobby folds away once a game is open.
+  if (window.matchMedia("(max-width: 700px)").matches && location.hash.startsWith("#/games/")) {
+    $("lobby-new").removeAttribute("open");
+  }
+  void guarded(async () => {
+    try {
+      await loadGames();
+      await applyRoute();
+    } finally {
+      document.body.dataset.ready = "true";
+    }
+  });
   // New games appear without a click.
   setInterval(() => void guarded(() => loadGames()), 5000);
-  document.body.dataset.ready = "true";
 }
 
 start();
