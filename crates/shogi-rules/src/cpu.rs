@@ -1,4 +1,5 @@
-//! The hot path's one use of a CPU feature chosen at run time: counting moves with `popcnt`.
+//! The hot paths' uses of CPU features chosen at run time: counting moves with `popcnt`, and
+//! perft compiled with AVX2 (see [`perft_avx2`]).
 //!
 //! Perft's bulk mode counts target sets, one popcount each. The baseline x86-64 target has no
 //! `popcnt` instruction, so `count_ones` is a dozen shifts and masks per 64-bit word. Counting is
@@ -74,7 +75,9 @@ pub(crate) fn perft_avx2(
 #[target_feature(enable = "avx2,popcnt,lzcnt,bmi1,bmi2")]
 fn count_avx2(pos: &Position, depth: u32, mode: PerftMode, buffers: &mut [Vec<Move>]) -> u64 {
     // The closure inherits `count_avx2`'s features, so the recursive call is safe.
-    perft::node(pos, depth, mode, buffers, |p, d, m, b| count_avx2(p, d, m, b))
+    perft::node(pos, depth, mode, buffers, |p, d, m, b| {
+        count_avx2(p, d, m, b)
+    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 
 use crate::{Move, Position, movegen};
 
-
 /// How the last level is counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PerftMode {
@@ -88,7 +87,11 @@ mod tests {
     fn portable_and_dispatched_perft_agree() {
         let cases = [
             (crate::STARTPOS, 3, 25_470),
-            ("R8/2K1S1SSk/4B4/9/9/9/9/9/1L1L1L3 b RBGSNLP3g3n17p 1", 2, 105_677),
+            (
+                "R8/2K1S1SSk/4B4/9/9/9/9/9/1L1L1L3 b RBGSNLP3g3n17p 1",
+                2,
+                105_677,
+            ),
             (
                 "l6nl/5+P1gk/2np1S3/p1p4Pp/3P2Sp1/1PPb2P1P/P5GS1/R8/LN4bKL w GR5pnsg 1",
                 2,
@@ -99,7 +102,11 @@ mod tests {
             let pos = Position::from_sfen(sfen).expect("valid");
             for mode in [PerftMode::Bulk, PerftMode::Full] {
                 let mut buffers: Vec<Vec<Move>> = (0..depth).map(|_| Vec::new()).collect();
-                assert_eq!(count(&pos, depth, mode, &mut buffers), nodes, "{sfen} {mode:?}");
+                assert_eq!(
+                    count(&pos, depth, mode, &mut buffers),
+                    nodes,
+                    "{sfen} {mode:?}"
+                );
                 assert_eq!(perft(&pos, depth, mode), nodes, "{sfen} {mode:?}");
             }
         }
