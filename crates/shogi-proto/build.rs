@@ -30,6 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        // prost's codec, but INVALID_ARGUMENT for a request that cannot be decoded (codec.rs).
+        .codec_path("crate::codec::Codec")
         .compile_fds(fds)?;
     Ok(())
 }

@@ -874,7 +874,22 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
             ),
         ] {
             p.api_replying_to("STREAM.INFO.SHOGI_GAMES", &reply).await;
-            cells.push((name, stored(reply).await));
+            // The server answers its API requests from a pool of workers and the stream stores
+            // the answer after it is sent (nats-server 2.15: seen stored after the request
+            // that followed it was answered), so a stored answer is waited for, with a
+            // deadline.
+            let deadline = std::time::Instant::now()
+                + test_support::patience(std::time::Duration::from_millis(1500));
+            let effect = loop {
+                if stored(reply.clone()).await {
+                    break true;
+                }
+                if std::time::Instant::now() >= deadline {
+                    break false;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            };
+            cells.push((name, effect));
         }
         let read = p
             .api(

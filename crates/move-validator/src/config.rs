@@ -43,6 +43,9 @@ pub struct Config {
     /// HTTP/1.1 accepted there for its calls. Off in [`Config::new`] and in the validator's
     /// binary unless `--console`; on in `shogi-arbiter serve`.
     pub console: bool,
+    /// Host names the console answers browsers under, beside IP addresses, `localhost` and
+    /// `.localhost` names (a defence against DNS rebinding; `*`: any name). Empty by default.
+    pub console_hosts: Vec<String>,
 }
 
 impl std::fmt::Debug for Config {
@@ -62,6 +65,7 @@ impl std::fmt::Debug for Config {
             .field("tls", &self.tls)
             .field("refusals", &self.refusals)
             .field("console", &self.console)
+            .field("console_hosts", &self.console_hosts)
             .finish()
     }
 }
@@ -83,6 +87,7 @@ impl Config {
             tls: None,
             refusals: Refusals::default(),
             console: false,
+            console_hosts: Vec::new(),
         }
     }
 
@@ -146,6 +151,18 @@ impl Config {
             return Err(ConfigError(
                 "grace period and request timeout must be positive".into(),
             ));
+        }
+        if let Some(bad) = self.console_hosts.iter().find(|h| {
+            h.is_empty()
+                || (h.as_str() != "*"
+                    && !h
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_'))
+        }) {
+            return Err(ConfigError(format!(
+                "console host {bad:?} must be a host name (letters, digits, '-', '.', without \
+                 a port) or '*'"
+            )));
         }
         if let Some(tls) = &self.tls {
             tls.server_config()?;

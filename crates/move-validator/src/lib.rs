@@ -115,7 +115,7 @@ pub async fn serve(
     let routes = operator::recording_errors(routes, errors);
     // The console's page and gRPC-Web need HTTP/1.1 on this port; without it, only gRPC.
     let routes = if config.console {
-        console::with_console(routes)
+        console::with_console(routes, &config.console_hosts)
     } else {
         routes
     };

@@ -75,6 +75,15 @@ struct Args {
     /// HTTP/1.1 accepted there for its calls.
     #[arg(long, env = "MOVE_VALIDATOR_CONSOLE")]
     console: bool,
+    /// A host name the console answers browsers under (repeat it, or comma-separate the
+    /// variable), beside IP addresses and localhost: the name players type, when the console
+    /// is reached by name. Any other name is refused (DNS rebinding); `*` allows every name.
+    #[arg(
+        long = "console-host",
+        env = "MOVE_VALIDATOR_CONSOLE_HOSTS",
+        value_delimiter = ','
+    )]
+    console_hosts: Vec<String>,
     #[command(flatten)]
     telemetry: arbiter_telemetry::TelemetryArgs,
 }
@@ -106,6 +115,7 @@ async fn main() -> anyhow::Result<()> {
             }),
         refusals: Default::default(),
         console: args.console,
+        console_hosts: args.console_hosts,
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;

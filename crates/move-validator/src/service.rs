@@ -192,7 +192,14 @@ impl Validator {
         let slot = self.slot(id);
         let mut guard = slot.replay.clone().lock_owned().await;
         match guard.as_mut() {
-            Some(replay) if fresh => self.catch_up(replay).await?,
+            Some(replay) if fresh => {
+                self.catch_up(replay).await?;
+                // A purged game leaves nothing after the cached entries to read: a fresh read
+                // also checks that the creation event cached is still the game's.
+                if !self.still_created(replay).await? {
+                    self.reload(&mut guard, id).await?;
+                }
+            }
             Some(_) => {}
             None => {
                 let Some(replay) = self.read(id).await? else {
@@ -215,6 +222,19 @@ impl Validator {
             self.inner.cached_bytes.fetch_sub(before, Ordering::Relaxed);
         }
         Ok(guard)
+    }
+
+    /// Whether the game's creation event on the bus is the one `replay` was built from (not
+    /// purged, nor purged and created again since).
+    async fn still_created(&self, replay: &Replay) -> Result<bool, Error> {
+        let created = self
+            .inner
+            .bus
+            .inner
+            .last(&subject::created(replay.id()))
+            .await
+            .map_err(Error::unavailable)?;
+        Ok(created.is_some_and(|m| m.sequence == replay.created_seq()))
     }
 
     /// Reads the game's log after the last entry read, in order.

@@ -15,11 +15,20 @@ async fn start(
     console: bool,
     token: Option<&str>,
 ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    start_with_hosts(console, token, &[]).await
+}
+
+async fn start_with_hosts(
+    console: bool,
+    token: Option<&str>,
+    hosts: &[&str],
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let mut config = Config::new("nats://127.0.0.1:4222");
     config.console = console;
     config.auth_token = token.map(str::to_owned);
+    config.console_hosts = hosts.iter().map(|h| (*h).to_owned()).collect();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(move_validator::serve(
         listener,
@@ -43,9 +52,16 @@ struct Answer {
 /// One HTTP/1.1 request on a new connection (`Connection: close`), read to its end; `None`
 /// when the server closes the connection without an HTTP/1.1 answer.
 async fn http(addr: SocketAddr, head: &str, body: &[u8]) -> Option<Answer> {
+    http_as(addr, Some(&addr.to_string()), head, body).await
+}
+
+/// [`http`] with `host` as the `Host` header (none when `None`), as a browser sends the name
+/// in its address bar.
+async fn http_as(addr: SocketAddr, host: Option<&str>, head: &str, body: &[u8]) -> Option<Answer> {
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let host = host.map_or_else(String::new, |h| format!("\r\nHost: {h}"));
     let request = format!(
-        "{head}\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "{head}{host}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     // A server that does not speak HTTP/1.1 may reset the connection as soon as it has read the
@@ -99,6 +115,17 @@ async fn grpc_web(
     request: &impl prost::Message,
     token: Option<&str>,
 ) -> Answer {
+    grpc_web_as(addr, &addr.to_string(), method, request, token).await
+}
+
+/// [`grpc_web`] from a page loaded as `host`.
+async fn grpc_web_as(
+    addr: SocketAddr,
+    host: &str,
+    method: &str,
+    request: &impl prost::Message,
+    token: Option<&str>,
+) -> Answer {
     let message = request.encode_to_vec();
     let mut frame = vec![0u8];
     frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
@@ -107,7 +134,9 @@ async fn grpc_web(
     let head = format!(
         "POST /shogi.v1.MoveValidator/{method} HTTP/1.1\r\nContent-Type: application/grpc-web+proto\r\nX-Grpc-Web: 1{auth}"
     );
-    http(addr, &head, &frame).await.expect("an HTTP/1.1 answer")
+    http_as(addr, Some(host), &head, &frame)
+        .await
+        .expect("an HTTP/1.1 answer")
 }
 
 /// The frames of a gRPC-Web body: (flags, payload); flag 0x80 marks the trailers.
@@ -258,4 +287,69 @@ async fn without_the_console_nothing_but_grpc_is_served() {
         .list_games(pb::ListGamesRequest::default())
         .await
         .unwrap();
+}
+
+/// DNS rebinding: a page of `evil.example`, whose name its owner pointed at this machine,
+/// is "same origin" with whatever answers there. The console answers browsers only under an
+/// IP address, `localhost` (and `.localhost` names) or a configured name; native gRPC, which
+/// no browser sends in clear text, is not checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_reaching_the_console_under_another_name_is_refused() {
+    let (addr, _stop) = start_with_hosts(true, None, &["arbiter.example.org"]).await;
+    let port = addr.port();
+    let request = pb::ListGamesRequest::default();
+    for host in [
+        format!("evil.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+        format!("127.0.0.1.nip.io:{port}"),
+        "example.org".to_owned(),
+    ] {
+        let page = http_as(addr, Some(&host), "GET / HTTP/1.1", b"")
+            .await
+            .expect("an answer");
+        assert_eq!(page.status, 403, "the page as {host}");
+        assert!(
+            String::from_utf8_lossy(&page.body).contains("--console-host"),
+            "the refusal says how to allow a name: {:?}",
+            String::from_utf8_lossy(&page.body)
+        );
+        let web = grpc_web_as(addr, &host, "ListGames", &request, None).await;
+        assert_eq!(web.status, 403, "gRPC-Web as {host}");
+        assert!(
+            !web.headers.contains_key("grpc-status"),
+            "the call did not reach the service: {web:?}"
+        );
+    }
+    // Without a Host header: no answer but a refusal.
+    let bare = http_as(addr, None, "GET / HTTP/1.1", b"").await;
+    assert!(
+        bare.as_ref()
+            .is_none_or(|a| a.status == 400 || a.status == 403),
+        "no Host: {bare:?}"
+    );
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("console.localhost:{port}"),
+        format!("ARBITER.example.org:{port}"),
+        "arbiter.example.org".to_owned(),
+    ] {
+        let page = http_as(addr, Some(&host), "GET / HTTP/1.1", b"")
+            .await
+            .expect("an answer");
+        assert_eq!(page.status, 200, "the page as {host}");
+        let web = grpc_web_as(addr, &host, "ListGames", &request, None).await;
+        assert_eq!(grpc_status(&web), "0", "gRPC-Web as {host}");
+    }
+    // A native gRPC client naming any authority is served.
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .origin("http://evil.example:1".parse().unwrap())
+        .connect()
+        .await
+        .unwrap();
+    MoveValidatorClient::new(channel)
+        .list_games(request)
+        .await
+        .expect("native gRPC under another authority");
 }

@@ -306,8 +306,29 @@ async fn a_purged_game_is_not_found_on_the_instance_that_cached_it() {
         .filter(shogi_proto::subject::all("gone"))
         .await
         .unwrap();
+    // GetGame reads afresh: the cached copy is not answered.
     let status = c
-        .submit_move(submit("gone", 2, "3c3d"))
+        .get_game(pb::GetGameRequest {
+            game_id: "gone".into(),
+        })
+        .await
+        .expect_err("purged");
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::NotFound, "GAME_NOT_FOUND"),
+        "GetGame: {status:?}"
+    );
+    c.create_game(create("again", "online", None, None))
+        .await
+        .unwrap();
+    c.submit_move(submit("again", 1, "7g7f")).await.unwrap();
+    stream
+        .purge()
+        .filter(shogi_proto::subject::all("again"))
+        .await
+        .unwrap();
+    let status = c
+        .submit_move(submit("again", 2, "3c3d"))
         .await
         .expect_err("purged");
     assert_eq!(
@@ -315,6 +336,97 @@ async fn a_purged_game_is_not_found_on_the_instance_that_cached_it() {
         (Code::NotFound, "GAME_NOT_FOUND"),
         "{status:?}"
     );
+}
+
+/// Bytes that are not the method's request message are the client's error, INVALID_ARGUMENT
+/// naming the field prost could not read, not INTERNAL (a server fault).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undecodable_request_bytes_are_invalid_argument_naming_the_field() {
+    let nats = NatsServer::start();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(move_validator::run(
+        listener,
+        Config::new(nats.url()),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    // SubmitMoveRequest.usi (field 3) holding bytes that are not UTF-8; CreateGameRequest's
+    // start.sfen likewise (a member of the oneof `start`); a SubmitMoveRequest cut short.
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        ("SubmitMove", vec![0x1a, 2, 0xff, 0xfe], "usi"),
+        ("CreateGame", vec![0x12, 3, 0x12, 1, 0xff], "start"),
+        ("SubmitMove", vec![0x0a, 10, b'g'], ""),
+    ];
+    for (method, bytes, want) in cases {
+        grpc.ready().await.unwrap();
+        let path = format!("/shogi.v1.MoveValidator/{method}");
+        let status = grpc
+            .unary(
+                tonic::Request::new(bytes.clone()),
+                path.parse().unwrap(),
+                RawCodec,
+            )
+            .await
+            .expect_err("undecodable");
+        assert_eq!(
+            status.code(),
+            Code::InvalidArgument,
+            "{method} {bytes:?}: {status:?}"
+        );
+        if !want.is_empty() {
+            assert_eq!(field(&status), want, "{status:?}");
+        } else {
+            assert!(!field(&status).is_empty(), "{status:?}");
+        }
+    }
+}
+
+/// Bytes as they are, for [`undecodable_request_bytes_are_invalid_argument_naming_the_field`].
+#[derive(Clone, Copy, Default)]
+struct RawCodec;
+
+impl tonic::codec::Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawCodec;
+    type Decoder = RawCodec;
+    fn encoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+    fn decoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+}
+
+impl tonic::codec::Encoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = Status;
+    fn encode(
+        &mut self,
+        item: Vec<u8>,
+        buf: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), Status> {
+        bytes::BufMut::put_slice(buf, &item);
+        Ok(())
+    }
+}
+
+impl tonic::codec::Decoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = Status;
+    fn decode(&mut self, buf: &mut tonic::codec::DecodeBuf<'_>) -> Result<Option<Vec<u8>>, Status> {
+        use bytes::Buf as _;
+        let out = buf.chunk().to_vec();
+        buf.advance(out.len());
+        Ok(Some(out))
+    }
 }
 
 /// LegalMoves answers the rules core's list, a move that may promote twice; a bad SFEN is

@@ -43,6 +43,15 @@ pub struct ServeArgs {
     /// (`http://ADDR/`), with gRPC-Web and HTTP/1.1 accepted there for its calls.
     #[arg(long, env = "SHOGI_ARBITER_NO_CONSOLE")]
     no_console: bool,
+    /// A host name the console answers browsers under (repeat it, or comma-separate the
+    /// variable), beside IP addresses and localhost; any other name is refused, against DNS
+    /// rebinding. `*` allows every name.
+    #[arg(
+        long = "console-host",
+        env = "SHOGI_ARBITER_CONSOLE_HOSTS",
+        value_delimiter = ','
+    )]
+    console_hosts: Vec<String>,
     /// File holding the bearer token every MoveValidator call must carry, the console's
     /// included (or the environment variable MOVE_VALIDATOR_AUTH_TOKEN, never a flag's
     /// value); neither means no authentication.
@@ -66,6 +75,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut config = arbiter_stack::StackConfig::default();
     config.validator.grace_period = Duration::from_secs(args.grace_secs);
     config.validator.console = !args.no_console;
+    config.validator.console_hosts = args.console_hosts.clone();
     config.validator.auth_token =
         move_validator::auth_token_from_env_or(args.auth_token_file.as_deref())
             .context("--auth-token-file")?;

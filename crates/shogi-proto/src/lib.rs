@@ -18,6 +18,7 @@ pub mod v1 {
     tonic::include_proto!("shogi.v1");
 }
 
+pub mod codec;
 pub mod convert;
 pub mod log;
 

@@ -228,6 +228,12 @@ impl Replay {
         &self.created.game_id
     }
 
+    /// The stream sequence of the game's creation event: another one under the game's
+    /// `.created` subject means the game was purged (and perhaps created again) since.
+    pub fn created_seq(&self) -> u64 {
+        self.created_seq
+    }
+
     /// The creation event, as it was stored (the start position as SFEN, rebuilt).
     pub fn created(&self) -> pb::GameCreated {
         pb::GameCreated {

@@ -34,6 +34,9 @@ const CLUSTER_NAME: &str = "arbiter-test";
 /// How often the monitoring endpoints are asked while the cluster settles.
 const POLL: Duration = Duration::from_millis(25);
 
+/// How many times a cluster that formed a smaller metadata group is started again.
+const BOOTSTRAPS: usize = 3;
+
 /// Three `nats-server -js` nodes in one cluster on loopback; every node is killed on drop and
 /// the stores removed.
 #[derive(Debug)]
@@ -75,6 +78,24 @@ impl Node {
             .trim_start()
             .strip_prefix('"')?;
         Some(value[..value.find('"')?].to_owned())
+    }
+}
+
+impl Node {
+    /// The metadata group's size as this node reports it, if it answers.
+    fn meta_size(&self) -> Option<usize> {
+        self.child.as_ref()?;
+        let (_, jsz) = http_get(self.monitor_port, "/jsz")?;
+        let meta = &jsz[jsz.find("\"meta_cluster\"")?..];
+        let after = &meta[meta.find("\"cluster_size\"")? + "\"cluster_size\"".len()..];
+        let digits: String = after
+            .trim_start()
+            .strip_prefix(':')?
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
     }
 }
 
@@ -190,11 +211,59 @@ impl NatsCluster {
             })
             .collect();
         let mut cluster = NatsCluster { bin, nodes, dir };
-        for i in 0..NODES {
-            cluster.spawn(i);
+        // A fresh cluster's JetStream metadata group is made of the nodes it hears of while
+        // it bootstraps. On a busy machine a node can be late (seen on 2.10.26 with every core
+        // busy: n1 and n2 formed a group of two and n0 never joined it, so no stream with
+        // three replicas could ever be placed, and the test waited for ever). Such a cluster is
+        // started again from empty stores; a platform's cluster would be restarted the same way.
+        for attempt in 1..=BOOTSTRAPS {
+            for i in 0..NODES {
+                cluster.spawn(i);
+            }
+            if cluster.wait_formed(crate::patience(DEADLINE)) {
+                return cluster;
+            }
+            let sizes = cluster.meta_sizes();
+            assert!(
+                attempt < BOOTSTRAPS,
+                "the NATS cluster did not form one JetStream metadata group of {NODES} within \
+                 {DEADLINE:?} (after scaling to the load), {BOOTSTRAPS} times; last sizes seen \
+                 {sizes:?}; logs:\n{}",
+                cluster.logs()
+            );
+            eprintln!(
+                "test-support: the NATS cluster formed a metadata group of {sizes:?} nodes, not \
+                 {NODES} (attempt {attempt}): starting it again from empty stores"
+            );
+            for node in &mut cluster.nodes {
+                if let Some(mut child) = node.child.take() {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+                let _ = std::fs::remove_dir_all(cluster.dir.path().join(&node.name));
+            }
         }
-        cluster.wait_leader();
-        cluster
+        unreachable!("the loop returns or panics")
+    }
+
+    /// Waits until every node is running, agrees on a metadata leader, and counts all
+    /// [`NODES`] in the metadata group; `false` when `patience` passes first.
+    fn wait_formed(&self, patience: Duration) -> bool {
+        let deadline = Instant::now() + patience;
+        loop {
+            if self.meta_leader().is_some() && self.meta_sizes().iter().all(|s| *s == Some(NODES)) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// The size of the metadata group each node reports (`/jsz` `meta_cluster.cluster_size`).
+    fn meta_sizes(&self) -> Vec<Option<usize>> {
+        self.nodes.iter().map(Node::meta_size).collect()
     }
 
     /// The client URLs of all nodes, running or not, in node order.

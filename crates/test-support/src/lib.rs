@@ -23,7 +23,9 @@ mod restartable;
 pub use cluster::NatsCluster;
 pub use ports::{free_port, free_ports};
 pub use restartable::Nats;
+mod patience;
 mod ports;
+pub use patience::patience;
 
 /// The path of `path` in the shared fixtures and records (`../shared` beside the checkout).
 ///

@@ -1,0 +1,42 @@
+//! Deadlines scaled to the machine: a test waits on a condition, never a fixed sleep, and the
+//! longest it waits grows with how busy the machine is when it starts waiting (issue 18: the
+//! suite must pass on a 2-core machine with every core busy).
+
+use std::time::Duration;
+
+/// `base`, the deadline on an idle machine, times the machine's load: the one-minute load
+/// average per core (at least 1, at most 8), times `ARBITER_TEST_PATIENCE` when set (a factor,
+/// for a machine slower than the load says, under a sanitizer or an emulator, say).
+pub fn patience(base: Duration) -> Duration {
+    base.mul_f64(load_factor() * env_factor())
+}
+
+/// The one-minute load average per core, clamped to 1..=8; 1 where it cannot be read.
+fn load_factor() -> f64 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(1.0, |load| (load / cores).clamp(1.0, 8.0))
+}
+
+fn env_factor() -> f64 {
+    std::env::var("ARBITER_TEST_PATIENCE")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|f| f.is_finite() && *f > 0.0)
+        .unwrap_or(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patience_is_at_least_the_base_and_bounded() {
+        let base = Duration::from_millis(100);
+        let p = patience(base);
+        assert!(p >= base, "{p:?}");
+        assert!(p <= base * 8 * env_factor().ceil() as u32, "{p:?}");
+    }
+}
