@@ -503,10 +503,10 @@ impl Validator {
                 }
                 return Err(ply_error(PlyConflict::Ahead, replay, req.ply));
             }
-            // Played on the cached game in place; if the write does not store it, the game is
-            // read again from the bus.
-            let outcome = match replay.play(mv) {
-                Ok(outcome) => outcome,
+            // Played on the cached game in place, pending its write; if the write does not
+            // store it, the game is read again from the bus.
+            let played = match replay.play(mv) {
+                Ok(played) => played,
                 Err(GameError::Illegal(_)) if !caught_up => {
                     // Nothing is written for a refusal, so nothing would tell a stale instance
                     // that the ply is taken: read the log before refusing.
@@ -538,7 +538,8 @@ impl Validator {
                     return Err(Error::DeclarationNotAllowed(replay.id().to_owned()));
                 }
             };
-            let forfeited = shogi_proto::log::forfeited(&outcome, replay.game());
+            let outcome = played.outcome();
+            let forfeited = shogi_proto::log::forfeited(outcome, replay.game());
             let written = if forfeited {
                 let verdict = outcome
                     .verdict
@@ -569,7 +570,7 @@ impl Validator {
             };
             match published {
                 Published::Stored(seq) => {
-                    replay.stored(seq, mv, &outcome);
+                    replay.stored(seq, played);
                     if forfeited {
                         tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move forfeited");
                         let answer = games::forfeit_answer(replay)

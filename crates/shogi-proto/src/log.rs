@@ -146,6 +146,28 @@ pub fn forfeited(outcome: &PlyOutcome, game: &Game) -> bool {
     game.plies() < outcome.ply
 }
 
+/// A ply played on a [`Replay`] ahead of its log ([`Replay::play`]): either its entry is
+/// stored and the replay takes it ([`Replay::stored`]), or the replay is dropped and the game
+/// read again from the bus. Nothing else can be done with it but read what the ply did.
+#[must_use = "a ply played is stored (`Replay::stored`), or the replay ahead of its log is dropped"]
+#[derive(Debug)]
+pub struct Pending {
+    mv: Move,
+    outcome: PlyOutcome,
+}
+
+impl Pending {
+    /// The move.
+    pub fn mv(&self) -> Move {
+        self.mv
+    }
+
+    /// What it did: its warnings and the verdict it decided, if any.
+    pub fn outcome(&self) -> &PlyOutcome {
+        &self.outcome
+    }
+}
+
 /// A game rebuilt from its log, entry by entry, in stream order.
 #[derive(Debug, Clone)]
 pub struct Replay {
@@ -326,16 +348,22 @@ impl Replay {
         })
     }
 
-    /// Plays `mv` on the game in place, before it is written: what the ply did, or why not (and
-    /// then nothing changed). The replay is then ahead of the log: once the entry is stored the
-    /// caller calls [`Replay::stored`]; if it is not, the caller drops the replay and reads the
-    /// game again from the bus.
-    pub fn play(&mut self, mv: Move) -> Result<PlyOutcome, GameError> {
-        self.game.play(mv)
+    /// Plays `mv` on the game in place, before it is written: the ply played, pending its
+    /// write, or why not (and then nothing changed). The replay is then ahead of the log: once
+    /// the entry is stored the caller hands the [`Pending`] ply to [`Replay::stored`]; if it is
+    /// not, the caller drops the replay and reads the game again from the bus.
+    pub fn play(&mut self, mv: Move) -> Result<Pending, GameError> {
+        let outcome = self.game.play(mv)?;
+        Ok(Pending { mv, outcome })
     }
 
-    /// The entry of a ply played with [`Replay::play`] is stored at `sequence`.
-    pub fn stored(&mut self, sequence: u64, mv: Move, outcome: &PlyOutcome) {
+    /// The entry of `ply`, played with [`Replay::play`], is stored at `sequence`.
+    pub fn stored(&mut self, sequence: u64, ply: Pending) {
+        self.record(sequence, ply.mv, &ply.outcome);
+    }
+
+    /// The replay's books after a ply stored at `sequence` (or read from the log there).
+    fn record(&mut self, sequence: u64, mv: Move, outcome: &PlyOutcome) {
         self.last_seq = self.last_seq.max(sequence);
         if forfeited(outcome, &self.game) {
             self.forfeit = Some(Forfeit {
@@ -446,7 +474,7 @@ impl Replay {
             .play(mv)
             .map_err(|e| (AsideReason::Illegal, format!("move {mv}: {e}")))?;
         let last = self.last_seq;
-        self.stored(last, mv, &outcome);
+        self.record(last, mv, &outcome);
         Ok(Applied::Played {
             mv,
             outcome,
@@ -516,7 +544,7 @@ impl Replay {
                 // under the reject policy it is refused and nothing changes.
                 let outcome = self.game.play(mv).map_err(|e| bad(&e.to_string()))?;
                 let last = self.last_seq;
-                self.stored(last, mv, &outcome);
+                self.record(last, mv, &outcome);
                 return outcome
                     .verdict
                     .map(Applied::Ended)
