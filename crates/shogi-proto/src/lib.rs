@@ -1,8 +1,10 @@
 //! The `shogi.v1` contracts from `proto/shogi/v1/arbiter.proto`, and the only crate that knows
 //! protobuf: the prost messages, the tonic client and server for `shogi.v1.MoveValidator`, the
 //! encoded descriptor set for gRPC server reflection; the mapping between the cores' types and
-//! the messages ([`convert`]); the bus contract (subjects, headers, message ids) and the one
-//! replay of a game's log ([`log`]).
+//! the messages ([`convert`]); the bus contract: every bus message encoded and decoded
+//! ([`event`]), subjects, headers, message ids and consumer names, and the one replay of a
+//! game's log ([`log`]); the `google.rpc` details of an error status ([`status`]). No other
+//! crate depends on prost (`tests/tests/boundaries.rs`).
 //!
 //! Generated at build time by protox and tonic-prost-build; no system `protoc` is needed.
 
