@@ -154,7 +154,6 @@ where
 ///
 /// On a game without a verdict, with two, or with the wrong one.
 pub async fn assert_one_right_verdict(bus: &arbiter_bus::Bus, prefix: &str, games: &[Scripted]) {
-    use prost::Message as _;
     for (i, g) in games.iter().enumerate() {
         let id = format!("{prefix}-{i}");
         let verdicts = shogi_proto::subject::verdict(&id);
@@ -168,7 +167,8 @@ pub async fn assert_one_right_verdict(bus: &arbiter_bus::Bus, prefix: &str, game
             .await
             .expect("read the verdicts");
         assert!(again.is_none(), "{id} ({}): two verdicts", g.source);
-        let v = pb::Verdict::decode(first.payload).expect("a Verdict");
+        let v = shogi_proto::event::decode_verdict(first.message_type.as_deref(), &first.payload)
+            .expect("a Verdict");
         assert_eq!(
             (v.code, v.winner, v.ply),
             (g.expected.code, g.expected.winner, g.expected.ply),

@@ -348,7 +348,7 @@ async fn bad_log_entries_are_set_aside_and_every_reader_plays_on() {
                     .map(|(_, v)| v.clone())
                     .unwrap_or_default()
             };
-            assert!(!header(arbiter_runtime::games::ASIDE_REASON_HEADER).is_empty());
+            assert!(!header(shogi_proto::ASIDE_REASON_HEADER).is_empty());
             *copies.entry(m.subject.clone()).or_default() += 1;
         }
         let total: usize = copies.values().sum();

@@ -162,16 +162,7 @@ fn record_refusal(reason: Refusal, servers: &str, detail: &str) {
         Refusal::Tls => &REFUSED_TLS,
     }
     .fetch_add(1, Ordering::Relaxed);
-    // The instrument is looked up at each (rare) refusal rather than once, so that it is the
-    // meter provider installed by then that records it, not the no-op one of before.
-    opentelemetry::global::meter("shogi-arbiter")
-        .u64_counter("arbiter.nats.refused")
-        .with_description("Connections to NATS refused by the server, by reason")
-        .build()
-        .add(
-            1,
-            &[opentelemetry::KeyValue::new("reason", reason.as_str())],
-        );
+    arbiter_telemetry::metrics::count_nats_refused(reason.as_str());
     tracing::warn!(
         servers,
         reason = reason.as_str(),

@@ -48,8 +48,8 @@ use tracing::Instrument as _;
 /// A bus shared by the tasks of a process.
 pub type Bus = Arc<dyn EventBus>;
 
-/// The header every message carries with its full protobuf type name.
-pub const MESSAGE_TYPE_HEADER: &str = "Shogi-Message-Type";
+/// The header every message carries with its full protobuf type name (the contract's).
+pub use shogi_proto::MESSAGE_TYPE_HEADER;
 
 /// Everything that can go wrong on the bus. A conflict or a duplicate is an answer
 /// ([`Published`]), not an error.
@@ -155,6 +155,31 @@ impl Outgoing {
     pub fn expect(mut self, seq: u64) -> Outgoing {
         self.expected_subject_seq = Some(seq);
         self
+    }
+}
+
+/// A message of the contract, encoded by it: subject, type, id, guard and headers as it says.
+impl From<shogi_proto::event::Envelope> for Outgoing {
+    fn from(e: shogi_proto::event::Envelope) -> Outgoing {
+        Outgoing {
+            subject: e.subject,
+            message_type: e.message_type,
+            msg_id: e.msg_id,
+            expected_subject_seq: e.expected_subject_seq,
+            headers: e.headers,
+            payload: e.payload.into(),
+        }
+    }
+}
+
+impl Message {
+    /// This message as an entry of a game's log, as [`shogi_proto::log::Replay`] reads it.
+    pub fn entry(&self) -> shogi_proto::log::Entry<'_> {
+        shogi_proto::log::Entry {
+            sequence: self.sequence,
+            message_type: self.message_type.as_deref(),
+            payload: &self.payload,
+        }
     }
 }
 

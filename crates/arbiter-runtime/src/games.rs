@@ -4,22 +4,13 @@
 //! counted per reader and reason, and logged at WARN; the game goes on from its valid entries.
 
 use arbiter_bus::{Bus, BusError, Message, Outgoing, Published};
-use prost::Message as _;
+use shogi_proto::event::{Envelope, decode_verdict};
 use shogi_proto::log::{Applied, AsideReason, Entry, Replay, SetAside, Unreadable, msg_id};
 use shogi_proto::subject;
 use shogi_proto::v1 as pb;
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// The header of a copy set aside: the stream sequence of the entry in the game stream.
-pub const ASIDE_SEQ_HEADER: &str = "Shogi-Aside-Seq";
-/// The header of a copy set aside: why it was set aside ([`AsideReason::as_str`]).
-pub const ASIDE_REASON_HEADER: &str = "Shogi-Aside-Reason";
-/// The header of a copy set aside: what exactly was wrong.
-pub const ASIDE_DETAIL_HEADER: &str = "Shogi-Aside-Detail";
-/// The header of a copy set aside: the entry's own message type.
-pub const ASIDE_TYPE_HEADER: &str = "Shogi-Aside-Type";
 
 /// Why a game could not be read.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -106,7 +97,7 @@ impl Reader {
     /// Applies one entry read from the game's log; one set aside is logged, counted and copied
     /// aside (a failed copy is logged: the entry itself stays in the game stream).
     pub async fn apply(&self, bus: &Bus, replay: &mut Replay, msg: &Message) -> Applied {
-        let applied = replay.apply(entry(msg));
+        let applied = replay.apply(msg.entry());
         if let Applied::SetAside(aside) = &applied {
             self.put_aside(bus, replay.id(), msg, aside).await;
         }
@@ -151,25 +142,14 @@ impl Reader {
         if !self.copies || !self.first_copy(game_id, seq) {
             return;
         }
-        let mut out = Outgoing::new(
-            subject::aside(game_id),
-            shogi_proto::ASIDE_TYPE,
-            msg_id::aside(game_id, seq, self.name),
-            copy.payload.clone(),
+        let out = Envelope::aside(
+            game_id,
+            copy.entry(),
+            self.name,
+            aside.reason,
+            &aside.detail,
         );
-        out.headers = vec![
-            (ASIDE_SEQ_HEADER.to_owned(), seq.to_string()),
-            (
-                ASIDE_REASON_HEADER.to_owned(),
-                aside.reason.as_str().to_owned(),
-            ),
-            (ASIDE_DETAIL_HEADER.to_owned(), header_value(&aside.detail)),
-            (
-                ASIDE_TYPE_HEADER.to_owned(),
-                copy.message_type.clone().unwrap_or_default(),
-            ),
-        ];
-        if let Err(e) = bus.publish(out).await {
+        if let Err(e) = bus.publish(out.into()).await {
             tracing::warn!(game_id, seq, error = %e, "log entry not copied aside");
         }
     }
@@ -211,16 +191,10 @@ impl Reader {
     pub async fn announce(&self, bus: &Bus, verdict: &pb::Verdict) -> Result<Announced, BusError> {
         let id = verdict.game_id.as_str();
         let verdict_subject = subject::verdict(id);
-        let payload = prost::bytes::Bytes::from(verdict.encode_to_vec());
+        let announcement = Outgoing::from(Envelope::announcement(verdict, 0));
         let mut expect = 0;
         for _ in 0..=MAX_BAD_VERDICTS {
-            let out = Outgoing::new(
-                verdict_subject.clone(),
-                shogi_proto::VERDICT_TYPE,
-                msg_id::verdict(id, verdict.ply),
-                payload.clone(),
-            )
-            .expect(expect);
+            let out = announcement.clone().expect(expect);
             match bus.publish(out).await? {
                 Published::Stored(seq) => return Ok(Announced::Stored(seq)),
                 Published::Duplicate(_) => return Ok(Announced::Already),
@@ -254,17 +228,7 @@ impl Reader {
 /// Whether `found`, an entry of `.verdict`, is `verdict` (its game, ending, winner and ply);
 /// if not, what it is.
 pub fn same_verdict(found: &Message, verdict: &pb::Verdict) -> Result<(), String> {
-    if found.message_type.as_deref() != Some(shogi_proto::VERDICT_TYPE) {
-        return Err(format!(
-            "a {} on .verdict",
-            found
-                .message_type
-                .as_deref()
-                .unwrap_or("message without a type")
-        ));
-    }
-    let v =
-        pb::Verdict::decode(found.payload.clone()).map_err(|e| format!("not a Verdict: {e}"))?;
+    let v = decode_verdict(found.message_type.as_deref(), &found.payload)?;
     if (v.game_id.as_str(), v.code, v.winner, v.ply)
         != (
             verdict.game_id.as_str(),
@@ -283,25 +247,7 @@ pub fn same_verdict(found: &Message, verdict: &pb::Verdict) -> Result<(), String
 
 /// A log entry as the replay reads it.
 pub fn entry(msg: &Message) -> Entry<'_> {
-    Entry {
-        sequence: msg.sequence,
-        message_type: msg.message_type.as_deref(),
-        payload: &msg.payload,
-    }
-}
-
-/// `text` as a header value: printable ASCII on one line, at most 256 bytes.
-fn header_value(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_graphic() || c == ' ' {
-                c
-            } else {
-                '?'
-            }
-        })
-        .take(256)
-        .collect()
+    msg.entry()
 }
 
 #[cfg(test)]
@@ -323,14 +269,9 @@ mod tests {
             handicap: String::new(),
             strict: false,
         };
-        bus.publish(Outgoing::new(
-            subject::created("g"),
-            shogi_proto::GAME_CREATED_TYPE,
-            "c",
-            created.encode_to_vec(),
-        ))
-        .await
-        .unwrap();
+        bus.publish(Envelope::created(&created).into())
+            .await
+            .unwrap();
         bus.publish(Outgoing::new(
             subject::moves("g"),
             shogi_proto::MOVE_ACCEPTED_TYPE,

@@ -427,11 +427,11 @@ async fn garbage_is_counted_and_stops_no_game() {
                 .map(|(_, v)| v.clone())
         };
         assert_eq!(
-            header(arbiter_worker::pipeline::ASIDE_SEQ_HEADER),
+            header(shogi_proto::ASIDE_SEQ_HEADER),
             Some(ghost.sequence.to_string())
         );
         assert_eq!(
-            header(arbiter_worker::pipeline::ASIDE_REASON_HEADER).as_deref(),
+            header(shogi_proto::ASIDE_REASON_HEADER).as_deref(),
             Some("unknown_game")
         );
     }

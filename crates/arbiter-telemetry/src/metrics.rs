@@ -16,8 +16,12 @@
 //! | `shogi.verdict.latency` | histogram | `s` | `shogi.result_code`, `shogi.role` |
 //! | `shogi.consumer.lag` | gauge | `{message}` | `messaging.system`, `messaging.consumer.group.name`, `shogi.role` |
 //! | `shogi.events.set_aside` | counter | `{message}` | `shogi.role`, `shogi.aside.reason` (garbage, unknown_game, void) |
+//! | `arbiter.nats.refused` | counter | | `reason` (authorization, tls): connections NATS refused ([`count_nats_refused`]) |
+//! | `arbiter.grpc.refused` | counter | | `reason`: gRPC calls and TLS handshakes refused ([`count_grpc_refused`]) |
 //!
 //! The instruments are made on first use: install the meter provider ([`crate::init`]) before.
+//! The refusal counters are looked up at each (rare) refusal instead, so that the provider
+//! installed by then records it, not the no-op one of before (a refusal can come first).
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Gauge, Histogram, ObservableCounter};
@@ -56,6 +60,26 @@ pub struct Metrics {
     /// acknowledged), polled from the bus on a timer.
     pub consumer_lag: Gauge<u64>,
     _set_aside: ObservableCounter<u64>,
+}
+
+/// Counts one connection to NATS that a server refused, for `reason` (`authorization`, `tls`),
+/// on `arbiter.nats.refused`.
+pub fn count_nats_refused(reason: &'static str) {
+    opentelemetry::global::meter("shogi-arbiter")
+        .u64_counter("arbiter.nats.refused")
+        .with_description("Connections to NATS refused by the server, by reason")
+        .build()
+        .add(1, &[KeyValue::new("reason", reason)]);
+}
+
+/// Counts one gRPC client refused (a call without the token, a failed TLS handshake), for
+/// `reason`, on `arbiter.grpc.refused`.
+pub fn count_grpc_refused(reason: &'static str) {
+    opentelemetry::global::meter("shogi-arbiter")
+        .u64_counter("arbiter.grpc.refused")
+        .with_description("gRPC clients refused (calls and TLS handshakes), by reason")
+        .build()
+        .add(1, &[KeyValue::new("reason", reason)]);
 }
 
 /// The process's instruments.

@@ -1,46 +1,124 @@
-//! What the two worker binaries do once their flags are read: check the configuration, set up
-//! telemetry, connect, and run the service until SIGTERM or SIGINT. Each binary keeps its own
-//! flags (its environment variables carry the role's prefix) and hands them over as
-//! [`Settings`].
+//! What the two worker binaries are once their flags are read: one set of flags
+//! ([`Settings`]), each binary's environment variables under its role's prefix
+//! (`IMPASSE_JUDGE_STREAM`, [`ROLE_VARIABLES`]); then check the configuration, set up
+//! telemetry, connect, and run the service until SIGTERM or SIGINT. A binary's `main` is
+//! [`main`].
 
 use crate::lease::{self, LeaseConfig};
 use crate::pipeline::{Role, ServiceConfig, WorkerConfig, run_service_connecting};
 use anyhow::Context as _;
+use clap::{Args as _, FromArgMatches as _};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A worker binary's flags, as read.
-#[derive(Debug)]
+/// A worker binary's flags. Those of [`ROLE_VARIABLES`] are read from the environment under the
+/// role's prefix ([`command`]); the NATS ones are every service's.
+#[derive(Debug, clap::Args)]
 pub struct Settings {
-    /// NATS server URL(s).
+    /// NATS server URL, or several separated by commas.
+    #[arg(long, env = "NATS_URL", default_value = "nats://127.0.0.1:4222")]
     pub nats_url: String,
-    /// NATS credentials and TLS.
+    /// NATS credentials and TLS (NATS_TOKEN, NATS_USER, NATS_CREDS, NATS_TLS_CA ...).
+    #[command(flatten)]
     pub nats: arbiter_bus::NatsArgs,
-    /// The stream of game events.
+    /// JetStream stream of game events (created when missing).
+    #[arg(long, default_value = shogi_proto::STREAM)]
     pub stream: String,
-    /// The stream's replicas, when this service creates it (and the side streams').
-    pub stream_replicas: u8,
-    /// Share the partitions by lease.
+    /// Share the partitions by lease among the live instances, taking over those of an
+    /// instance that dies, instead of the fixed share of `--instance` among `--instances`.
+    #[arg(long)]
     pub leases: bool,
-    /// This instance's lease holder name, if not the default.
+    /// This instance's name among the live ones, with `--leases` (default: host name and pid).
+    #[arg(long)]
     pub holder: Option<String>,
-    /// How long a lease lasts unrenewed, milliseconds.
+    /// Milliseconds a lease lasts unrenewed, with `--leases`: how long a dead instance's
+    /// partitions wait before they are taken over.
+    #[arg(long, default_value_t = 3000)]
     pub lease_ttl_ms: u64,
-    /// The durable consumers' replicas, if not the stream's.
+    /// Servers that keep a copy of the stream, when this service creates it: 1 on a single
+    /// server, 3 on a NATS cluster (at most 5).
+    #[arg(
+        long,
+        env = "NATS_STREAM_REPLICAS",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u8).range(1..=5)
+    )]
+    pub stream_replicas: u8,
+    /// Servers that keep each durable consumer's state on a NATS cluster (default: as many as
+    /// the stream). 1 shortens the verdict tail on a cluster, but a partition's verdicts stop
+    /// while its consumer's server is down (deploy/STREAMS.md).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
     pub consumer_replicas: Option<u8>,
-    /// The fixed share: this instance's index.
+    /// This instance's index among `--instances`.
+    #[arg(long, default_value_t = 0)]
     pub instance: u32,
-    /// The fixed share: how many instances.
+    /// How many instances share the games.
+    #[arg(long, default_value_t = 1)]
     pub instances: u32,
-    /// Where grpc.health.v1 is served.
+    /// Address of the grpc.health.v1 endpoint; port 0 (the default) takes a free port, which
+    /// the log names, so that instances on one host never collide. Deployments name one.
+    #[arg(long, default_value = "127.0.0.1:0")]
     pub health_listen: SocketAddr,
-    /// Milliseconds before an unacknowledged event comes again.
+    /// Milliseconds before an unacknowledged event is delivered again.
+    #[arg(long, default_value_t = 5000)]
     pub ack_wait_ms: u64,
     /// Seconds the in-flight event gets after SIGTERM or SIGINT.
+    #[arg(long, default_value_t = 10)]
     pub grace_secs: u64,
     /// Logs, traces and metrics.
+    #[command(flatten)]
     pub telemetry: arbiter_telemetry::TelemetryArgs,
+}
+
+/// The flags whose environment variable is the role's: `<ROLE>_<NAME>`, the role's name in
+/// upper case with `_` for `-` (`REPETITION_WATCHER_HEALTH_LISTEN`, `IMPASSE_JUDGE_LEASES`).
+/// Each is the flag's name in upper case; deploy-check holds deploy/ to these names.
+pub const ROLE_VARIABLES: [&str; 10] = [
+    "STREAM",
+    "LEASES",
+    "HOLDER",
+    "LEASE_TTL_MS",
+    "CONSUMER_REPLICAS",
+    "INSTANCE",
+    "INSTANCES",
+    "HEALTH_LISTEN",
+    "ACK_WAIT_MS",
+    "GRACE_SECS",
+];
+
+/// The environment variable of flag `name` (one of [`ROLE_VARIABLES`]) for `role`.
+pub fn role_variable(role: Role, name: &str) -> String {
+    format!(
+        "{}_{name}",
+        role.name().to_ascii_uppercase().replace('-', "_")
+    )
+}
+
+/// The command line of `role`'s binary, described by `about`: [`Settings`], with the role's
+/// environment variables.
+pub fn command(role: Role, about: &'static str) -> clap::Command {
+    let mut cmd = Settings::augment_args(
+        clap::Command::new(role.name())
+            .version(env!("CARGO_PKG_VERSION"))
+            .about(about),
+    );
+    for name in ROLE_VARIABLES {
+        // Once per process, at start: the names live as long as the command does.
+        let env: &'static str = Box::leak(role_variable(role, name).into_boxed_str());
+        cmd = cmd.mut_arg(name.to_ascii_lowercase(), |arg| arg.env(env));
+    }
+    cmd
+}
+
+/// A worker binary's `main`: its flags and environment, then [`run`] in a tokio runtime.
+pub fn main(role: Role, about: &'static str) -> anyhow::Result<()> {
+    let settings = Settings::from_arg_matches(&command(role, about).get_matches())?;
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?
+        .block_on(run(role, settings))
 }
 
 /// Runs `role` with `settings` until SIGTERM or SIGINT. Call it inside the tokio runtime (the
@@ -84,4 +162,46 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     run_service_connecting(connect, config, shutdown)
         .await
         .with_context(|| format!("{} failed", role.name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each role reads its variables under its own prefix, the shared ones under theirs, and
+    /// every flag of the role's keeps its name.
+    #[test]
+    fn each_role_reads_its_own_variables() {
+        for (role, prefix) in [
+            (Role::Watcher, "REPETITION_WATCHER_"),
+            (Role::Judge, "IMPASSE_JUDGE_"),
+        ] {
+            let cmd = command(role, "a worker");
+            cmd.clone().debug_assert();
+            let env = |id: &str| {
+                cmd.get_arguments()
+                    .find(|a| a.get_id() == id)
+                    .and_then(|a| a.get_env())
+                    .map(|e| e.to_string_lossy().into_owned())
+            };
+            for name in ROLE_VARIABLES {
+                assert_eq!(
+                    env(&name.to_ascii_lowercase()),
+                    Some(format!("{prefix}{name}")),
+                    "{name}"
+                );
+            }
+            assert_eq!(env("nats_url").as_deref(), Some("NATS_URL"));
+            assert_eq!(
+                env("stream_replicas").as_deref(),
+                Some("NATS_STREAM_REPLICAS")
+            );
+        }
+        let parsed = command(Role::Judge, "a worker")
+            .try_get_matches_from(["impasse-judge", "--leases", "--instances", "2"])
+            .unwrap();
+        let s = Settings::from_arg_matches(&parsed).unwrap();
+        assert!(s.leases);
+        assert_eq!((s.instances, s.stream.as_str()), (2, shogi_proto::STREAM));
+    }
 }

@@ -27,8 +27,8 @@
 //!   where the last one stopped, and what the last one had not acknowledged comes again.
 
 use crate::pipeline::{Error, Stats, Worker, WorkerConfig};
-use arbiter_bus::{Bus, Outgoing, Published};
-use prost::Message as _;
+use arbiter_bus::{Bus, Published};
+use shogi_proto::event::{Envelope, decode_lease, decode_member};
 use shogi_proto::{PARTITIONS, subject, v1 as pb};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -102,15 +102,11 @@ fn now_ms() -> i64 {
 
 /// The rendezvous score of `member` for `partition`: FNV-1a 64 of `member/partition`, mixed.
 fn score(member: &str, partition: u32) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in member
-        .bytes()
-        .chain(std::iter::once(b'/'))
-        .chain(partition.to_le_bytes())
-    {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let mut h = shogi_proto::Fnv1a64::new()
+        .write(member.as_bytes())
+        .write(b"/")
+        .write(&partition.to_le_bytes())
+        .finish();
     // A final mix, so that names differing in their last byte spread well.
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -338,7 +334,7 @@ async fn read_lease(
 ) -> Result<(u64, Option<pb::PartitionLease>), Error> {
     Ok(match bus.last(&subject::lease(role, p)).await? {
         // An unreadable lease is a free one: the next write replaces it.
-        Some(m) => (m.sequence, pb::PartitionLease::decode(m.payload).ok()),
+        Some(m) => (m.sequence, decode_lease(&m.payload)),
         None => (0, None),
     })
 }
@@ -355,16 +351,9 @@ async fn write_lease(
         holder: holder.to_owned(),
         expires_unix_ms,
     };
-    let out = Outgoing::new(
-        subject::lease(role, p),
-        shogi_proto::LEASE_TYPE,
-        // The holder in the id: a retry of this write is a duplicate of it, another
-        // instance's write from the same state a conflict.
-        format!("lease:{role}:{p}:{expected}:{holder}"),
-        lease.encode_to_vec(),
-    )
-    .expect(expected);
-    Ok(bus.publish(out).await?)
+    Ok(bus
+        .publish(Envelope::lease(role, p, expected, &lease).into())
+        .await?)
 }
 
 /// Writes this instance's membership, valid until `expires_unix_ms`.
@@ -373,13 +362,11 @@ async fn write_member(leases: &LeaseConfig, role: &str, expires_unix_ms: i64) ->
         holder: leases.holder.clone(),
         expires_unix_ms,
     };
-    let out = Outgoing::new(
-        subject::member(role, &leases.holder),
-        shogi_proto::MEMBER_TYPE,
-        format!("member:{role}:{}:{expires_unix_ms}", leases.holder),
-        member.encode_to_vec(),
-    );
-    match leases.bus.publish(out).await? {
+    match leases
+        .bus
+        .publish(Envelope::member(role, &member).into())
+        .await?
+    {
         Published::Stored(_) | Published::Duplicate(_) => Ok(()),
         Published::Conflict => Err(Error::Config("membership write conflicted".into())),
     }
@@ -392,7 +379,7 @@ async fn live_members(leases: &LeaseConfig, role: &str, now: i64) -> Result<Vec<
     let mut from = 0;
     while let Some(m) = leases.bus.next(&filter, from).await? {
         from = m.sequence + 1;
-        if let Ok(member) = pb::Member::decode(m.payload)
+        if let Some(member) = decode_member(&m.payload)
             && member.expires_unix_ms > now
         {
             members.push(member.holder);

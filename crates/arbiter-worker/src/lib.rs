@@ -8,7 +8,7 @@
 //! the partitions among their live instances by lease ([`lease`]) or by a fixed share. The rules
 //! are not here: every game is the contract crate's one replay of its log
 //! ([`shogi_proto::log::Replay`]), as every service reads it. The two binaries are thin shells
-//! over [`cli::run`].
+//! over [`cli::main`].
 
 pub mod cli;
 pub mod lease;

@@ -22,13 +22,13 @@
 
 use crate::lease::LeaseConfig;
 use crate::telemetry;
-use arbiter_bus::{Bus, BusError, Delivery, DurableConfig, Message, Outgoing, Published};
+use arbiter_bus::{Bus, BusError, Delivery, DurableConfig, Message, Published};
 use arbiter_runtime::games::{Announced, Reader};
 use futures::StreamExt;
-use prost::Message as _;
 use shogi_adjudication::{Announcer, ResultCode};
 use shogi_proto::convert::{result_code_from_pb, verdict_pb, warning_pb};
-use shogi_proto::log::{Applied, AsideReason, Replay, SetAside, msg_id};
+use shogi_proto::event::Envelope;
+use shogi_proto::log::{Applied, AsideReason, Replay, SetAside};
 use shogi_proto::{PARTITIONS, subject, v1 as pb};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -162,7 +162,7 @@ impl WorkerConfig {
     /// stopped (a restarted instance, or one that took the partition over).
     pub fn durable(&self, partition: u32) -> DurableConfig {
         DurableConfig {
-            name: format!("{}-p{partition}", self.role.name()),
+            name: shogi_proto::consumer::partition(self.role.name(), partition),
             filter: subject::partition_moves(partition),
             ack_wait: self.ack_wait,
             max_ack_pending: self.max_ack_pending,
@@ -257,8 +257,6 @@ struct Announcement {
     /// When the bus stored the move that decided it, if one did.
     decided_at: Option<SystemTime>,
 }
-
-pub use arbiter_runtime::games::{ASIDE_REASON_HEADER, ASIDE_SEQ_HEADER, ASIDE_TYPE_HEADER};
 
 const MAX_FINISHED: usize = 200_000;
 const MAX_SET_ASIDE: usize = 1024;
@@ -542,21 +540,9 @@ impl Worker {
     /// append only after the log's last entry, so nothing valid can sit between it and the
     /// last entry judged.
     fn is_next(&self, game_id: &str, msg: &Message) -> bool {
-        let Some(g) = self.games.get(game_id) else {
-            return false;
-        };
-        match msg.message_type.as_deref() {
-            Some(shogi_proto::VERDICT_TYPE) => {
-                pb::Verdict::decode(msg.payload.clone()).is_ok_and(|v| {
-                    let forfeit = v.code == pb::ResultCode::IllegalMove as i32;
-                    v.ply == g.ply() + u32::from(forfeit)
-                })
-            }
-            Some(shogi_proto::MOVE_ACCEPTED_TYPE) => {
-                pb::MoveAccepted::decode(msg.payload.clone()).is_ok_and(|m| m.ply == g.ply() + 1)
-            }
-            _ => false,
-        }
+        self.games
+            .get(game_id)
+            .is_some_and(|g| g.is_next(msg.entry()))
     }
 
     /// Reads the game's creation event; `false` when there is none (the event is set aside)
@@ -637,13 +623,8 @@ impl Worker {
                 telemetry::record_game(game_id, Some(ply));
                 if role == Role::Watcher {
                     for (i, w) in outcome.warnings.iter().enumerate() {
-                        let out = Outgoing::new(
-                            subject::warning(game_id),
-                            shogi_proto::WARNING_TYPE,
-                            msg_id::warning(game_id, ply, i),
-                            warning_pb(game_id, w).encode_to_vec(),
-                        );
-                        if let Published::Stored(_) = self.bus.publish(out).await? {
+                        let out = Envelope::warning(&warning_pb(game_id, w), i);
+                        if let Published::Stored(_) = self.bus.publish(out.into()).await? {
                             Stats::bump(&self.stats.warnings);
                             tracing::info!(game_id, ply, "warning");
                         }

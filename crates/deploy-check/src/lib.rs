@@ -767,7 +767,9 @@ mod tests {
     }
 
     /// The environment variables the deploy files set for each binary must be ones its crate
-    /// declares (`env = "NAME"` in its clap arguments), and the crate must exist.
+    /// declares (`env = "NAME"` in its clap arguments), and the crate must exist. The worker
+    /// binaries share arbiter-worker's flags (`cli.rs`), whose variables carry the role's prefix:
+    /// `<PREFIX>_NAME` is declared there as `"NAME"` in `ROLE_VARIABLES`.
     fn env_name_problems(root: &Path, names: &BTreeSet<String>) -> Vec<String> {
         let mut problems = Vec::new();
         for (binary, dir) in BINARIES {
@@ -797,6 +799,18 @@ mod tests {
             if *binary == "move-validator" && shared.is_dir() {
                 stack.push(shared);
             }
+            let worker = root.join("crates/arbiter-worker/src");
+            let role_flags = if *binary != "move-validator" && worker.is_dir() {
+                stack.push(worker.clone());
+                let cli = std::fs::read_to_string(worker.join("cli.rs")).unwrap_or_default();
+                // The names of the `ROLE_VARIABLES` array, and nothing else of the file.
+                cli.split_once("ROLE_VARIABLES: [&str;")
+                    .and_then(|(_, rest)| rest.split_once("];"))
+                    .map(|(names, _)| names.to_owned())
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            };
             while let Some(d) = stack.pop() {
                 for entry in std::fs::read_dir(&d).expect("read source dir") {
                     let path = entry.expect("entry").path();
@@ -808,7 +822,10 @@ mod tests {
                 }
             }
             for name in wanted {
-                if !sources.contains(&format!("\"{name}\"")) {
+                let role_flag = name
+                    .strip_prefix(&prefix)
+                    .is_some_and(|flag| role_flags.contains(&format!("\"{flag}\"")));
+                if !role_flag && !sources.contains(&format!("\"{name}\"")) {
                     problems.push(format!(
                         "deploy/ sets {name} for {binary}, but {dir}/src declares no such variable: \
                          rename it in deploy/helm/shogi-arbiter and deploy/docker-compose.yml"
@@ -1407,12 +1424,26 @@ spec: { maxUnavailable: 1, selector: { matchLabels: { app: mv } } }
         std::fs::create_dir_all(&bus).expect("create a scratch arbiter-bus");
         std::fs::write(bus.join("args.rs"), r#"#[arg(long, env = "NATS_TLS_CA")]"#)
             .expect("write a scratch args.rs");
+        // A worker binary's variables: the role's prefix on a name of arbiter-worker's
+        // `ROLE_VARIABLES`, not on any other string of its flags.
+        let watcher = root.join("crates/repetition-watcher/src");
+        std::fs::create_dir_all(&watcher).expect("create a scratch worker binary");
+        std::fs::write(watcher.join("main.rs"), "fn main() {}").expect("write its main.rs");
+        let worker = root.join("crates/arbiter-worker/src");
+        std::fs::create_dir_all(&worker).expect("create a scratch arbiter-worker");
+        std::fs::write(
+            worker.join("cli.rs"),
+            r#"#[arg(env = "NATS_URL")] pub const ROLE_VARIABLES: [&str; 1] = ["HEALTH_LISTEN"];"#,
+        )
+        .expect("write a scratch cli.rs");
         let names: BTreeSet<String> = [
             "MOVE_VALIDATOR_LISTEN",
             "MOVE_VALIDATOR_LISTEN_ADDR",
             "NATS_URL",
             "NATS_TLS_CA",
             "NATS_TLS_CAFILE",
+            "REPETITION_WATCHER_HEALTH_LISTEN",
+            "REPETITION_WATCHER_NATS_URL",
         ]
         .into_iter()
         .map(str::to_owned)
@@ -1424,7 +1455,7 @@ spec: { maxUnavailable: 1, selector: { matchLabels: { app: mv } } }
             &[
                 "sets MOVE_VALIDATOR_LISTEN_ADDR for move-validator",
                 "sets NATS_TLS_CAFILE for move-validator",
-                "no crates/repetition-watcher/src",
+                "sets REPETITION_WATCHER_NATS_URL for repetition-watcher",
                 "no crates/impasse-judge/src",
             ],
         );

@@ -149,16 +149,7 @@ impl Refusals {
 
     fn count_one(&self, reason: RefusalReason) {
         self.counts[reason.index()].fetch_add(1, Ordering::Relaxed);
-        // Looked up at each (rare) refusal, so that the meter provider installed by then
-        // records it.
-        opentelemetry::global::meter("shogi-arbiter")
-            .u64_counter("arbiter.grpc.refused")
-            .with_description("gRPC clients refused (calls and TLS handshakes), by reason")
-            .build()
-            .add(
-                1,
-                &[opentelemetry::KeyValue::new("reason", reason.as_str())],
-            );
+        arbiter_telemetry::metrics::count_grpc_refused(reason.as_str());
         self.total.send_modify(|t| *t += 1);
     }
 }

@@ -1,24 +1,18 @@
 //! The service's one error type and the one function that maps it to a gRPC status.
 
-use prost::Message as _;
+use shogi_proto::status::Details;
 use shogi_proto::v1::ErrorReason;
-use std::collections::HashMap;
 use tonic::{Code, Status};
 
-/// The `google.rpc.ErrorInfo` domain of this service's errors.
-pub const ERROR_DOMAIN: &str = "shogi-arbiter.move-validator";
+/// The `google.rpc.ErrorInfo` domain of this service's errors (the contract's).
+pub use shogi_proto::status::ERROR_DOMAIN;
 
 /// The `google.rpc.ErrorInfo` reasons this service gives: the `shogi.v1.ErrorReason` value
 /// names without their `ERROR_REASON_` prefix, for a client to branch on (the proto documents
 /// what each asks of a client).
 pub mod reason {
-    use shogi_proto::v1::ErrorReason;
-
     /// The name `ErrorInfo.reason` carries for `reason`.
-    pub fn name(reason: ErrorReason) -> &'static str {
-        let full = reason.as_str_name();
-        full.strip_prefix("ERROR_REASON_").unwrap_or(full)
-    }
+    pub use shogi_proto::status::reason_name as name;
 }
 
 /// Why a submitted ply does not fit the game.
@@ -272,65 +266,6 @@ pub fn to_status(err: Error) -> Status {
         _ => {}
     }
     status
-}
-
-/// A status's `google.rpc` details as they are built: an ErrorInfo, a BadRequest, and the
-/// verdict of a game that is over.
-struct Details {
-    message: String,
-    details: Vec<prost_types::Any>,
-}
-
-impl Details {
-    fn new(message: &str) -> Details {
-        Details {
-            message: message.to_owned(),
-            details: Vec::new(),
-        }
-    }
-
-    fn any(&mut self, type_name: &str, value: Vec<u8>) {
-        self.details.push(prost_types::Any {
-            type_url: format!("type.googleapis.com/{type_name}"),
-            value,
-        });
-    }
-
-    fn info<const N: usize>(&mut self, r: ErrorReason, metadata: [(&str, String); N]) {
-        let info = tonic_types::pb::ErrorInfo {
-            reason: reason::name(r).to_owned(),
-            domain: ERROR_DOMAIN.to_owned(),
-            metadata: metadata
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect::<HashMap<_, _>>(),
-        };
-        self.any("google.rpc.ErrorInfo", info.encode_to_vec());
-    }
-
-    fn bad_request(&mut self, field: &str, description: &str) {
-        let bad = tonic_types::pb::BadRequest {
-            field_violations: vec![tonic_types::pb::bad_request::FieldViolation {
-                field: field.to_owned(),
-                description: description.to_owned(),
-                ..Default::default()
-            }],
-        };
-        self.any("google.rpc.BadRequest", bad.encode_to_vec());
-    }
-
-    fn verdict(&mut self, verdict: &shogi_proto::v1::Verdict) {
-        self.any("shogi.v1.Verdict", verdict.encode_to_vec());
-    }
-
-    fn into_status(self, code: Code) -> Status {
-        let status = tonic_types::pb::Status {
-            code: code as i32,
-            message: self.message.clone(),
-            details: self.details,
-        };
-        Status::with_details(code, self.message, status.encode_to_vec().into())
-    }
 }
 
 /// UNAUTHENTICATED with its ErrorInfo, for the bearer-token interceptor.

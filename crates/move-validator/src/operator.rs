@@ -10,10 +10,10 @@
 
 use crate::error::Error;
 use arbiter_bus::{Bus, Message};
-use arbiter_runtime::games::{ASIDE_DETAIL_HEADER, ASIDE_REASON_HEADER, ASIDE_SEQ_HEADER};
-use prost::Message as _;
+use shogi_proto::event::{decode_created, decode_verdict};
 use shogi_proto::subject;
 use shogi_proto::v1 as pb;
+use shogi_proto::{ASIDE_DETAIL_HEADER, ASIDE_REASON_HEADER, ASIDE_SEQ_HEADER};
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -139,7 +139,7 @@ impl Overview {
 
         let created = read_on(bus, &subject::created("*"), &mut scan.created_from).await?;
         for msg in created {
-            if let Ok(game) = pb::GameCreated::decode(msg.payload)
+            if let Ok(game) = decode_created(&msg.payload)
                 && subject::created(&game.game_id) == msg.subject
             {
                 scan.created.insert(game.game_id);
@@ -147,7 +147,7 @@ impl Overview {
         }
         let verdicts = read_on(bus, &subject::verdict("*"), &mut scan.verdict_from).await?;
         for msg in verdicts {
-            let Ok(verdict) = pb::Verdict::decode(msg.payload.clone()) else {
+            let Ok(verdict) = decode_verdict(msg.message_type.as_deref(), &msg.payload) else {
                 continue;
             };
             let game = game_of(&msg.subject).to_owned();
@@ -251,11 +251,7 @@ async fn read_on(bus: &Bus, filter: &str, from: &mut u64) -> Result<Vec<Message>
 
 /// The game id of a subject `shogi.game.<id>.<...>` or `shogi.aside.<id>`.
 fn game_of(subject: &str) -> &str {
-    let rest = subject
-        .strip_prefix("shogi.game.")
-        .or_else(|| subject.strip_prefix("shogi.aside."))
-        .unwrap_or(subject);
-    rest.split('.').next().unwrap_or(rest)
+    subject::parse(subject).map_or(subject, |(id, _)| id)
 }
 
 fn aside_entry(msg: &Message, now: SystemTime) -> pb::SetAsideEntry {

@@ -7,14 +7,14 @@ use crate::store::{Bus, Published};
 use arbiter_runtime::games::{Announced, Reader};
 use arbiter_telemetry::{metrics, propagation};
 use futures::StreamExt;
-use prost::Message as _;
 use shogi_adjudication::{
     DeclarationRule, Evidence, GameError, ResultCode, Ruleset, Verdict, evaluate_declaration,
 };
 use shogi_proto::convert::{
     self, check_game_id, parse_sfen, parse_usi, result_code_from_pb, verdict_pb, warning_pb,
 };
-use shogi_proto::log::{Applied, Replay, msg_id};
+use shogi_proto::event::{Envelope, LogEntry, decode_created, decode_verdict};
+use shogi_proto::log::{Applied, Replay};
 use shogi_proto::subject;
 use shogi_proto::v1::{self as pb, move_validator_server::MoveValidator};
 use std::collections::HashMap;
@@ -273,53 +273,24 @@ impl Validator {
         Ok(())
     }
 
-    /// Appends `event` to the game's log, guarded by the log's expected last sequence.
-    async fn append(
-        &self,
-        replay: &Replay,
-        message_type: &'static str,
-        msg_id: String,
-        event: Vec<u8>,
-    ) -> Result<Published, Error> {
+    /// Appends `entry` to the game's log, guarded by the log's expected last sequence.
+    async fn append(&self, replay: &Replay, entry: LogEntry) -> Result<Published, Error> {
         self.inner
             .bus
-            .write(
-                subject::moves(replay.id()),
-                message_type,
-                &msg_id,
-                Some(replay.last_seq()),
-                event.into(),
-            )
+            .write(entry.envelope(replay.last_seq()))
             .await
     }
 
     /// Appends the verdict of an ending that does not follow from the moves to the log.
     async fn append_end(&self, replay: &Replay, verdict: &pb::Verdict) -> Result<Published, Error> {
-        self.append(
-            replay,
-            shogi_proto::VERDICT_TYPE,
-            msg_id::ending(replay.id(), verdict.ply),
-            verdict.encode_to_vec(),
-        )
-        .await
+        self.append(replay, LogEntry::Ending(verdict.clone())).await
     }
 
     /// Publishes a notice on a game's `.declare` or `.warning` subject. The log already holds
     /// what it says (or it follows from the log), so a failure here is logged, not returned.
-    async fn notify(
-        &self,
-        id: &str,
-        subject: String,
-        message_type: &'static str,
-        msg_id: String,
-        payload: Vec<u8>,
-    ) {
-        if let Err(e) = self
-            .inner
-            .bus
-            .write(subject, message_type, &msg_id, None, payload.into())
-            .await
-        {
+    async fn notify(&self, id: &str, notice: Envelope) {
+        let msg_id = notice.msg_id.clone();
+        if let Err(e) = self.inner.bus.write(notice).await {
             tracing::warn!(game_id = id, msg_id, error = %e, "notice not published");
         }
     }
@@ -347,22 +318,16 @@ impl Validator {
         }
     }
 
-    /// After ply `ply` is stored: its warnings and verdict go on their subjects, unless the
+    /// After a ply is stored: its warnings and verdict go on their subjects, unless the
     /// pipeline announces them.
-    async fn publish_consequences(&self, replay: &Replay, ply: u32) {
+    async fn publish_consequences(&self, replay: &Replay) {
         if self.inner.pipeline {
             return;
         }
         let id = replay.id();
         for (i, w) in replay.last_warnings().iter().enumerate() {
-            self.notify(
-                id,
-                subject::warning(id),
-                shogi_proto::WARNING_TYPE,
-                msg_id::warning(id, ply, i),
-                warning_pb(id, w).encode_to_vec(),
-            )
-            .await;
+            self.notify(id, Envelope::warning(&warning_pb(id, w), i))
+                .await;
         }
         if let Some(v) = games::verdict(replay) {
             self.notify_verdict(&v).await;
@@ -393,9 +358,9 @@ impl Validator {
                 String::new(),
             ),
             Some(pb::start_position::Start::Handicap(name)) => {
-                let h = convert::handicap_from_name(&name).ok_or_else(|| {
-                    Error::invalid("start.handicap", format!("unknown handicap {name:?}"))
-                })?;
+                let h = name
+                    .parse::<shogi_adjudication::Handicap>()
+                    .map_err(|e| Error::invalid("start.handicap", e.to_string()))?;
                 (h.sfen().to_owned(), name)
             }
         };
@@ -416,17 +381,7 @@ impl Validator {
         let span = tracing::Span::current();
         span.record("game_id", id.as_str());
         async {
-            let published = self
-                .inner
-                .bus
-                .write(
-                    subject::created(&id),
-                    shogi_proto::GAME_CREATED_TYPE,
-                    &msg_id::created(&id),
-                    Some(0),
-                    created.encode_to_vec().into(),
-                )
-                .await?;
+            let published = self.inner.bus.write(Envelope::created(&created)).await?;
             match published {
                 Published::Stored(seq) => {
                     let replay = Replay::from_created(created, seq)?;
@@ -496,9 +451,8 @@ impl Validator {
                 Ok(Some(Ok(m))) => {
                     // Only a Verdict of this game is an announcement; anything else on
                     // `.verdict` is passed over (its announcer sets it aside, issue 20).
-                    let verdict = (m.message_type.as_deref() == Some(shogi_proto::VERDICT_TYPE))
-                        .then(|| pb::Verdict::decode(m.payload.clone()).ok())
-                        .flatten()
+                    let verdict = decode_verdict(m.message_type.as_deref(), &m.payload)
+                        .ok()
                         .filter(|v| v.game_id == id);
                     match verdict {
                         Some(v) => return Ok(v),
@@ -569,10 +523,10 @@ impl Validator {
                 }
                 return Err(ply_error(PlyConflict::Ahead, replay, req.ply));
             }
-            // Played on the cached game in place; if the write does not store it, the game is
-            // read again from the bus.
-            let outcome = match replay.play(mv) {
-                Ok(outcome) => outcome,
+            // Played on the cached game in place, pending its write; if the write does not
+            // store it, the game is read again from the bus.
+            let played = match replay.play(mv) {
+                Ok(played) => played,
                 Err(GameError::Illegal(_)) if !caught_up => {
                     // Nothing is written for a refusal, so nothing would tell a stale instance
                     // that the ply is taken: read the log before refusing.
@@ -604,7 +558,8 @@ impl Validator {
                     return Err(Error::DeclarationNotAllowed(replay.id().to_owned()));
                 }
             };
-            let forfeited = shogi_proto::log::forfeited(&outcome, replay.game());
+            let outcome = played.outcome();
+            let forfeited = shogi_proto::log::forfeited(outcome, replay.game());
             let written = if forfeited {
                 let verdict = outcome
                     .verdict
@@ -622,13 +577,7 @@ impl Validator {
                     gives_check: outcome.gave_check,
                     position_hash: pos.hash(),
                 };
-                self.append(
-                    replay,
-                    shogi_proto::MOVE_ACCEPTED_TYPE,
-                    msg_id::moved(replay.id(), req.ply, &usi),
-                    event.encode_to_vec(),
-                )
-                .await
+                self.append(replay, LogEntry::Move(event)).await
             };
             let published = match written {
                 Ok(published) => published,
@@ -641,7 +590,7 @@ impl Validator {
             };
             match published {
                 Published::Stored(seq) => {
-                    replay.stored(seq, mv, &outcome);
+                    replay.stored(seq, played);
                     if forfeited {
                         tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move forfeited");
                         let answer = games::forfeit_answer(replay)
@@ -655,7 +604,7 @@ impl Validator {
                     }
                     tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move accepted");
                     metrics().count_move("SubmitMove", "accepted", None);
-                    self.publish_consequences(replay, req.ply).await;
+                    self.publish_consequences(replay).await;
                     return games::answer(replay, req.ply)
                         .ok_or_else(|| Error::Contended(replay.id().to_owned()));
                 }
@@ -725,17 +674,7 @@ impl Validator {
                 has_time: req.has_time,
                 report: Some(report.clone()),
             };
-            self.notify(
-                &id,
-                subject::declare(&id),
-                shogi_proto::DECLARATION_TYPE,
-                format!(
-                    "{id}:{declared_at}:declare:{}:{}",
-                    req.declarer, req.has_time
-                ),
-                event.encode_to_vec(),
-            )
-            .await;
+            self.notify(&id, Envelope::declaration(&event)).await;
             if let Some(v) = &verdict {
                 if self.inner.pipeline {
                     // The impasse-judge announces it from the log; the answer waits for it.
@@ -774,12 +713,11 @@ impl Validator {
                 let rule = if req.rule.is_empty() {
                     DeclarationRule::Points27
                 } else {
-                    convert::declaration_rule_from_name(&req.rule).ok_or_else(|| {
-                        Error::invalid(
-                            "rule",
-                            format!("unknown rule {:?}; known: points27, jsa24", req.rule),
-                        )
-                    })?
+                    req.rule
+                        .parse()
+                        .map_err(|e: shogi_adjudication::UnknownName| {
+                            Error::invalid("rule", e.to_string())
+                        })?
                 };
                 let initial = if req.initial_sfen.is_empty() {
                     None
@@ -891,7 +829,7 @@ impl Validator {
             };
             from = msg.sequence + 1;
             scanned += 1;
-            let created = match pb::GameCreated::decode(msg.payload.clone()) {
+            let created = match decode_created(&msg.payload) {
                 Ok(created) if subject::created(&created.game_id) == msg.subject => created,
                 // Garbage, or an event naming another game: not a game anyone can open.
                 _ => {
@@ -904,18 +842,13 @@ impl Validator {
                 .await
                 .map_err(Error::unavailable)?
             {
-                Some(v) => pb::Verdict::decode(v.payload).ok(),
+                Some(v) => decode_verdict(v.message_type.as_deref(), &v.payload).ok(),
                 None => None,
             };
             if req.live_only && verdict.is_some() {
                 continue;
             }
-            let preset = created
-                .ruleset
-                .as_ref()
-                .map(|r| r.preset.clone())
-                .filter(|p| !p.is_empty())
-                .unwrap_or_else(|| "jsa".to_owned());
+            let preset = convert::preset_of(created.ruleset.as_ref()).to_owned();
             games.push(pb::GameSummary {
                 game_id: created.game_id,
                 created_sequence: msg.sequence,
@@ -1325,41 +1258,40 @@ fn watch_event(
     from_ply: u32,
 ) -> Result<Option<pb::watch_game_response::Event>, String> {
     use pb::watch_game_response::Event;
-    // `shogi.game.<game_id>.<kind>[.<partition>]`: the kind is the fourth token.
-    let mut tokens = msg.subject.split('.');
-    let id = tokens.nth(2).unwrap_or_default();
-    let kind = tokens.next().unwrap_or_default();
-    let payload = msg.payload.clone();
-    let err = |e: prost::DecodeError| e.to_string();
+    use shogi_proto::event::{decode_declaration, decode_warning};
+    use shogi_proto::subject::Kind;
+    let Some((id, kind)) = subject::parse(&msg.subject) else {
+        return Ok(None);
+    };
+    let payload = &msg.payload[..];
     Ok(match kind {
-        "created" => {
-            *replay = Some(Replay::new(id, msg.sequence, &payload).map_err(|e| e.to_string())?);
-            Some(Event::Created(
-                pb::GameCreated::decode(payload).map_err(err)?,
-            ))
+        Kind::Created => {
+            let created = decode_created(payload)?;
+            *replay = Some(Replay::new(id, msg.sequence, payload).map_err(|e| e.to_string())?);
+            Some(Event::Created(created))
         }
-        "move" => {
+        Kind::Log => {
             let Some(replay) = replay.as_mut() else {
                 return Err("a log entry before the game's creation".into());
             };
             // Applied, not copied aside: the entries a watcher meets are the validator's to
             // set aside when it reads the game, once, not once per watcher.
-            match replay.apply(arbiter_runtime::games::entry(msg)) {
-                Applied::Played { .. } => {
-                    let m = pb::MoveAccepted::decode(payload).map_err(err)?;
-                    (m.ply >= from_ply).then_some(Event::Move(m))
+            match replay.apply(msg.entry()) {
+                Applied::Played { entry, .. } => {
+                    (entry.ply >= from_ply).then_some(Event::Move(*entry))
                 }
                 _ => None,
             }
         }
-        "declare" => Some(Event::Declaration(
-            pb::Declaration::decode(payload).map_err(err)?,
-        )),
-        "warning" => {
-            let w = pb::Warning::decode(payload).map_err(err)?;
+        Kind::Declare => Some(Event::Declaration(decode_declaration(payload)?)),
+        Kind::Warning => {
+            let w = decode_warning(payload)?;
             (w.ply >= from_ply).then_some(Event::Warning(w))
         }
-        "verdict" => Some(Event::Verdict(pb::Verdict::decode(payload).map_err(err)?)),
-        _ => None,
+        Kind::Verdict => Some(Event::Verdict(decode_verdict(
+            msg.message_type.as_deref(),
+            payload,
+        )?)),
+        Kind::Aside => None,
     })
 }

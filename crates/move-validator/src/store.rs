@@ -4,7 +4,7 @@
 //! [`Error::BusUnavailable`] (nothing was written).
 
 use crate::error::Error;
-use bytes::Bytes;
+use shogi_proto::event::Envelope;
 
 pub use arbiter_bus::Published;
 
@@ -35,26 +35,20 @@ impl Bus {
         Bus { inner: bus }
     }
 
-    /// Publishes `payload`, a message of type `message_type` (see
-    /// [`shogi_proto::MESSAGE_TYPE_HEADER`]), on `subject` with `Nats-Msg-Id: msg_id` and, when
-    /// given, the subject's expected last sequence (0: the subject must be empty). While the
-    /// bus is disconnected nothing is published: the client would hold the write and store it
-    /// after the call has been answered.
-    pub async fn write(
-        &self,
-        subject: String,
-        message_type: &'static str,
-        msg_id: &str,
-        expected_subject_seq: Option<u64>,
-        payload: Bytes,
-    ) -> Result<Published, Error> {
+    /// Publishes `out`, a message of the contract with its subject, `Nats-Msg-Id` and, when it
+    /// names one, the subject's expected last sequence (0: the subject must be empty). While
+    /// the bus is disconnected nothing is published: the client would hold the write and store
+    /// it after the call has been answered.
+    pub async fn write(&self, out: Envelope) -> Result<Published, Error> {
         if !self.inner.connected() {
             return Err(Error::BusUnavailable(format!(
-                "not connected; {msg_id} was not written"
+                "not connected; {} was not written",
+                out.msg_id
             )));
         }
-        let mut out = arbiter_bus::Outgoing::new(subject, message_type, msg_id, payload);
-        out.expected_subject_seq = expected_subject_seq;
-        self.inner.publish(out).await.map_err(Error::unavailable)
+        self.inner
+            .publish(out.into())
+            .await
+            .map_err(Error::unavailable)
     }
 }

@@ -71,8 +71,8 @@ fn game(id: usize, plies: u32) -> Replay {
                 copy.play(*mv).is_ok_and(|o| o.verdict.is_none())
             })
             .expect("a move that does not end the game");
-        let outcome = replay.play(mv).unwrap();
-        replay.stored(seq, mv, &outcome);
+        let ply = replay.play(mv).unwrap();
+        replay.stored(seq, ply);
         seq += 1;
     }
     replay

@@ -41,6 +41,7 @@ mod game;
 pub mod handicap;
 pub mod impasse;
 mod judge;
+mod names;
 pub mod repetition;
 mod ruleset;
 mod verdict;
@@ -53,6 +54,7 @@ pub use impasse::{
     handicap_credit, is_handicap_start, is_try, try_square,
 };
 pub use judge::{Judgement, judge, judge_prechecked};
+pub use names::UnknownName;
 pub use ruleset::{AGREEMENT_THRESHOLDS, MAX_MOVE_CAP, RulesetError, RulesetOptionError};
 pub use ruleset::{
     AgreementTie, CapMode, DeclarationRule, DeclarationTrigger, FailedDeclaration,

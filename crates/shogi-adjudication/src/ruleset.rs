@@ -334,6 +334,10 @@ impl Ruleset {
     /// The names [`Ruleset::preset`] accepts.
     pub const PRESETS: [&'static str; 5] = ["jsa", "amateur", "csa", "online", "floodgate"];
 
+    /// The preset of a game or a command that names none: JSA professional play, the
+    /// authority docs/rules.md defers to first ([`Ruleset::default`]).
+    pub const DEFAULT_PRESET: &'static str = Ruleset::PRESETS[0];
+
     /// JSA professional play.
     ///
     /// Illegal moves forfeit (over-the-board 反則負け); repetition and jishogi are replayed
@@ -630,7 +634,7 @@ macro_rules! named_option_values {
         impl OptionValue for $ty {
             const EXPECTED: &'static str = $expected;
             fn parse(value: &str) -> Option<Self> {
-                $ty::ALL.into_iter().find(|v| v.as_str() == value)
+                value.parse().ok()
             }
             fn show(&self) -> String {
                 self.as_str().to_owned()

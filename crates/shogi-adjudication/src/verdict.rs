@@ -73,30 +73,17 @@ impl ResultCode {
         }
     }
 
-    /// Parses a code written by [`ResultCode::as_str`].
+    /// Parses a code written by [`ResultCode::as_str`] (its `FromStr`).
     pub fn from_code(code: &str) -> Option<ResultCode> {
-        ResultCode::ALL.into_iter().find(|c| c.as_str() == code)
-    }
-
-    /// The CSA special move a player (or record) writes for this ending: `%TSUMI`,
-    /// `%SENNICHITE`, `%KACHI`, `%TORYO`, `%TIME_UP`, `%CHUDAN` (docs/rules.md section 7, CSA
-    /// standard file format). `None` where CSA has none.
-    pub const fn csa_special_move(self) -> Option<&'static str> {
-        match self {
-            ResultCode::Checkmate => Some("%TSUMI"),
-            ResultCode::Repetition => Some("%SENNICHITE"),
-            ResultCode::Declaration => Some("%KACHI"),
-            ResultCode::Resignation => Some("%TORYO"),
-            ResultCode::Timeout => Some("%TIME_UP"),
-            ResultCode::Abort => Some("%CHUDAN"),
-            _ => None,
-        }
+        code.parse().ok()
     }
 
     /// The result line the CSA shogi-server sends for this ending: `#SENNICHITE`,
     /// `#OUTE_SENNICHITE`, `#JISHOGI`, `#MAX_MOVES`, `#ILLEGAL_MOVE`, `#RESIGN`, `#TIME_UP`,
     /// `#CHUDAN` (docs/rules.md section 7, CSA server protocol). `None` where the server has none:
-    /// it does not detect checkmate itself (the mated side resigns).
+    /// it does not detect checkmate itself (the mated side resigns). A record file writes a
+    /// special move instead, which depends on more than the code (who gave the checks, how a
+    /// declaration ended): `shogi-arbiter`'s `ending::record_ending`, the one mapping.
     pub const fn csa_server_result(self) -> Option<&'static str> {
         match self {
             ResultCode::Repetition => Some("#SENNICHITE"),
@@ -293,7 +280,6 @@ mod tests {
             ResultCode::PerpetualCheck.csa_server_result(),
             Some("#OUTE_SENNICHITE")
         );
-        assert_eq!(ResultCode::Checkmate.csa_special_move(), Some("%TSUMI"));
         assert_eq!(ResultCode::Declaration.lishogi_status(), Some("impasse27"));
         assert_eq!(ResultCode::MaxMoves.csa_server_result(), Some("#MAX_MOVES"));
         assert_eq!(ResultCode::from_code("mate"), None);

@@ -4,12 +4,12 @@
 //! records before the stream's retention removes the games.
 
 use crate::convert::{CsaVersionArg, EncodingArg, FormatArg};
+use crate::ending::{Foul, record_ending};
 use anyhow::{Context, bail};
 use arbiter_bus::Bus;
 use arbiter_runtime::games::Reader;
-use shogi_adjudication::{Evidence, ResultCode, Verdict};
 use shogi_proto::log::Replay;
-use shogi_records::{Encoding, Ending, EndingKind, Format, Record, write_with};
+use shogi_records::{Encoding, Ending, Format, Record, write_with};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -124,16 +124,14 @@ pub(crate) async fn finished(
     let mut ids = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut from = 1;
-    while let Some(m) = bus.next("shogi.game.*.verdict", from).await? {
+    while let Some(m) = bus.next(shogi_proto::subject::ALL_VERDICTS, from).await? {
         from = m.sequence + 1;
         let Some(t) = m.time else { continue };
         if since.is_some_and(|s| t < s) || t >= until {
             continue;
         }
-        if let Some(id) = m
-            .subject
-            .strip_prefix("shogi.game.")
-            .and_then(|s| s.strip_suffix(".verdict"))
+        if let Some((id, shogi_proto::subject::Kind::Verdict)) =
+            shogi_proto::subject::parse(&m.subject)
             && seen.insert(id.to_owned())
         {
             ids.push(id.to_owned());
@@ -171,34 +169,9 @@ pub fn to_record(replay: &Replay, format: Format) -> Record {
         ),
         None => format!("shogi-arbiter game {}: in progress", replay.id()),
     });
+    // The forfeited move of an illegal-move verdict was not played: it is not in the record.
     record.ending = game
         .verdict()
-        .map(|v| Ending::new(ending_kind(v, game.side_to_move())));
+        .map(|v| Ending::new(record_ending(v, Foul::NotRecorded)));
     record
-}
-
-/// How a record writes a verdict: the special move of the side to move at the end (CSA
-/// `%TORYO`, KIF `投了` ...), or a named ending where the formats have none.
-pub fn ending_kind(v: &Verdict, to_move: shogi_rules::Color) -> EndingKind {
-    match v.code {
-        ResultCode::Checkmate => EndingKind::Tsumi,
-        ResultCode::Repetition => EndingKind::Sennichite,
-        ResultCode::PerpetualCheck => EndingKind::OuteSennichite,
-        ResultCode::MaxMoves => EndingKind::MaxMoves,
-        ResultCode::Resignation => EndingKind::Resign,
-        ResultCode::Timeout => EndingKind::TimeUp,
-        ResultCode::Abort => EndingKind::Chudan,
-        ResultCode::Agreement => EndingKind::Jishogi,
-        // The forfeited move was not played: the side to move made it, and loses.
-        ResultCode::IllegalMove => EndingKind::IllegalMove,
-        ResultCode::Declaration => match (&v.evidence, v.winner) {
-            (_, None) => EndingKind::Jishogi,
-            (Evidence::Declaration(r), Some(w)) if w == r.declarer => EndingKind::Kachi,
-            (Evidence::Declaration(r), Some(_)) => EndingKind::IllegalAction(r.declarer),
-            (_, Some(w)) if w == to_move => EndingKind::Kachi,
-            (_, Some(_)) => EndingKind::IllegalAction(to_move),
-        },
-        ResultCode::TryRule => EndingKind::Other("TRY".into()),
-        ResultCode::NoLegalMoves => EndingKind::Other("NO_LEGAL_MOVES".into()),
-    }
 }

@@ -1,8 +1,8 @@
 //! `shogi-arbiter judge`: re-judges game records and whole archives.
 
+use crate::ending::{self, Foul};
 use crate::{proto_json, report, stdin};
 use serde_json::{Map, Value, json};
-use shogi_adjudication::Verdict;
 use shogi_adjudication::{Judgement, Ruleset, judge_prechecked};
 use shogi_records::{EndingKind, Record, read_all, read_usi, write_csa};
 use std::collections::HashSet;
@@ -248,7 +248,11 @@ pub fn judgement_json(source: &str, record: &Record, j: &Judgement) -> Value {
         j.verdict.as_ref().map_or(Value::Null, proto_json::verdict),
     );
     if let Some(v) = &j.verdict
-        && let Some(s) = v.code.csa_server_result().or(v.code.csa_special_move())
+        && let Some(s) = v
+            .code
+            .csa_server_result()
+            .map(str::to_owned)
+            .or_else(|| ending::csa_special(v, Foul::Recorded))
     {
         out.insert("csa".into(), s.into());
     }
@@ -290,37 +294,6 @@ fn text_line(source: &str, j: &Judgement) -> String {
     }
 }
 
-/// The CSA V3.0 special move (or server result) that states a verdict in a record.
-fn csa_special(v: &Verdict) -> String {
-    use shogi_adjudication::{DeclarationOutcome, Evidence, ResultCode as C};
-    match (&v.code, &v.evidence) {
-        (C::Checkmate | C::NoLegalMoves, _) => "%TSUMI".into(),
-        (C::Repetition, _) => "%SENNICHITE".into(),
-        // CSA has no special move for a perpetual check: the server writes an illegal action by
-        // the checker (`#OUTE_SENNICHITE` in its result line).
-        (C::PerpetualCheck, Evidence::PerpetualCheck { checker, .. }) => {
-            format!(
-                "%{}ILLEGAL_ACTION",
-                if *checker == shogi_rules::Color::Black {
-                    '+'
-                } else {
-                    '-'
-                }
-            )
-        }
-        (C::Declaration, Evidence::Declaration(r)) => match r.outcome {
-            DeclarationOutcome::Jishogi => "%JISHOGI".into(),
-            _ => "%KACHI".into(),
-        },
-        (C::MaxMoves, _) => "%MAX_MOVES".into(),
-        (C::IllegalMove, _) => "%ILLEGAL_MOVE".into(),
-        (C::Resignation, _) => "%TORYO".into(),
-        (C::Timeout, _) => "%TIME_UP".into(),
-        (C::Abort, _) => "%CHUDAN".into(),
-        _ => format!("'verdict: {v}"),
-    }
-}
-
 /// Writes `record` as CSA V3.0 under `dir`, with the verdict as its special move: `NAME.csa`,
 /// or `NAME-K.csa` for the K-th game of a file of several.
 fn write_record(
@@ -338,7 +311,10 @@ fn write_record(
         Some(k) => format!("{stem}-{k}.csa"),
         None => format!("{stem}.csa"),
     };
-    let special = j.verdict.as_ref().map(csa_special);
+    // The record written is the one read: a forfeited illegal move is in it.
+    let special = j.verdict.as_ref().map(|v| {
+        ending::csa_special(v, Foul::Recorded).unwrap_or_else(|| format!("'verdict: {v}"))
+    });
     std::fs::write(dir.join(name), write_csa(record, special.as_deref()))
 }
 

@@ -1,19 +1,22 @@
 //! `shogi-arbiter`: one command line for the arbiter.
 
 mod convert;
+mod ending;
 mod export;
 mod impasse;
 mod judge;
 mod play;
-mod proto_json;
 mod report;
 mod serve;
 mod stdin;
 mod streams;
 
 use anyhow::Context;
+use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use shogi_adjudication::DeclarationRule;
+/// The contract's messages in the protobuf JSON mapping, for the JSON lines.
+use shogi_proto::json as proto_json;
 use shogi_rules::{PerftMode, Position, STARTPOS};
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -71,7 +74,7 @@ enum Command {
     /// Judges game records (CSA, KIF, KI2, JKF, USI position lines): one verdict a game.
     Judge {
         /// Ruleset preset: jsa, amateur, csa, online, floodgate.
-        #[arg(long, default_value = "jsa")]
+        #[arg(long, default_value = shogi_adjudication::Ruleset::DEFAULT_PRESET)]
         rules: String,
         /// Overrides one ruleset option, e.g. `--set repetition=draw` (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -115,8 +118,13 @@ enum Command {
         #[arg(long)]
         initial_sfen: Option<String>,
         /// The declaration rule.
-        #[arg(long, value_enum, default_value_t = Rule::Points27)]
-        rule: Rule,
+        #[arg(
+            long,
+            default_value = DeclarationRule::Points27.as_str(),
+            value_parser = clap::builder::PossibleValuesParser::new(DeclarationRule::ALL.map(DeclarationRule::as_str))
+                .map(|name| name.parse::<DeclarationRule>().expect("a possible value"))
+        )]
+        rule: DeclarationRule,
     },
     /// Runs the validator, the repetition-watcher and the impasse-judge in one process, on an
     /// embedded bus or, with `--nats-url`, on NATS. Prints the gRPC address first.
@@ -136,12 +144,6 @@ enum Command {
 enum Mode {
     Bulk,
     Full,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug)]
-enum Rule {
-    Points27,
-    Jsa24,
 }
 
 fn main() -> ExitCode {
@@ -187,19 +189,13 @@ fn main() -> ExitCode {
             sfen,
             initial_sfen,
             rule,
-        } => {
-            let rule = match rule {
-                Rule::Points27 => DeclarationRule::Points27,
-                Rule::Jsa24 => DeclarationRule::Jsa24,
-            };
-            match impasse::calculate(&sfen, initial_sfen.as_deref(), rule) {
-                Ok(v) => {
-                    println!("{v}");
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e) => Err(anyhow::anyhow!(e)),
+        } => match impasse::calculate(&sfen, initial_sfen.as_deref(), rule) {
+            Ok(v) => {
+                println!("{v}");
+                Ok(ExitCode::SUCCESS)
             }
-        }
+            Err(e) => Err(anyhow::anyhow!(e)),
+        },
         Command::Serve(args) => serve::run(args),
         Command::Play(args) => play::run(args),
         Command::Streams(args) => streams::run(args).map(|ok| {

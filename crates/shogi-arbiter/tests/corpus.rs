@@ -341,8 +341,16 @@ fn judged_records_written_as_csa_read_back_to_the_same_verdict() {
             let text =
                 std::fs::read_to_string(out_dir.join(format!("{}.csa", by_stem(v)))).unwrap();
             assert!(text.starts_with("V3.0"), "CSA V3.0 out");
-            assert!(
-                text.contains("ILLEGAL_ACTION"),
+            // RULES.md section 7: the checker's illegal action, not the server's
+            // `#OUTE_SENNICHITE` (the same ending `export` writes: src/ending.rs).
+            let sign = match v["verdict"]["perpetualCheck"]["checker"].as_str() {
+                Some("COLOR_BLACK") => '+',
+                Some("COLOR_WHITE") => '-',
+                other => panic!("no checker: {other:?}"),
+            };
+            assert_eq!(
+                text.lines().last(),
+                Some(format!("%{sign}ILLEGAL_ACTION").as_str()),
                 "the perpetual checker's loss is written"
             );
         }

@@ -5,8 +5,7 @@
 use crate::v1 as pb;
 use shogi_adjudication::{
     AgreementTie, CapMode, DeclarationReport, DeclarationRule, DeclarationTrigger, Evidence,
-    FailedDeclaration, Handicap, IllegalMovePolicy, OrdinaryResult, ResultCode, Ruleset, Verdict,
-    Warning,
+    FailedDeclaration, IllegalMovePolicy, OrdinaryResult, ResultCode, Ruleset, Verdict, Warning,
 };
 use shogi_rules::{Color, IllegalKind, Move, Position};
 
@@ -289,16 +288,12 @@ pub fn warning_pb(game_id: &str, warning: &Warning) -> pb::Warning {
     }
 }
 
-/// A handicap from its name (`lance`, `two_piece`, ...).
-pub fn handicap_from_name(name: &str) -> Option<Handicap> {
-    Handicap::ALL.into_iter().find(|h| h.as_str() == name)
-}
-
-/// A declaration rule from its name, `points27` or `jsa24`.
-pub fn declaration_rule_from_name(name: &str) -> Option<DeclarationRule> {
-    [DeclarationRule::Points27, DeclarationRule::Jsa24]
-        .into_iter()
-        .find(|r| r.as_str() == name)
+/// The preset a request names: [`Ruleset::DEFAULT_PRESET`] when it names none.
+pub fn preset_of(requested: Option<&pb::Ruleset>) -> &str {
+    requested
+        .map(|s| s.preset.as_str())
+        .filter(|p| !p.is_empty())
+        .unwrap_or(Ruleset::DEFAULT_PRESET)
 }
 
 /// The ruleset a request names: its preset (`jsa` when empty or unset) with the overrides
@@ -307,11 +302,7 @@ pub fn ruleset_from_pb(ruleset: Option<&pb::Ruleset>) -> Result<Ruleset, Error> 
     let Some(spec) = ruleset else {
         return Ok(Ruleset::default());
     };
-    let preset = if spec.preset.is_empty() {
-        "jsa"
-    } else {
-        &spec.preset
-    };
+    let preset = preset_of(Some(spec));
     let mut r = Ruleset::preset(preset).ok_or_else(|| {
         Error::new(
             "ruleset.preset",
@@ -460,11 +451,7 @@ fn override_field(option: &str) -> &'static str {
 /// option spelled out in the overrides (what `GetGame` shows), so that a reader needs no
 /// knowledge of the presets.
 pub fn effective_ruleset_pb(requested: Option<&pb::Ruleset>, r: &Ruleset) -> pb::Ruleset {
-    let preset = requested
-        .map(|s| s.preset.as_str())
-        .filter(|p| !p.is_empty())
-        .unwrap_or("jsa")
-        .to_owned();
+    let preset = preset_of(requested).to_owned();
     let illegal_move = match r.illegal_move {
         IllegalMovePolicy::Reject => pb::IllegalMovePolicy::Reject,
         IllegalMovePolicy::Forfeit => pb::IllegalMovePolicy::Forfeit,

@@ -1,8 +1,10 @@
 //! The `shogi.v1` contracts from `proto/shogi/v1/arbiter.proto`, and the only crate that knows
 //! protobuf: the prost messages, the tonic client and server for `shogi.v1.MoveValidator`, the
 //! encoded descriptor set for gRPC server reflection; the mapping between the cores' types and
-//! the messages ([`convert`]); the bus contract (subjects, headers, message ids) and the one
-//! replay of a game's log ([`log`]).
+//! the messages ([`convert`]); the bus contract: every bus message encoded and decoded
+//! ([`event`]), subjects, headers, message ids and consumer names, and the one replay of a
+//! game's log ([`log`]); the `google.rpc` details of an error status ([`status`]). No other
+//! crate depends on prost (`tests/tests/boundaries.rs`).
 //!
 //! Generated at build time by protox and tonic-prost-build; no system `protoc` is needed.
 
@@ -20,7 +22,11 @@ pub mod v1 {
 
 pub mod codec;
 pub mod convert;
+pub mod event;
+#[cfg(feature = "json")]
+pub mod json;
 pub mod log;
+pub mod status;
 
 /// The encoded `FileDescriptorSet` of `shogi.v1` (with its imports), for
 /// `tonic-reflection`'s `register_encoded_file_descriptor_set`.
@@ -93,6 +99,60 @@ pub const LEASE_TYPE: &str = "shogi.v1.PartitionLease";
 /// [`MESSAGE_TYPE_HEADER`] of a [`v1::Member`].
 pub const MEMBER_TYPE: &str = "shogi.v1.Member";
 
+/// The header of a copy set aside: the stream sequence of the entry in the game stream.
+pub const ASIDE_SEQ_HEADER: &str = "Shogi-Aside-Seq";
+/// The header of a copy set aside: why it was set aside ([`log::AsideReason::as_str`]).
+pub const ASIDE_REASON_HEADER: &str = "Shogi-Aside-Reason";
+/// The header of a copy set aside: what exactly was wrong.
+pub const ASIDE_DETAIL_HEADER: &str = "Shogi-Aside-Detail";
+/// The header of a copy set aside: the entry's own message type.
+pub const ASIDE_TYPE_HEADER: &str = "Shogi-Aside-Type";
+
+/// FNV-1a 64, the hash the partitions ([`subject::partition`]) and the workers' lease
+/// rendezvous scores are computed with: stable across processes and versions (the stored
+/// subjects depend on it), written once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fnv1a64(u64);
+
+impl Fnv1a64 {
+    /// The hash of nothing (the offset basis).
+    pub const fn new() -> Fnv1a64 {
+        Fnv1a64(0xcbf2_9ce4_8422_2325)
+    }
+
+    /// The hash with `bytes` appended.
+    pub const fn write(self, bytes: &[u8]) -> Fnv1a64 {
+        let mut h = self.0;
+        let mut i = 0;
+        while i < bytes.len() {
+            h ^= bytes[i] as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+            i += 1;
+        }
+        Fnv1a64(h)
+    }
+
+    /// Its value.
+    pub const fn finish(self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for Fnv1a64 {
+    fn default() -> Fnv1a64 {
+        Fnv1a64::new()
+    }
+}
+
+/// The names of the durable consumers of [`STREAM`] (besides [`PLATFORM_VERDICTS`]).
+pub mod consumer {
+    /// The durable consumer of `partition`'s game logs for the workers of `role`
+    /// (`repetition-watcher-p3`): one per role and partition, shared by its holders.
+    pub fn partition(role: &str, partition: u32) -> String {
+        format!("{role}-p{partition}")
+    }
+}
+
 /// The bus subjects of one game, as documented in `arbiter.proto`.
 pub mod subject {
     /// `shogi.game.<game_id>.created`: [`crate::v1::GameCreated`].
@@ -134,11 +194,7 @@ pub mod subject {
     /// [`PARTITIONS`]. Stable across processes and versions: the subjects in the stream depend
     /// on it, so changing it is a breaking change of the bus contract.
     pub fn partition(game_id: &str) -> u32 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in game_id.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
+        let h = crate::Fnv1a64::new().write(game_id.as_bytes()).finish();
         (h % u64::from(PARTITIONS)) as u32
     }
 
@@ -188,6 +244,48 @@ pub mod subject {
     /// `shogi.game.<game_id>.>`: every event of one game.
     pub fn all(game_id: &str) -> String {
         format!("shogi.game.{game_id}.>")
+    }
+
+    /// `shogi.game.*.created`: every game's creation event.
+    pub const ALL_CREATED: &str = "shogi.game.*.created";
+
+    /// `shogi.game.*.verdict`: every game's announced verdict.
+    pub const ALL_VERDICTS: &str = "shogi.game.*.verdict";
+
+    /// What a subject of one game holds, by its fourth token.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Kind {
+        /// `.created`: the creation event.
+        Created,
+        /// `.move.<partition>`: the log.
+        Log,
+        /// `.declare`: a declaration notice.
+        Declare,
+        /// `.warning`: a warning notice.
+        Warning,
+        /// `.verdict`: the announced verdict.
+        Verdict,
+        /// `shogi.aside.<game_id>`: a copy set aside.
+        Aside,
+    }
+
+    /// The game id and the kind of a game's subject (`shogi.game.<game_id>.<kind>...` or
+    /// `shogi.aside.<game_id>`); `None` for any other subject.
+    pub fn parse(subject: &str) -> Option<(&str, Kind)> {
+        if let Some(id) = subject.strip_prefix("shogi.aside.") {
+            return (!id.is_empty() && !id.contains('.')).then_some((id, Kind::Aside));
+        }
+        let mut tokens = subject.strip_prefix("shogi.game.")?.split('.');
+        let id = tokens.next().filter(|id| !id.is_empty())?;
+        let kind = match (tokens.next()?, tokens.next(), tokens.next()) {
+            ("created", None, _) => Kind::Created,
+            ("move", Some(_), None) => Kind::Log,
+            ("declare", None, _) => Kind::Declare,
+            ("warning", None, _) => Kind::Warning,
+            ("verdict", None, _) => Kind::Verdict,
+            _ => return None,
+        };
+        Some((id, kind))
     }
 }
 
@@ -246,5 +344,30 @@ mod tests {
         assert_eq!(subject::game_of_log("shogi.game.g1.move"), None);
         assert_eq!(subject::game_of_log("shogi.game.a.b.move.0"), None);
         assert_eq!(subject::game_of_log("shogi.game.g1.verdict"), None);
+    }
+
+    #[test]
+    fn subjects_parse_back_to_their_game_and_kind() {
+        use subject::Kind;
+        let id = "g-1";
+        for (s, kind) in [
+            (subject::created(id), Kind::Created),
+            (subject::moves(id), Kind::Log),
+            (subject::declare(id), Kind::Declare),
+            (subject::warning(id), Kind::Warning),
+            (subject::verdict(id), Kind::Verdict),
+            (subject::aside(id), Kind::Aside),
+        ] {
+            assert_eq!(subject::parse(&s), Some((id, kind)), "{s}");
+        }
+        for s in [
+            subject::verdict_notice(id),
+            subject::lease("r", 1),
+            "shogi.game.g.move".to_owned(),
+            "shogi.game..created".to_owned(),
+            "shogi.game.g.verdict.x".to_owned(),
+        ] {
+            assert_eq!(subject::parse(&s), None, "{s}");
+        }
     }
 }

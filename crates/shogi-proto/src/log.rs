@@ -17,8 +17,11 @@
 //! game unreadable; only an unreadable creation event does ([`Unreadable`]).
 
 use crate::convert::{self, color_from_pb, ordinary_from_pb, result_code_from_pb};
+use crate::event::LogEntry;
 use crate::v1 as pb;
+#[cfg(test)]
 use crate::{MOVE_ACCEPTED_TYPE, VERDICT_TYPE};
+#[cfg(test)]
 use prost::Message as _;
 use shogi_adjudication::{Game, GameError, PlyOutcome, ResultCode, Verdict, Warning};
 use shogi_rules::{Move, Position};
@@ -105,6 +108,8 @@ pub enum Applied {
         mv: Move,
         /// What it did: its warnings and the verdict it decided, if any.
         outcome: PlyOutcome,
+        /// The log entry as it was stored (for WatchGame, which sends it on).
+        entry: Box<pb::MoveAccepted>,
     },
     /// A recorded ending (a report, a declaration, a forfeit) ended the game.
     Ended(Verdict),
@@ -139,6 +144,28 @@ pub struct Forfeit {
 /// the game without being played.
 pub fn forfeited(outcome: &PlyOutcome, game: &Game) -> bool {
     game.plies() < outcome.ply
+}
+
+/// A ply played on a [`Replay`] ahead of its log ([`Replay::play`]): either its entry is
+/// stored and the replay takes it ([`Replay::stored`]), or the replay is dropped and the game
+/// read again from the bus. Nothing else can be done with it but read what the ply did.
+#[must_use = "a ply played is stored (`Replay::stored`), or the replay ahead of its log is dropped"]
+#[derive(Debug)]
+pub struct Pending {
+    mv: Move,
+    outcome: PlyOutcome,
+}
+
+impl Pending {
+    /// The move.
+    pub fn mv(&self) -> Move {
+        self.mv
+    }
+
+    /// What it did: its warnings and the verdict it decided, if any.
+    pub fn outcome(&self) -> &PlyOutcome {
+        &self.outcome
+    }
 }
 
 /// A game rebuilt from its log, entry by entry, in stream order.
@@ -191,7 +218,7 @@ impl Replay {
             sequence,
             reason,
         };
-        let created = pb::GameCreated::decode(payload).map_err(|e| unreadable(e.to_string()))?;
+        let created = crate::event::decode_created(payload).map_err(unreadable)?;
         if created.game_id != game_id {
             return Err(unreadable(format!("it creates game {:?}", created.game_id)));
         }
@@ -327,16 +354,22 @@ impl Replay {
         })
     }
 
-    /// Plays `mv` on the game in place, before it is written: what the ply did, or why not (and
-    /// then nothing changed). The replay is then ahead of the log: once the entry is stored the
-    /// caller calls [`Replay::stored`]; if it is not, the caller drops the replay and reads the
-    /// game again from the bus.
-    pub fn play(&mut self, mv: Move) -> Result<PlyOutcome, GameError> {
-        self.game.play(mv)
+    /// Plays `mv` on the game in place, before it is written: the ply played, pending its
+    /// write, or why not (and then nothing changed). The replay is then ahead of the log: once
+    /// the entry is stored the caller hands the [`Pending`] ply to [`Replay::stored`]; if it is
+    /// not, the caller drops the replay and reads the game again from the bus.
+    pub fn play(&mut self, mv: Move) -> Result<Pending, GameError> {
+        let outcome = self.game.play(mv)?;
+        Ok(Pending { mv, outcome })
     }
 
-    /// The entry of a ply played with [`Replay::play`] is stored at `sequence`.
-    pub fn stored(&mut self, sequence: u64, mv: Move, outcome: &PlyOutcome) {
+    /// The entry of `ply`, played with [`Replay::play`], is stored at `sequence`.
+    pub fn stored(&mut self, sequence: u64, ply: Pending) {
+        self.record(sequence, ply.mv, &ply.outcome);
+    }
+
+    /// The replay's books after a ply stored at `sequence` (or read from the log there).
+    fn record(&mut self, sequence: u64, mv: Move, outcome: &PlyOutcome) {
         self.last_seq = self.last_seq.max(sequence);
         if forfeited(outcome, &self.game) {
             self.forfeit = Some(Forfeit {
@@ -357,6 +390,26 @@ impl Replay {
         self.recorded_ending = true;
     }
 
+    /// Whether `entry` is the game's next log entry by its ply: a move for the next ply, or an
+    /// ending recorded at the ply the game has reached (a forfeit: at the next one, the rule of
+    /// [`Replay::apply`]). Writers append only after the log's last entry, so nothing valid can
+    /// sit between it and the last entry read.
+    pub fn is_next(&self, entry: Entry<'_>) -> bool {
+        match crate::event::LogEntry::decode(entry.message_type, entry.payload) {
+            Ok(crate::event::LogEntry::Move(m)) => m.ply == self.game.plies() + 1,
+            Ok(crate::event::LogEntry::Ending(v)) => {
+                result_code_from_pb(v.code).is_some_and(|code| v.ply == self.due_ply(code))
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The ply an ending with `code` is recorded at: a forfeit at the ply of the illegal move,
+    /// every other ending at the ply the game has reached.
+    fn due_ply(&self, code: ResultCode) -> u32 {
+        self.game.plies() + u32::from(code == ResultCode::IllegalMove)
+    }
+
     /// Applies the next entry of the game's log, in stream order: the one policy for every
     /// reader (see the module documentation).
     pub fn apply(&mut self, entry: Entry<'_>) -> Applied {
@@ -364,11 +417,10 @@ impl Replay {
             return Applied::Duplicate;
         }
         self.last_seq = entry.sequence;
-        let applied = match entry.message_type {
-            Some(MOVE_ACCEPTED_TYPE) => self.apply_move(entry.payload),
-            Some(VERDICT_TYPE) => self.apply_ending(entry.payload),
-            Some(other) => Err((AsideReason::Garbage, format!("a {other} in a game log"))),
-            None => Err((AsideReason::Garbage, "no message type".to_owned())),
+        let applied = match LogEntry::decode(entry.message_type, entry.payload) {
+            Ok(LogEntry::Move(m)) => self.apply_move(m),
+            Ok(LogEntry::Ending(v)) => self.apply_ending(v),
+            Err(why) => Err((AsideReason::Garbage, why)),
         };
         applied.unwrap_or_else(|(reason, detail)| {
             self.set_aside += 1;
@@ -380,9 +432,7 @@ impl Replay {
         })
     }
 
-    fn apply_move(&mut self, payload: &[u8]) -> Result<Applied, (AsideReason, String)> {
-        let m = pb::MoveAccepted::decode(payload)
-            .map_err(|e| (AsideReason::Garbage, format!("not a MoveAccepted: {e}")))?;
+    fn apply_move(&mut self, m: pb::MoveAccepted) -> Result<Applied, (AsideReason, String)> {
         if m.game_id != self.created.game_id {
             return Err((
                 AsideReason::Garbage,
@@ -430,13 +480,15 @@ impl Replay {
             .play(mv)
             .map_err(|e| (AsideReason::Illegal, format!("move {mv}: {e}")))?;
         let last = self.last_seq;
-        self.stored(last, mv, &outcome);
-        Ok(Applied::Played { mv, outcome })
+        self.record(last, mv, &outcome);
+        Ok(Applied::Played {
+            mv,
+            outcome,
+            entry: Box::new(m),
+        })
     }
 
-    fn apply_ending(&mut self, payload: &[u8]) -> Result<Applied, (AsideReason, String)> {
-        let v = pb::Verdict::decode(payload)
-            .map_err(|e| (AsideReason::Garbage, format!("not a Verdict: {e}")))?;
+    fn apply_ending(&mut self, v: pb::Verdict) -> Result<Applied, (AsideReason, String)> {
         if v.game_id != self.created.game_id {
             return Err((
                 AsideReason::Garbage,
@@ -466,9 +518,7 @@ impl Replay {
             };
         }
         let bad = |why: &str| (AsideReason::BadEnding, format!("{}: {why}", code.as_str()));
-        // A forfeit is recorded at the ply of the illegal move, every other ending at the
-        // ply the game had reached.
-        let due = self.game.plies() + u32::from(code == ResultCode::IllegalMove);
+        let due = self.due_ply(code);
         if v.ply != due {
             return Err(bad(&format!(
                 "recorded at ply {} where ply {due} is due",
@@ -500,7 +550,7 @@ impl Replay {
                 // under the reject policy it is refused and nothing changes.
                 let outcome = self.game.play(mv).map_err(|e| bad(&e.to_string()))?;
                 let last = self.last_seq;
-                self.stored(last, mv, &outcome);
+                self.record(last, mv, &outcome);
                 return outcome
                     .verdict
                     .map(Applied::Ended)
@@ -562,6 +612,24 @@ pub mod msg_id {
     /// The copy set aside of the log entry at `sequence`, by `reader`.
     pub fn aside(game_id: &str, sequence: u64, reader: &str) -> String {
         format!("{game_id}:aside:{sequence}:{reader}")
+    }
+
+    /// The notice of a declaration at `ply` by `declarer` (the `shogi.v1.Color` value), with or
+    /// without time left: a retry of the same declaration is the same notice.
+    pub fn declaration(game_id: &str, ply: u32, declarer: i32, has_time: bool) -> String {
+        format!("{game_id}:{ply}:declare:{declarer}:{has_time}")
+    }
+
+    /// `holder`'s write of `role`'s lease of `partition` over the lease at `expected`: a retry
+    /// of this write is a duplicate of it, another instance's write from the same state a
+    /// conflict.
+    pub fn lease(role: &str, partition: u32, expected: u64, holder: &str) -> String {
+        format!("lease:{role}:{partition}:{expected}:{holder}")
+    }
+
+    /// `holder`'s membership of `role` until `expires_unix_ms`.
+    pub fn member(role: &str, holder: &str, expires_unix_ms: i64) -> String {
+        format!("member:{role}:{holder}:{expires_unix_ms}")
     }
 }
 

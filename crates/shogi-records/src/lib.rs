@@ -247,6 +247,11 @@ pub enum EndingKind {
     /// Impasse declaration by the side to move (入玉宣言; CSA `%KACHI`, KIF `入玉勝ち`, USI
     /// `win`).
     Kachi,
+    /// An impasse declaration by the side to move that failed, and lost: CSA has no special
+    /// move of its own for it and writes `%KACHI` (the verdict in a comment), KIF `反則負け`
+    /// (/work/shared/RULES.md section 7). Read back, it is [`EndingKind::Kachi`] from CSA and
+    /// [`EndingKind::IllegalMove`] from KIF: no format tells the two apart.
+    FailedKachi,
     /// Impasse draw (持将棋; CSA `%JISHOGI`, KIF `持将棋`). KIF exporters also write this for a
     /// move cap, which KIF cannot say.
     Jishogi,
@@ -282,7 +287,7 @@ impl EndingKind {
                 EndingKind::Sennichite => "%SENNICHITE",
                 EndingKind::OuteSennichite => "%OUTE_SENNICHITE",
                 EndingKind::Tsumi => "%TSUMI",
-                EndingKind::Kachi => "%KACHI",
+                EndingKind::Kachi | EndingKind::FailedKachi => "%KACHI",
                 EndingKind::Jishogi => "%JISHOGI",
                 EndingKind::MaxMoves => "%MAX_MOVES",
                 EndingKind::IllegalMove => "%ILLEGAL_MOVE",

@@ -1,4 +1,5 @@
-//! The gRPC contract's messages in the CLI's JSON lines (docs/cli-json.md).
+//! The gRPC contract's messages in the CLI's JSON lines (docs/cli-json.md), with the feature
+//! `json` (the CLI's; the services do not need it).
 //!
 //! Where a line says what a message of `proto/shogi/v1/arbiter.proto` says (a verdict, an early
 //! warning, a declaration report), it prints that message as the protobuf JSON mapping writes
@@ -11,15 +12,15 @@
 //! so that every line of a kind has the same keys; proto3 JSON parsers accept both forms.
 //! `gameId` is left out: the CLI names a record by its `source`.
 
+use crate::convert;
 use prost_reflect::{DescriptorPool, DynamicMessage, SerializeOptions};
 use serde_json::Value;
 use shogi_adjudication::{DeclarationReport, Verdict, Warning};
-use shogi_proto::convert;
 use std::sync::LazyLock;
 
 /// The `shogi.v1` descriptors, decoded once.
 static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
-    DescriptorPool::decode(shogi_proto::FILE_DESCRIPTOR_SET)
+    DescriptorPool::decode(crate::FILE_DESCRIPTOR_SET)
         .expect("the contract's own descriptor set decodes")
 });
 
@@ -68,7 +69,7 @@ pub fn declaration_report(r: &DeclarationReport) -> Value {
 /// A refused illegal move as the message `shogi.v1.IllegalMoveEvidence` (`kind`, `usi`) with
 /// the `ply` it was refused at.
 pub fn rejected(ply: u32, illegal: &shogi_rules::IllegalMove) -> Value {
-    let evidence = shogi_proto::v1::IllegalMoveEvidence {
+    let evidence = crate::v1::IllegalMoveEvidence {
         kind: convert::illegal_kind_pb(illegal.kind),
         usi: illegal.mv.to_string(),
     };
