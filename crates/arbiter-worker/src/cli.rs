@@ -29,6 +29,8 @@ pub struct Settings {
     pub lease_ttl_ms: u64,
     /// The durable consumers' replicas, if not the stream's.
     pub consumer_replicas: Option<u8>,
+    /// The durable consumers push with flow control instead of answering pulls.
+    pub consumer_push: bool,
     /// The fixed share: this instance's index.
     pub instance: u32,
     /// The fixed share: how many instances.
@@ -54,6 +56,9 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     worker.instances = s.instances;
     worker.ack_wait = Duration::from_millis(s.ack_wait_ms);
     worker.consumer_replicas = s.consumer_replicas.map(usize::from);
+    if s.consumer_push {
+        worker.consumer_delivery = arbiter_bus::DeliveryMode::Push;
+    }
     worker.validate().context("invalid configuration")?;
     let holder = s.holder.unwrap_or_else(lease::default_holder);
     let lease_ttl = Duration::from_millis(s.lease_ttl_ms);

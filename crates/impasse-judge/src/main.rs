@@ -44,6 +44,12 @@ struct Args {
     /// while its consumer's server is down (deploy/STREAMS.md).
     #[arg(long, env = "IMPASSE_JUDGE_CONSUMER_REPLICAS", value_parser = clap::value_parser!(u8).range(1..=5))]
     consumer_replicas: Option<u8>,
+    /// How the durable consumers deliver: `pull` (the default, as deploy/nats/auth.conf
+    /// allows) or `push`, with flow control, which no Raft snapshot of a replicated consumer
+    /// holds up (BENCHMARKS.md, "The verdict tail on a cluster: its cause"; a consumer made in
+    /// the other mode must be removed first).
+    #[arg(long, env = "IMPASSE_JUDGE_CONSUMER_DELIVERY", default_value = "pull", value_parser = ["pull", "push"])]
+    consumer_delivery: String,
     /// This instance's index among `--instances`.
     #[arg(long, env = "IMPASSE_JUDGE_INSTANCE", default_value_t = 0)]
     instance: u32,
@@ -82,6 +88,7 @@ async fn main() -> anyhow::Result<()> {
             holder: a.holder,
             lease_ttl_ms: a.lease_ttl_ms,
             consumer_replicas: a.consumer_replicas,
+            consumer_push: a.consumer_delivery == "push",
             instance: a.instance,
             instances: a.instances,
             health_listen: a.health_listen,
