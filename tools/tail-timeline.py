@@ -20,7 +20,13 @@ and prints, for the game with the slowest verdict (or `--game ID`):
 
 Times are milliseconds after the last SubmitMove was sent.
 
+With `--stalls`, instead: every delivery's lag (its trace line's time minus the store time its
+ack subject carries), and each episode where a consumer's deliveries lagged more than 200 ms,
+with the Raft snapshots (`Installing snapshot` debug lines) of that consumer's group taken
+meanwhile, in seconds after the run's first delivery.
+
     tools/tail-timeline.py DIR/<run> [--game ID] [--consumer NAME]
+    tools/tail-timeline.py DIR/<run> --stalls
 """
 
 import argparse
@@ -84,7 +90,61 @@ def consumers_in(jsz):
                 yield c
 
 
+def stalls(run):
+    """Prints the delivery lags of a run and its stall episodes (`--stalls`)."""
+    group, snaps, deliveries = {}, {}, []
+    for path in sorted(glob.glob(os.path.join(run, "n*.log"))):
+        node = os.path.basename(path)[:-4]
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = LOG_LINE.match(line)
+                if not m:
+                    continue
+                text = m.group(3)
+                if "Starting consumer monitor" in text:
+                    g = re.search(r"> ([\w-]+)' \[(C-[\w-]+)\]", text)
+                    if g:
+                        group[g.group(1)] = g.group(2)
+                elif "Installing snapshot" in text:
+                    g = re.search(r"RAFT \[\w+ - ([\w-]+)\]", text)
+                    if g:
+                        snaps.setdefault(g.group(1), []).append((us_of_log(m.group(1)), node))
+                elif "->> [HMSG" in text and "cid:" in text and "$JS.ACK" in text:
+                    a = ACK.search(text)
+                    if a:
+                        t = us_of_log(m.group(1))
+                        stored = int(a.group(5)) // 1000
+                        deliveries.append((t, a.group(1), t - stored, stored, node))
+    if not deliveries:
+        sys.exit("no deliveries in the trace")
+    deliveries.sort()
+    lags = sorted(d[2] for d in deliveries)
+    n = len(lags)
+    print(f"{n} deliveries; lag p50 {lags[n // 2] / 1000:.1f} ms, p99 {lags[int(n * 0.99)] / 1000:.1f} ms, max {lags[-1] / 1000:.1f} ms")
+    t0 = deliveries[0][0]
+    episodes = {}
+    for d in deliveries:
+        if d[2] <= 200_000:
+            continue
+        eps = episodes.setdefault(d[1], [])
+        if eps and d[0] - eps[-1][-1][0] < 500_000:
+            eps[-1].append(d)
+        else:
+            eps.append([d])
+    rows = []
+    for c, eps in episodes.items():
+        for e in eps:
+            start, end = min(x[3] for x in e), max(x[0] for x in e)
+            taken = [f"{(t - t0) / 1e6:.2f}s@{node}" for t, node in snaps.get(group.get(c), []) if start - 300_000 <= t <= end]
+            rows.append((start, f"{c:<24} stored from {(start - t0) / 1e6:6.2f} s, delivered by {(end - t0) / 1e6:6.2f} s: {len(e):3d} messages, lag up to {max(x[2] for x in e) / 1000:6.0f} ms; snapshots of its group meanwhile: {', '.join(taken) or 'none'}"))
+    for _, row in sorted(rows):
+        print(row)
+
+
 def main():
+    if "--stalls" in sys.argv:
+        stalls(next(a for a in sys.argv[1:] if a != "--stalls"))
+        return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", help="a run's directory, DIR/<run>")
     ap.add_argument("--game", help="the game id (default: the slowest verdict)")
