@@ -121,6 +121,20 @@ async fn a_replicated_stream_keeps_its_messages_and_takes_writes_with_its_leader
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
+    node_killed("pull").await;
+}
+
+// The same with the workers' consumers pushing with flow control (`--consumer-delivery push`):
+// their delivered state is replicated after sending, their acks as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_game_gets_its_one_verdict_with_a_nats_node_killed_and_push_consumers() {
+    node_killed("push").await;
+}
+
+/// Plays the games on a 3-node cluster with the workers' consumers in `delivery` mode, kills
+/// the stream leader's node for good after a third of them, and checks that every game gets its
+/// one right verdict.
+async fn node_killed(delivery: &str) {
     let games = games::at_least(GAMES);
     // Kept when the test fails, so that the services' logs can be read; removed when it passes.
     let dir = tempfile::Builder::new()
@@ -146,7 +160,9 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
 
     let (mut procs, validator_ports) =
         start_services(&dir, &url, &["--stream-replicas", "3"], |_, i| {
-            fixed_share(i)
+            let mut flags = fixed_share(i);
+            flags.extend(["--consumer-delivery".to_owned(), delivery.to_owned()]);
+            flags
         });
     let clients = Clients::new(&validator_ports, CALL_DEADLINE);
     // A platform listening to the republished verdicts with core NATS, on every node.
@@ -263,8 +279,9 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
         heard.exempt, heard.repeats
     );
     eprintln!(
-        "{} games played in {played:?} on 3 NATS nodes, node {doomed} (the stream's leader) \
-         killed after {stopped_at} games; the two nodes left were healthy again {election:?} later",
+        "{} games played in {played:?} on 3 NATS nodes, {delivery} consumers, node {doomed} (the \
+         stream's leader) killed after {stopped_at} games; the two nodes left were healthy again \
+         {election:?} later",
         games.len()
     );
     drop(procs);

@@ -1,7 +1,7 @@
 //! [`EventBus`] over a NATS JetStream stream.
 
 use crate::{
-    Acker, BusError, ConsumerLag, Delivery, DurableConfig, EventBus, MAX_REPLICAS,
+    Acker, BusError, ConsumerLag, Delivery, DeliveryMode, DurableConfig, EventBus, MAX_REPLICAS,
     MESSAGE_TYPE_HEADER, Message, NatsOptions, Outgoing, Provision, Published, StreamSettings,
 };
 use async_nats::jetstream::{
@@ -153,6 +153,71 @@ fn durable_config(config: &DurableConfig) -> consumer::pull::Config {
         deliver_policy: consumer::DeliverPolicy::All,
         // 0: the stream's replica count.
         num_replicas: config.replicas.unwrap_or(0),
+        ..Default::default()
+    }
+}
+
+/// The deliveries of a consumer's `messages`.
+fn deliveries(
+    name: String,
+    messages: BoxStream<'static, Result<jetstream::Message, String>>,
+) -> BoxStream<'static, Result<Delivery, BusError>> {
+    messages
+        .map(move |m| match m {
+            Ok(m) => {
+                let info = m.info().ok();
+                let (sequence, delivered, pending) = info
+                    .as_ref()
+                    .map(|i| (i.stream_sequence, i.delivered.max(1) as u64, i.pending))
+                    .unwrap_or((0, 1, 0));
+                let message = Message {
+                    subject: m.subject.to_string(),
+                    sequence,
+                    message_type: message_type(m.headers.as_ref()),
+                    headers: headers(m.headers.as_ref()),
+                    time: info.map(|i| i.published.into()),
+                    payload: m.payload.clone(),
+                };
+                Ok(Delivery {
+                    message,
+                    delivered,
+                    pending,
+                    acker: Box::new(JsAcker(m)),
+                })
+            }
+            Err(e) => Err(BusError::Consumer {
+                name: name.clone(),
+                reason: e.to_string(),
+            }),
+        })
+        .boxed()
+}
+
+/// Where the push consumer `name` delivers ([`DeliveryMode::Push`]).
+pub fn deliver_subject(name: &str) -> String {
+    format!("shogi.deliver.{name}")
+}
+
+/// The JetStream configuration of the durable push consumer `config`: as the pull consumer's
+/// ([`durable_config`]), delivered with flow control to [`deliver_subject`], to a queue group
+/// of its name.
+fn push_config(config: &DurableConfig) -> consumer::push::Config {
+    consumer::push::Config {
+        durable_name: Some(config.name.clone()),
+        deliver_subject: deliver_subject(&config.name),
+        deliver_group: Some(config.name.clone()),
+        filter_subject: config.filter.clone(),
+        ack_policy: consumer::AckPolicy::Explicit,
+        ack_wait: config.ack_wait,
+        max_ack_pending: i64::try_from(config.max_ack_pending).unwrap_or(i64::MAX),
+        max_deliver: config
+            .max_deliver
+            .map_or(-1, |n| i64::try_from(n.max(1)).unwrap_or(i64::MAX)),
+        deliver_policy: consumer::DeliverPolicy::All,
+        num_replicas: config.replicas.unwrap_or(0),
+        // Flow control is what lets a replicated consumer send before its Raft group agrees.
+        flow_control: true,
+        idle_heartbeat: PULL_HEARTBEAT,
         ..Default::default()
     }
 }
@@ -639,6 +704,73 @@ impl EventBus for JetStreamBus {
         &self,
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
+        let messages = match config.delivery {
+            DeliveryMode::Pull => self.pull_messages(config).await?,
+            DeliveryMode::Push => self.push_messages(config).await?,
+        };
+        Ok(deliveries(config.name.clone(), messages))
+    }
+
+    async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
+        match self.stream.consumer_info(name).await {
+            Ok(info) => Ok(Some(ConsumerLag {
+                pending: info.num_pending,
+                ack_pending: info.num_ack_pending as u64,
+            })),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    jetstream::context::ConsumerInfoErrorKind::NotFound
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(BusError::Consumer {
+                name: name.to_owned(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+}
+
+impl JetStreamBus {
+    /// The messages of the durable push consumer `config` ([`DeliveryMode::Push`]), created
+    /// when missing (or, with [`Provision::Bind`], bound to).
+    async fn push_messages(
+        &self,
+        config: &DurableConfig,
+    ) -> Result<BoxStream<'static, Result<jetstream::Message, String>>, BusError> {
+        let err = |e: &dyn std::fmt::Display| BusError::Consumer {
+            name: config.name.clone(),
+            reason: e.to_string(),
+        };
+        let consumer: consumer::PushConsumer = match self.provision {
+            Provision::Create => self
+                .stream
+                .get_or_create_consumer(&config.name, push_config(config))
+                .await
+                .map_err(|e| err(&e))?,
+            Provision::Bind => self.stream.get_consumer(&config.name).await.map_err(|e| {
+                err(&format!(
+                    "{e}; this service only binds to its durable consumers \
+                     (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
+                ))
+            })?,
+        };
+        Ok(consumer
+            .messages()
+            .await
+            .map_err(|e| err(&e))?
+            .map(|m| m.map_err(|e| e.to_string()))
+            .boxed())
+    }
+
+    /// The messages of the durable pull consumer `config` ([`DeliveryMode::Pull`]), created
+    /// when missing (or, with [`Provision::Bind`], bound to).
+    async fn pull_messages(
+        &self,
+        config: &DurableConfig,
+    ) -> Result<BoxStream<'static, Result<jetstream::Message, String>>, BusError> {
         let err = |e: &dyn std::fmt::Display| BusError::Consumer {
             name: config.name.clone(),
             reason: e.to_string(),
@@ -672,58 +804,12 @@ impl EventBus for JetStreamBus {
                 consumer
             }
         };
-        let messages = pull(&consumer).await.map_err(|e| err(&e))?;
-        let name = config.name.clone();
-        Ok(messages
-            .map(move |m| match m {
-                Ok(m) => {
-                    let info = m.info().ok();
-                    let (sequence, delivered, pending) = info
-                        .as_ref()
-                        .map(|i| (i.stream_sequence, i.delivered.max(1) as u64, i.pending))
-                        .unwrap_or((0, 1, 0));
-                    let message = Message {
-                        subject: m.subject.to_string(),
-                        sequence,
-                        message_type: message_type(m.headers.as_ref()),
-                        headers: headers(m.headers.as_ref()),
-                        time: info.map(|i| i.published.into()),
-                        payload: m.payload.clone(),
-                    };
-                    Ok(Delivery {
-                        message,
-                        delivered,
-                        pending,
-                        acker: Box::new(JsAcker(m)),
-                    })
-                }
-                Err(e) => Err(BusError::Consumer {
-                    name: name.clone(),
-                    reason: e.to_string(),
-                }),
-            })
-            .boxed())
-    }
-
-    async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
-        match self.stream.consumer_info(name).await {
-            Ok(info) => Ok(Some(ConsumerLag {
-                pending: info.num_pending,
-                ack_pending: info.num_ack_pending as u64,
-            })),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    jetstream::context::ConsumerInfoErrorKind::NotFound
-                ) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(BusError::Consumer {
-                name: name.to_owned(),
-                reason: e.to_string(),
-            }),
-        }
+        let messages = pull(&consumer)
+            .await
+            .map_err(|e| err(&e))?
+            .map(|m| m.map_err(|e| e.to_string()))
+            .boxed();
+        Ok(messages)
     }
 }
 

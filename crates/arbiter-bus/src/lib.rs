@@ -35,7 +35,7 @@ mod memory;
 #[cfg(feature = "clap")]
 pub use args::NatsArgs;
 pub use connect::{NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, refused_connections};
-pub use jetstream::{Applied, JetStreamBus};
+pub use jetstream::{Applied, JetStreamBus, deliver_subject};
 pub use memory::MemoryBus;
 
 use bytes::Bytes;
@@ -266,6 +266,30 @@ pub struct DurableConfig {
     /// Servers that keep the consumer's state on a cluster; `None`: as many as the stream
     /// (the in-memory bus has no servers and ignores it).
     pub replicas: Option<usize>,
+    /// How its messages reach the consumer (the in-memory bus ignores it).
+    pub delivery: DeliveryMode,
+}
+
+/// How a JetStream durable consumer's messages reach the process consuming it.
+///
+/// The choice matters on a cluster with replicated (R3) consumers. Since nats-server 2.11
+/// (pull request 6792) a replicated pull consumer sends a message only once the Raft group has
+/// agreed that it was delivered, so a pull consumer's messages wait whenever its Raft group
+/// does; and each such group writes a snapshot with an fsync under its Raft lock every 1,024
+/// entries (one per delivery, one per ack), which on a busy disk held deliveries for up to 3 s
+/// (BENCHMARKS.md, "The verdict tail on a cluster: its cause"). A push consumer with flow
+/// control sends at once and replicates the delivered state after (nats-server's
+/// `replicateDeliveries`), and it has no pull request to lose when its leader changes. Acks are
+/// replicated the same way in both: an acknowledged position survives the loss of a server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DeliveryMode {
+    /// Pull requests (`$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>`), as the deployed
+    /// permissions allow.
+    #[default]
+    Pull,
+    /// Pushed with flow control to `shogi.deliver.<consumer>`, to a queue group of the
+    /// consumer's name, so that one subscriber at a time gets each message.
+    Push,
 }
 
 /// A durable consumer's lag, as the bus reports it now.

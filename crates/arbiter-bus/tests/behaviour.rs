@@ -1,7 +1,9 @@
 //! One behaviour suite, run against both implementations: the embedded bus and JetStream on a
 //! real nats-server.
 
-use arbiter_bus::{Bus, ConsumerLag, DurableConfig, JetStreamBus, MemoryBus, Outgoing, Published};
+use arbiter_bus::{
+    Bus, ConsumerLag, DeliveryMode, DurableConfig, JetStreamBus, MemoryBus, Outgoing, Published,
+};
 use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -144,6 +146,7 @@ async fn headers_round_trip(bus: Bus) {
         max_ack_pending: 100,
         max_deliver: None,
         replicas: None,
+        delivery: arbiter_bus::DeliveryMode::Pull,
     };
     let mut deliveries = bus.consume(&config).await.unwrap();
     let d = tokio::time::timeout(WAIT, deliveries.next())
@@ -173,7 +176,7 @@ async fn lag_becomes(bus: &Bus, name: &str, want: ConsumerLag) {
     }
 }
 
-async fn durable_consumers_ack_and_redeliver(bus: Bus) {
+async fn durable_consumers_ack_and_redeliver(bus: Bus, delivery: DeliveryMode) {
     for i in 0..5 {
         bus.publish(out(&format!("shogi.game.c{i}.move"), &format!("c{i}"), "m"))
             .await
@@ -189,6 +192,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus) {
         max_ack_pending: 100,
         max_deliver: None,
         replicas: None,
+        delivery,
     };
     assert_eq!(bus.consumer_lag("behaviour").await.unwrap(), None);
     let mut deliveries = bus.consume(&config).await.unwrap();
@@ -243,7 +247,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus) {
 
 /// A limited consumer delivers a message it never gets an ack for `max_deliver` times, then
 /// gives it up and goes on with the next.
-async fn durable_consumers_give_up_after_max_deliver(bus: Bus) {
+async fn durable_consumers_give_up_after_max_deliver(bus: Bus, delivery: DeliveryMode) {
     let config = DurableConfig {
         name: "limited".into(),
         filter: "shogi.game.*.move".into(),
@@ -251,6 +255,7 @@ async fn durable_consumers_give_up_after_max_deliver(bus: Bus) {
         max_ack_pending: 100,
         max_deliver: Some(2),
         replicas: None,
+        delivery,
     };
     bus.publish(out("shogi.game.l1.move", "l1", "m"))
         .await
@@ -294,7 +299,7 @@ async fn memory_bus_headers_round_trip() {
 
 #[tokio::test]
 async fn memory_bus_durable_consumers() {
-    durable_consumers_ack_and_redeliver(Arc::new(MemoryBus::default())).await;
+    durable_consumers_ack_and_redeliver(Arc::new(MemoryBus::default()), DeliveryMode::Pull).await;
 }
 
 async fn jetstream(nats: &test_support::NatsServer) -> Bus {
@@ -324,18 +329,32 @@ async fn jetstream_bus_headers_round_trip() {
 #[tokio::test]
 async fn jetstream_bus_durable_consumers() {
     let nats = test_support::NatsServer::start();
-    durable_consumers_ack_and_redeliver(jetstream(&nats).await).await;
+    durable_consumers_ack_and_redeliver(jetstream(&nats).await, DeliveryMode::Pull).await;
+}
+
+// The same semantics when the consumer pushes with flow control (DeliveryMode::Push).
+#[tokio::test]
+async fn jetstream_bus_durable_push_consumers() {
+    let nats = test_support::NatsServer::start();
+    durable_consumers_ack_and_redeliver(jetstream(&nats).await, DeliveryMode::Push).await;
 }
 
 #[tokio::test]
 async fn memory_bus_max_deliver() {
-    durable_consumers_give_up_after_max_deliver(Arc::new(MemoryBus::default())).await;
+    durable_consumers_give_up_after_max_deliver(Arc::new(MemoryBus::default()), DeliveryMode::Pull)
+        .await;
 }
 
 #[tokio::test]
 async fn jetstream_bus_max_deliver() {
     let nats = test_support::NatsServer::start();
-    durable_consumers_give_up_after_max_deliver(jetstream(&nats).await).await;
+    durable_consumers_give_up_after_max_deliver(jetstream(&nats).await, DeliveryMode::Pull).await;
+}
+
+#[tokio::test]
+async fn jetstream_bus_push_max_deliver() {
+    let nats = test_support::NatsServer::start();
+    durable_consumers_give_up_after_max_deliver(jetstream(&nats).await, DeliveryMode::Push).await;
 }
 
 #[tokio::test]

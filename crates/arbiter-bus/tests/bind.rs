@@ -17,6 +17,7 @@ fn durable(ack_wait: Duration) -> DurableConfig {
         max_ack_pending: 1024,
         max_deliver: None,
         replicas: None,
+        delivery: arbiter_bus::DeliveryMode::Pull,
     }
 }
 

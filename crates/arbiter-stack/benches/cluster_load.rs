@@ -19,8 +19,22 @@
 //! load drains, to tell a tail that the end of a burst causes from one under steady load.
 //!
 //! `cargo bench -p arbiter-stack --bench cluster_load [-- --games N --inflight K
-//! --rounds R --consumer-replicas C]` (default 200 games, 20,000 moves, per run; the durable
-//! consumers as many replicas as the stream).
+//! --rounds R --consumer-replicas C --configs single,cluster1,cluster2 --servers BIN,BIN
+//! --trace-dir DIR]` (default 200 games, 20,000 moves, per run; the durable consumers as many
+//! replicas as the stream; every configuration; the server `NATS_SERVER_BIN` or the pinned
+//! current one).
+//!
+//! `--servers` runs every configuration on each of several nats-server binaries in turn within
+//! a round, so that versions are compared under the same load from the machine's other work.
+//!
+//! `--trace-dir DIR` keeps what the servers saw, for a slow verdict's timeline
+//! (`tools/tail-timeline.py DIR/<run>` builds it): each cluster node runs with `debug` and
+//! `trace` on and its log goes to `DIR/<run>/n<i>.log` (UTC, microseconds); every node's
+//! `/jsz?consumers=true` (each consumer's delivered and ack floor sequences, pending, ack
+//! pending, redelivered, waiting pulls and Raft leader, as that node sees them) is sampled every
+//! 100 ms into `DIR/<run>/jsz.jsonl`; and `DIR/<run>/games.tsv` has each game's last SubmitMove
+//! (sent, answered) and its verdict's arrival, in UTC microseconds. Tracing slows the servers:
+//! compare traced runs with traced runs.
 
 use arbiter_bus::{Bus, JetStreamBus, NatsOptions, StreamSettings};
 use arbiter_worker::{Role, WorkerConfig};
@@ -28,10 +42,12 @@ use futures::StreamExt;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use shogi_rules::Move;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 use std::time::{Duration, Instant};
-use test_support::{NatsCluster, NatsServer};
+use test_support::{ClusterOptions, NatsCluster, NatsServer};
 use tonic::transport::Channel;
 
 mod common;
@@ -52,8 +68,8 @@ fn random_game(rng: &mut Rng) -> Vec<String> {
 enum Nats {
     /// One server, the stream R1.
     Single(NatsServer),
-    /// Three nodes, the stream R3.
-    Cluster(NatsCluster),
+    /// Three nodes, the stream R3 (shared with the `/jsz` sampler of a traced run).
+    Cluster(Arc<NatsCluster>),
 }
 
 impl Nats {
@@ -85,6 +101,28 @@ struct Run {
     loaded_verdict_p99: Duration,
     /// Where the Raft leaders were (cluster only).
     leaders: String,
+    /// Each game's timings, slowest verdict first.
+    games: Vec<GameTimes>,
+}
+
+/// When a game's last SubmitMove was sent and answered, and when its verdict was heard.
+#[derive(Debug, Clone)]
+struct GameTimes {
+    id: String,
+    sent: SystemTime,
+    answered: SystemTime,
+    verdict: SystemTime,
+    latency: Duration,
+    /// The stream sequence and store time of the last move and of the verdict, when looked up
+    /// (a traced run).
+    stored: Option<[(u64, SystemTime); 2]>,
+}
+
+/// Microseconds since the Unix epoch.
+fn micros(t: SystemTime) -> u128 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or_default()
 }
 
 async fn connect(nats: &Nats, i: usize, name: &str) -> Bus {
@@ -106,6 +144,8 @@ async fn run(
     games: &[Vec<String>],
     inflight: usize,
     consumer_replicas: Option<usize>,
+    delivery: arbiter_bus::DeliveryMode,
+    look_up: bool,
 ) -> Run {
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let stopped = || {
@@ -128,6 +168,7 @@ async fn run(
                 .connect_lazy(),
         );
     }
+    let mut workers = Vec::new();
     for role in [Role::Watcher, Role::Judge] {
         for i in 0..instances {
             let bus = connect(nats, i + 1, role.name()).await;
@@ -135,13 +176,38 @@ async fn run(
             config.instance = i as u32;
             config.instances = instances as u32;
             config.consumer_replicas = consumer_replicas;
+            config.consumer_delivery = delivery;
+            let stats = Arc::new(arbiter_worker::Stats::default());
+            workers.push((stats.clone(), config.partitions().len() as u64));
             // As the binaries run them: a task per partition.
-            arbiter_worker::spawn_workers(bus, &config, None, Arc::default(), stop_rx.clone());
+            arbiter_worker::spawn_workers(bus, &config, None, stats, stop_rx.clone());
+        }
+    }
+    // The load starts once every worker consumes each of its partitions and every consumer
+    // has a Raft leader, as after `shogi-arbiter streams apply` and a rolling start: what is
+    // measured is the verdicts under steady load, not the consumers' creation (seconds for 32
+    // replicated consumers on a loaded machine), unless `--no-warm-up`.
+    if !std::env::args().any(|a| a == "--no-warm-up") {
+        let ready = Instant::now();
+        loop {
+            let consuming = workers
+                .iter()
+                .all(|(stats, n)| arbiter_worker::Stats::get(&stats.consuming) >= *n);
+            let led =
+                consuming && consumers_led(nats).await >= 2 * shogi_proto::PARTITIONS as usize;
+            if led {
+                break;
+            }
+            assert!(
+                ready.elapsed() < VERDICT_DEADLINE,
+                "the workers did not start consuming"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
     // Verdicts as they reach the bus, by game id.
-    let verdicts: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let verdicts: Arc<Mutex<HashMap<String, (Instant, SystemTime)>>> = Arc::default();
     let (verdict_count_tx, mut verdict_count) = tokio::sync::watch::channel(0usize);
     let sub_client = async_nats::connect(nats.url(2)).await.unwrap();
     let mut sub = sub_client.subscribe("shogi.game.*.verdict").await.unwrap();
@@ -151,7 +217,7 @@ async fn run(
         let verdicts = verdicts.clone();
         tokio::spawn(async move {
             while let Some(m) = sub.next().await {
-                let at = Instant::now();
+                let at = (Instant::now(), SystemTime::now());
                 let id = m.subject.split('.').nth(2).unwrap_or_default().to_owned();
                 let n = {
                     let mut v = verdicts.lock().unwrap();
@@ -200,6 +266,7 @@ async fn run(
                         .expect("create");
                     for (i, usi) in games[g].iter().enumerate() {
                         let sent = Instant::now();
+                        let sent_at = SystemTime::now();
                         let answer = client
                             .submit_move(pb::SubmitMoveRequest {
                                 game_id: id.clone(),
@@ -213,7 +280,7 @@ async fn run(
                         submits.push(sent.elapsed());
                         assert_eq!(answer.outcome, pb::MoveOutcome::Accepted as i32, "{id}");
                         if i + 1 == games[g].len() {
-                            last_sent.push((id.clone(), sent));
+                            last_sent.push((id.clone(), sent, sent_at, SystemTime::now()));
                         }
                     }
                 }
@@ -240,11 +307,46 @@ async fn run(
         games.len(),
         "every game gets its verdict within {VERDICT_DEADLINE:?}"
     );
-    last_sent.sort_by_key(|(_, sent)| *sent);
+    last_sent.sort_by_key(|(_, sent, _, _)| *sent);
     let mut to_verdict: Vec<Duration> = last_sent
         .iter()
-        .map(|(id, sent)| verdicts[id].saturating_duration_since(*sent))
+        .map(|(id, sent, _, _)| verdicts[id].0.saturating_duration_since(*sent))
         .collect();
+    let mut times: Vec<GameTimes> = last_sent
+        .iter()
+        .zip(&to_verdict)
+        .map(|((id, _, sent, answered), &latency)| GameTimes {
+            id: id.clone(),
+            sent: *sent,
+            answered: *answered,
+            verdict: verdicts[id].1,
+            latency,
+            stored: None,
+        })
+        .collect();
+    times.sort_by_key(|t| std::cmp::Reverse(t.latency));
+    if look_up {
+        let js = async_nats::jetstream::new(sub_client.clone());
+        if let Ok(stream) = js.get_stream(shogi_proto::STREAM).await {
+            for t in &mut times {
+                let last = |subject: String| {
+                    let stream = stream.clone();
+                    async move {
+                        stream
+                            .get_last_raw_message_by_subject(&subject)
+                            .await
+                            .ok()
+                            .map(|m| (m.sequence, SystemTime::from(m.time)))
+                    }
+                };
+                let moved = last(shogi_proto::subject::moves(&t.id)).await;
+                let verdict = last(shogi_proto::subject::verdict(&t.id)).await;
+                if let (Some(m), Some(v)) = (moved, verdict) {
+                    t.stored = Some([m, v]);
+                }
+            }
+        }
+    }
     let mut loaded: Vec<Duration> =
         to_verdict[..to_verdict.len().saturating_sub(inflight).max(1)].to_vec();
     loaded.sort();
@@ -264,7 +366,27 @@ async fn run(
         verdict_p99: pct(&to_verdict, 0.99),
         loaded_verdict_p99: pct(&loaded, 0.99),
         leaders,
+        games: times,
     }
+}
+
+/// How many durable consumers of the games' stream have a leader (all of them on one server).
+async fn consumers_led(nats: &Nats) -> usize {
+    let Ok(client) = async_nats::connect(nats.url(0)).await else {
+        return 0;
+    };
+    let js = async_nats::jetstream::new(client);
+    let Ok(stream) = js.get_stream(shogi_proto::STREAM).await else {
+        return 0;
+    };
+    let mut consumers = stream.consumers();
+    let mut led = 0;
+    while let Some(Ok(c)) = consumers.next().await {
+        if nats.replicas() == 1 || c.cluster.and_then(|c| c.leader).is_some() {
+            led += 1;
+        }
+    }
+    led
 }
 
 /// Where the Raft leaders of the stream and of the durable consumers were in a run, as
@@ -303,15 +425,100 @@ fn rand_id() -> u128 {
 }
 
 fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
+    arg_text(name)
         .map(|v| {
             v.parse()
                 .unwrap_or_else(|_| panic!("{name} {v}: not a number"))
         })
         .unwrap_or(default)
+}
+
+/// The value after `name` on the command line, if given.
+fn arg_text(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+/// A nats-server binary and the version it says it is.
+#[derive(Debug, Clone)]
+struct Server {
+    bin: PathBuf,
+    version: String,
+}
+
+impl Server {
+    fn new(bin: PathBuf) -> Server {
+        let out = std::process::Command::new(&bin)
+            .arg("--version")
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
+        let version = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .trim_start_matches("nats-server: ")
+            .to_owned();
+        Server { bin, version }
+    }
+}
+
+/// Samples every node's `/jsz?accounts=true&streams=true&consumers=true` every 100 ms into `path` (one JSON object a
+/// line: `{"t_us": <UTC microseconds>, "node": "n0", "jsz": {...}}`) until `stop`.
+fn sample_jsz(
+    cluster: Arc<NatsCluster>,
+    path: PathBuf,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        use std::io::Write as _;
+        let file = std::fs::File::create(&path)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
+        let mut out = std::io::BufWriter::new(file);
+        let mut next = Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            for i in 0..3 {
+                let t = micros(SystemTime::now());
+                let jsz = cluster
+                    .monitor(i, "/jsz?accounts=true&streams=true&consumers=true")
+                    .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok());
+                if let Some(jsz) = jsz {
+                    let line =
+                        serde_json::json!({"t_us": t as u64, "node": cluster.name(i), "jsz": jsz});
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+            next += Duration::from_millis(100);
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        }
+        let _ = out.flush();
+    })
+}
+
+/// Writes each game's timings to `dir/games.tsv`, slowest verdict first.
+fn write_games(dir: &Path, games: &[GameTimes]) {
+    let mut text = String::from(
+        "game_id\tpartition\tlast_move_sent_us\tanswered_us\tverdict_heard_us\tlatency_ms\t\
+         move_seq\tmove_stored_us\tverdict_seq\tverdict_stored_us\n",
+    );
+    for g in games {
+        let [(mseq, mt), (vseq, vt)] = g
+            .stored
+            .unwrap_or([(0, std::time::UNIX_EPOCH), (0, std::time::UNIX_EPOCH)]);
+        text.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{}\t{:.3}\t{mseq}\t{}\t{vseq}\t{}\n",
+            g.id,
+            shogi_proto::subject::partition(&g.id),
+            micros(g.sent),
+            micros(g.answered),
+            micros(g.verdict),
+            g.latency.as_secs_f64() * 1e3,
+            micros(mt),
+            micros(vt),
+        ));
+    }
+    let path = dir.join("games.tsv");
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -344,46 +551,136 @@ async fn main() {
     let rounds = arg("--rounds", 3);
     // The durable consumers' replicas on the cluster (0: as the stream, R3).
     let consumer_replicas = Some(arg("--consumer-replicas", 0)).filter(|&r| r > 0);
+    let trace_dir = arg_text("--trace-dir").map(PathBuf::from);
+    let servers: Vec<Server> = match arg_text("--servers") {
+        Some(list) => list.split(',').map(|b| Server::new(b.into())).collect(),
+        None => vec![Server::new(test_support::nats_server_binary())],
+    };
     let mut rng = Rng(0x5EED);
     let games: Vec<Vec<String>> = (0..n_games).map(|_| random_game(&mut rng)).collect();
     println!(
         "{n_games} games of {PLIES} plies per run ({} moves), {inflight} in flight, {rounds} rounds",
         n_games * PLIES
     );
-    let configs: [(&str, bool, usize); 3] = [
-        ("1 server, R1, 1 instance each", false, 1),
-        ("3-node cluster, R3, 1 instance each", true, 1),
-        ("3-node cluster, R3, 2 instances each", true, 2),
+    let all: [(&str, &str, bool, usize); 3] = [
+        ("single", "1 server, R1, 1 instance each", false, 1),
+        ("cluster1", "3-node cluster, R3, 1 instance each", true, 1),
+        ("cluster2", "3-node cluster, R3, 2 instances each", true, 2),
     ];
+    let chosen = arg_text("--configs").unwrap_or_else(|| "single,cluster1,cluster2".into());
+    // How the workers' durable consumers deliver: `pull` (the default), `push` (with flow
+    // control), or both in turn (`pull,push`).
+    let deliveries: Vec<arbiter_bus::DeliveryMode> = arg_text("--deliveries")
+        .unwrap_or_else(|| "pull".into())
+        .split(',')
+        .map(|d| match d {
+            "pull" => arbiter_bus::DeliveryMode::Pull,
+            "push" => arbiter_bus::DeliveryMode::Push,
+            other => panic!("--deliveries {other}: pull or push"),
+        })
+        .collect();
+    let mut configs = Vec::new();
+    for server in &servers {
+        for &delivery in &deliveries {
+            for key in chosen.split(',') {
+                let &(key, name, cluster, instances) =
+                    all.iter().find(|c| c.0 == key).unwrap_or_else(|| {
+                        panic!("--configs {key}: one of single, cluster1, cluster2")
+                    });
+                let mut label = name.to_owned();
+                if deliveries.len() > 1 {
+                    label.push_str(&format!(", {delivery:?}").to_lowercase());
+                }
+                if servers.len() > 1 {
+                    label.push_str(&format!(" ({})", server.version));
+                }
+                configs.push((key, label, cluster, instances, server.clone(), delivery));
+            }
+        }
+    }
+    println!(
+        "servers: {}",
+        servers
+            .iter()
+            .map(|s| format!("{} ({})", s.version, s.bin.display()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let mut results: Vec<Vec<Run>> = vec![Vec::new(); configs.len()];
     for round in 0..rounds {
-        for (c, &(name, cluster, instances)) in configs.iter().enumerate() {
+        for (c, (key, name, cluster, instances, server, delivery)) in configs.iter().enumerate() {
+            let run_dir = trace_dir.as_ref().map(|d| {
+                d.join(format!(
+                    "round{}-{key}-{}-{}",
+                    round + 1,
+                    format!("{delivery:?}").to_lowercase(),
+                    server.version.trim_start_matches('v')
+                ))
+            });
             // Fresh servers for every run: no run reads another's events.
-            let nats = if cluster {
-                Nats::Cluster(
-                    tokio::task::spawn_blocking(NatsCluster::start)
+            let nats = if *cluster {
+                let options = ClusterOptions {
+                    bin: Some(server.bin.clone()),
+                    extra_config: if run_dir.is_some() {
+                        "debug: true\ntrace: true\nlogtime_utc: true\n".into()
+                    } else {
+                        String::new()
+                    },
+                    log_dir: run_dir.clone(),
+                };
+                Nats::Cluster(Arc::new(
+                    tokio::task::spawn_blocking(move || NatsCluster::start_with(&options))
                         .await
                         .unwrap(),
-                )
+                ))
             } else {
-                Nats::Single(NatsServer::start())
+                Nats::Single(NatsServer::start_with(&server.bin))
             };
-            let r = run(&nats, instances, &games, inflight, consumer_replicas).await;
+            let sampling = match (&nats, &run_dir) {
+                (Nats::Cluster(cluster), Some(dir)) => {
+                    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                    let thread = sample_jsz(cluster.clone(), dir.join("jsz.jsonl"), stop.clone());
+                    Some((stop, thread))
+                }
+                _ => None,
+            };
+            let r = run(
+                &nats,
+                *instances,
+                &games,
+                inflight,
+                consumer_replicas,
+                *delivery,
+                run_dir.is_some(),
+            )
+            .await;
+            if let Some((stop, thread)) = sampling {
+                stop.store(true, Ordering::Relaxed);
+                let _ = thread.join();
+            }
             println!(
-                "round {} {name}: {:.0} moves/s, SubmitMove p50 {:?} p99 {:?}, last move -> verdict p50 {:?} p99 {:?} (under load p99 {:?})",
+                "round {} {name}: {:.0} moves/s, SubmitMove p50 {:?} p99 {:?}, last move -> verdict p50 {:?} p99 {:?} (under load p99 {:?}, slowest {:?} {})",
                 round + 1,
                 r.moves_per_sec,
                 r.submit_p50,
                 r.submit_p99,
                 r.verdict_p50,
                 r.verdict_p99,
-                r.loaded_verdict_p99
+                r.loaded_verdict_p99,
+                r.games.first().map(|g| g.latency).unwrap_or_default(),
+                r.games.first().map(|g| g.id.as_str()).unwrap_or_default(),
             );
             if !r.leaders.is_empty() {
                 println!("  leaders: {}", r.leaders);
             }
-            results[c].push(r);
+            // The nodes' logs are complete once they are stopped.
             drop(nats);
+            if let Some(dir) = &run_dir {
+                std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+                write_games(dir, &r.games);
+                println!("  traced in {}", dir.display());
+            }
+            results[c].push(r);
         }
     }
     println!(
@@ -396,7 +693,7 @@ async fn main() {
         "verdict p99",
         "loaded p99"
     );
-    for (c, (name, _, _)) in configs.iter().enumerate() {
+    for (c, (_, name, _, _, _, _)) in configs.iter().enumerate() {
         let rs = &results[c];
         println!(
             "{:<40} {:>9.0} {:>11.1?} {:>11.1?} {:>12.1?} {:>12.1?} {:>12.1?}",
@@ -420,19 +717,35 @@ async fn main() {
         )
     };
     let secs = |d: Duration| d.as_secs_f64();
-    println!(
-        "\ncluster, 2 instances / 1 instance (median of per-round ratios): moves/s {:.2}x, \
-         submit p99 {:.2}x, verdict p99 {:.2}x (under load {:.2}x)",
-        ratio(&|r| r.moves_per_sec, 2, 1),
-        ratio(&|r| secs(r.submit_p99), 2, 1),
-        ratio(&|r| secs(r.verdict_p99), 2, 1),
-        ratio(&|r| secs(r.loaded_verdict_p99), 2, 1),
-    );
-    println!(
-        "cluster R3 / single server R1, 1 instance each: moves/s {:.2}x, submit p99 {:.2}x, \
-         verdict p99 {:.2}x",
-        ratio(&|r| r.moves_per_sec, 1, 0),
-        ratio(&|r| secs(r.submit_p99), 1, 0),
-        ratio(&|r| secs(r.verdict_p99), 1, 0),
-    );
+    for server in &servers {
+        let at = |key: &str| {
+            configs.iter().position(|(k, _, _, _, s, d)| {
+                *k == key && s.bin == server.bin && *d == deliveries[0]
+            })
+        };
+        let on = if servers.len() > 1 {
+            format!(" on {}", server.version)
+        } else {
+            String::new()
+        };
+        if let (Some(one), Some(two)) = (at("cluster1"), at("cluster2")) {
+            println!(
+                "\ncluster{on}, 2 instances / 1 instance (median of per-round ratios): moves/s \
+                 {:.2}x, submit p99 {:.2}x, verdict p99 {:.2}x (under load {:.2}x)",
+                ratio(&|r| r.moves_per_sec, two, one),
+                ratio(&|r| secs(r.submit_p99), two, one),
+                ratio(&|r| secs(r.verdict_p99), two, one),
+                ratio(&|r| secs(r.loaded_verdict_p99), two, one),
+            );
+        }
+        if let (Some(single), Some(one)) = (at("single"), at("cluster1")) {
+            println!(
+                "cluster R3 / single server R1{on}, 1 instance each: moves/s {:.2}x, submit p99 \
+                 {:.2}x, verdict p99 {:.2}x",
+                ratio(&|r| r.moves_per_sec, one, single),
+                ratio(&|r| secs(r.submit_p99), one, single),
+                ratio(&|r| secs(r.verdict_p99), one, single),
+            );
+        }
+    }
 }

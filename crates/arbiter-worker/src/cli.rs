@@ -50,6 +50,12 @@ pub struct Settings {
     /// while its consumer's server is down (deploy/STREAMS.md).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
     pub consumer_replicas: Option<u8>,
+    /// How the durable consumers deliver: `pull` (the default, as deploy/nats/auth.conf
+    /// allows) or `push`, with flow control, which no Raft snapshot of a replicated consumer
+    /// holds up (BENCHMARKS.md, "The verdict tail on a cluster: its cause"; a consumer made in
+    /// the other mode must be removed first).
+    #[arg(long, default_value = "pull", value_parser = ["pull", "push"])]
+    pub consumer_delivery: String,
     /// This instance's index among `--instances`.
     #[arg(long, default_value_t = 0)]
     pub instance: u32,
@@ -74,12 +80,13 @@ pub struct Settings {
 /// The flags whose environment variable is the role's: `<ROLE>_<NAME>`, the role's name in
 /// upper case with `_` for `-` (`REPETITION_WATCHER_HEALTH_LISTEN`, `IMPASSE_JUDGE_LEASES`).
 /// Each is the flag's name in upper case; deploy-check holds deploy/ to these names.
-pub const ROLE_VARIABLES: [&str; 10] = [
+pub const ROLE_VARIABLES: [&str; 11] = [
     "STREAM",
     "LEASES",
     "HOLDER",
     "LEASE_TTL_MS",
     "CONSUMER_REPLICAS",
+    "CONSUMER_DELIVERY",
     "INSTANCE",
     "INSTANCES",
     "HEALTH_LISTEN",
@@ -132,6 +139,9 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     worker.instances = s.instances;
     worker.ack_wait = Duration::from_millis(s.ack_wait_ms);
     worker.consumer_replicas = s.consumer_replicas.map(usize::from);
+    if s.consumer_delivery == "push" {
+        worker.consumer_delivery = arbiter_bus::DeliveryMode::Push;
+    }
     worker.validate().context("invalid configuration")?;
     let holder = s.holder.unwrap_or_else(lease::default_holder);
     let lease_ttl = Duration::from_millis(s.lease_ttl_ms);

@@ -109,6 +109,10 @@ pub struct WorkerConfig {
     /// Fewer than the stream's trade the partition's availability when a server is lost for a
     /// shorter verdict tail (deploy/STREAMS.md, consumer replicas).
     pub consumer_replicas: Option<usize>,
+    /// How the consumers' messages reach this instance: pull (the default, as the deployed
+    /// permissions allow) or push with flow control, which does not wait for a replicated
+    /// consumer's Raft group ([`arbiter_bus::DeliveryMode`]).
+    pub consumer_delivery: arbiter_bus::DeliveryMode,
     /// How often the consumers' lag is read from the bus for the `shogi.consumer.lag` gauge.
     pub lag_interval: Duration,
 }
@@ -123,6 +127,7 @@ impl WorkerConfig {
             ack_wait: Duration::from_secs(5),
             max_ack_pending: 1024,
             consumer_replicas: None,
+            consumer_delivery: arbiter_bus::DeliveryMode::Pull,
             lag_interval: Duration::from_secs(5),
         }
     }
@@ -170,6 +175,7 @@ impl WorkerConfig {
             // event back, and giving it up could lose a verdict (deploy/STREAMS.md).
             max_deliver: None,
             replicas: self.consumer_replicas,
+            delivery: self.consumer_delivery,
         }
     }
 }
@@ -374,8 +380,14 @@ impl Worker {
                             tracing::warn!(role, error = %e, "delivery not judged, will come again");
                         }
                     }
+                    // A missed heartbeat, mostly: a pull request lost with a consumer leader
+                    // that changed (or whose interest had not reached this server yet) is sent
+                    // again by async-nats only after its expiry plus 5 s, so the consumers are
+                    // opened again now, with a fresh pull (BENCHMARKS.md, "The verdict tail on
+                    // a cluster: its cause").
                     Some(Err(e)) => {
-                        tracing::warn!(role, error = %e, "consumer error");
+                        tracing::warn!(role, error = %e, "consumer error; consuming again");
+                        break;
                     }
                     None => break,
                 }

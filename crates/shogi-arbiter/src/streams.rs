@@ -198,6 +198,7 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
         max_ack_pending: 1000,
         max_deliver: None,
         replicas: args.consumer_replicas.map(usize::from),
+        delivery: arbiter_bus::DeliveryMode::Pull,
     });
     {
         for durable in durables {

@@ -46,6 +46,19 @@ pub struct NatsCluster {
     dir: tempfile::TempDir,
 }
 
+/// How the nodes of a [`NatsCluster`] run, beyond the defaults of [`NatsCluster::start`].
+#[derive(Debug, Clone, Default)]
+pub struct ClusterOptions {
+    /// The nats-server binary; `None`: as [`NatsCluster::start`] finds it.
+    pub bin: Option<PathBuf>,
+    /// Lines added to every node's configuration (`debug: true`, `trace: true`, ...).
+    pub extra_config: String,
+    /// A directory where each node's whole log goes, as `<node>.log` (appended to across
+    /// restarts); the log kept in memory for failure messages then leaves out the debug and
+    /// trace lines, which a traced run writes by the million.
+    pub log_dir: Option<PathBuf>,
+}
+
 #[derive(Debug)]
 struct Node {
     name: String,
@@ -54,6 +67,24 @@ struct Node {
     config: PathBuf,
     child: Option<Child>,
     log: Arc<Log>,
+    /// Where its whole log is copied, if anywhere.
+    log_file: Option<PathBuf>,
+    /// The thread draining its stderr, which ends once the process has.
+    drain: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Node {
+    /// Kills the process, if running, and waits until its log is drained (and its copy
+    /// written).
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(drain) = self.drain.take() {
+            let _ = drain.join();
+        }
+    }
 }
 
 /// A node's log lines, filled by a thread that drains its stderr.
@@ -163,7 +194,20 @@ impl NatsCluster {
     /// When nats-server is not installed (with how to install it), a node does not start, or the
     /// cluster has no leader within 30 seconds (with the nodes' logs).
     pub fn start() -> NatsCluster {
-        let bin = nats_server_binary();
+        NatsCluster::start_with(&ClusterOptions::default())
+    }
+
+    /// As [`NatsCluster::start`], with `options`: more configuration, the logs to files.
+    ///
+    /// # Panics
+    ///
+    /// As [`NatsCluster::start`], and when the log directory cannot be made.
+    pub fn start_with(options: &ClusterOptions) -> NatsCluster {
+        let bin = options.bin.clone().unwrap_or_else(nats_server_binary);
+        if let Some(dir) = &options.log_dir {
+            std::fs::create_dir_all(dir)
+                .unwrap_or_else(|e| panic!("cannot make {}: {e}", dir.display()));
+        }
         let dir = tempfile::Builder::new()
             .prefix("nats-cluster-test-")
             .tempdir()
@@ -193,13 +237,19 @@ impl NatsCluster {
                        name: {CLUSTER_NAME}\n  \
                        listen: 127.0.0.1:{route}\n  \
                        routes: [{routes}]\n\
-                     }}\n",
+                     }}\n\
+                     {extra}\n",
                     client = client_ports[i],
                     monitor = monitor_ports[i],
                     route = route_ports[i],
                     store = store.display().to_string(),
+                    extra = options.extra_config,
                 );
                 std::fs::write(&config, text).expect("write a node's configuration");
+                let log_file = options
+                    .log_dir
+                    .as_ref()
+                    .map(|d| d.join(format!("{name}.log")));
                 Node {
                     name,
                     client_port: client_ports[i],
@@ -207,6 +257,8 @@ impl NatsCluster {
                     config,
                     child: None,
                     log: Arc::default(),
+                    log_file,
+                    drain: None,
                 }
             })
             .collect();
@@ -276,6 +328,15 @@ impl NatsCluster {
         format!("nats://127.0.0.1:{}", self.nodes[i].client_port)
     }
 
+    /// `GET path` on node `i`'s monitoring port (`/jsz?consumers=true`, say): the body, or
+    /// `None` when the node does not answer or answers with an error.
+    pub fn monitor(&self, i: usize, path: &str) -> Option<String> {
+        match http_get(self.nodes[i].monitor_port, path)? {
+            (200, body) => Some(body),
+            _ => None,
+        }
+    }
+
     /// The `server_name` of node `i` (`n0`, `n1`, `n2`), as JetStream reports peers and leaders.
     pub fn name(&self, i: usize) -> &str {
         &self.nodes[i].name
@@ -308,10 +369,7 @@ impl NatsCluster {
     ///
     /// When the others are not healthy with a leader within 30 seconds.
     pub fn stop(&mut self, i: usize) {
-        if let Some(mut child) = self.nodes[i].child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.nodes[i].kill();
         self.wait_leader();
     }
 
@@ -341,13 +399,33 @@ impl NatsCluster {
         let stderr = child.stderr.take().expect("stderr is piped");
         let log = node.log.clone();
         let from = log.len();
+        let mut copy = node.log_file.as_ref().map(|path| {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+            std::io::BufWriter::new(file)
+        });
         // Drains the pipe for the node's whole life, so that it never blocks on a full pipe.
-        std::thread::spawn(move || {
+        let drain = std::thread::spawn(move || {
+            use std::io::Write as _;
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(copy) = &mut copy {
+                    // A copy cut short by a full disk only shortens the trace.
+                    let _ = writeln!(copy, "{line}");
+                    if line.contains("] [TRC] ") || line.contains("] [DBG] ") {
+                        continue;
+                    }
+                }
                 log.lines.lock().expect("log lock").push(line);
                 log.grew.notify_all();
             }
+            if let Some(copy) = &mut copy {
+                let _ = copy.flush();
+            }
         });
+        node.drain = Some(drain);
         let ready = node
             .log
             .wait(from, Instant::now() + DEADLINE, |lines| {
@@ -400,10 +478,7 @@ impl NatsCluster {
 impl Drop for NatsCluster {
     fn drop(&mut self) {
         for node in &mut self.nodes {
-            if let Some(mut child) = node.child.take() {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+            node.kill();
         }
     }
 }

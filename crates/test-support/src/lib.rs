@@ -20,7 +20,7 @@
 mod cluster;
 mod restartable;
 
-pub use cluster::NatsCluster;
+pub use cluster::{ClusterOptions, NatsCluster};
 pub use ports::{free_port, free_ports};
 pub use restartable::Nats;
 mod patience;
