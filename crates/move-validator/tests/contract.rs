@@ -20,6 +20,12 @@ async fn start(
     MoveValidatorClient<Channel>,
     tokio::sync::oneshot::Sender<()>,
 ) {
+    let (channel, stop) = start_channel(nats).await;
+    (MoveValidatorClient::new(channel), stop)
+}
+
+/// The validator on loopback, and a channel to it.
+async fn start_channel(nats: &NatsServer) -> (Channel, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -33,7 +39,7 @@ async fn start(
     let channel = Channel::from_shared(format!("http://{addr}"))
         .unwrap()
         .connect_lazy();
-    (MoveValidatorClient::new(channel), stop)
+    (channel, stop)
 }
 
 fn reason(status: &Status) -> String {
@@ -343,19 +349,7 @@ async fn a_purged_game_is_not_found_on_the_instance_that_cached_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undecodable_request_bytes_are_invalid_argument_naming_the_field() {
     let nats = NatsServer::start();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(move_validator::run(
-        listener,
-        Config::new(nats.url()),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect_lazy();
+    let (channel, _stop) = start_channel(&nats).await;
     let mut grpc = tonic::client::Grpc::new(channel);
     // SubmitMoveRequest.usi (field 3) holding bytes that are not UTF-8; CreateGameRequest's
     // start.sfen likewise (a member of the oneof `start`); a SubmitMoveRequest cut short.
