@@ -37,6 +37,10 @@ const POLL: Duration = Duration::from_millis(25);
 /// How many times a cluster that formed a smaller metadata group is started again.
 const BOOTSTRAPS: usize = 3;
 
+/// How long, on an idle machine, a metadata group may count fewer than [`NODES`] once its
+/// leader is known before the cluster is taken as formed without a node.
+const SIZE_SETTLES: Duration = Duration::from_secs(5);
+
 /// Three `nats-server -js` nodes in one cluster on loopback; every node is killed on drop and
 /// the stores removed.
 #[derive(Debug)]
@@ -272,15 +276,15 @@ impl NatsCluster {
             for i in 0..NODES {
                 cluster.spawn(i);
             }
-            if cluster.wait_formed(crate::patience(DEADLINE)) {
+            if cluster.wait_formed() {
                 return cluster;
             }
             let sizes = cluster.meta_sizes();
             assert!(
                 attempt < BOOTSTRAPS,
-                "the NATS cluster did not form one JetStream metadata group of {NODES} within \
-                 {DEADLINE:?} (after scaling to the load), {BOOTSTRAPS} times; last sizes seen \
-                 {sizes:?}; logs:\n{}",
+                "the NATS cluster did not form one JetStream metadata group of {NODES} \
+                 ({BOOTSTRAPS} starts, each waiting {DEADLINE:?} for a leader and {SIZE_SETTLES:?} \
+                 for the group, scaled to the load); last sizes seen {sizes:?}; logs:\n{}",
                 cluster.logs()
             );
             eprintln!(
@@ -298,12 +302,22 @@ impl NatsCluster {
         unreachable!("the loop returns or panics")
     }
 
-    /// Waits until every node is running, agrees on a metadata leader, and counts all
-    /// [`NODES`] in the metadata group; `false` when `patience` passes first.
-    fn wait_formed(&self, patience: Duration) -> bool {
-        let deadline = Instant::now() + patience;
+    /// Waits until every node is running and agrees on a metadata leader (within
+    /// `patience(DEADLINE)`), then until each counts all [`NODES`] in the metadata group. The
+    /// group's size is settled by its first election: one that stays smaller for
+    /// [`SIZE_SETTLES`] (scaled to the load) after the leader is known stays so for good (seen
+    /// for 33 minutes), so `false` then.
+    fn wait_formed(&self) -> bool {
+        let deadline = Instant::now() + crate::patience(DEADLINE);
+        while self.meta_leader().is_none() {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(POLL);
+        }
+        let deadline = Instant::now() + crate::patience(SIZE_SETTLES);
         loop {
-            if self.meta_leader().is_some() && self.meta_sizes().iter().all(|s| *s == Some(NODES)) {
+            if self.meta_sizes().iter().all(|s| *s == Some(NODES)) {
                 return true;
             }
             if Instant::now() >= deadline {
