@@ -193,10 +193,12 @@ impl Validator {
         let mut guard = slot.replay.clone().lock_owned().await;
         match guard.as_mut() {
             Some(replay) if fresh => {
+                let before = replay.last_seq();
                 self.catch_up(replay).await?;
                 // A purged game leaves nothing after the cached entries to read: a fresh read
-                // also checks that the creation event cached is still the game's.
-                if !self.still_created(replay).await? {
+                // that found nothing new also checks that the creation event cached is still
+                // the game's (a purged id cannot be created again, so new entries are enough).
+                if replay.last_seq() == before && !self.still_created(replay).await? {
                     self.reload(&mut guard, id).await?;
                 }
             }
