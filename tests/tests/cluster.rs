@@ -8,7 +8,7 @@
 //! is the one killed, so that the run loses at once the node every client is connected to and
 //! the stream's leader.
 
-use arbiter_bus::{Bus, JetStreamBus, NatsOptions, Outgoing, Published, StreamSettings};
+use arbiter_bus::{Bus, BusError, JetStreamBus, NatsOptions, Outgoing, Published, StreamSettings};
 use arbiter_tests::play::{Clients, VerdictSubscriber, assert_one_right_verdict, play, read};
 use arbiter_tests::{fixed_share, games, start_services};
 use futures::TryStreamExt;
@@ -116,6 +116,82 @@ async fn a_replicated_stream_keeps_its_messages_and_takes_writes_with_its_leader
     assert_ne!(
         new_leader, leader,
         "the stream elected a leader among the nodes left"
+    );
+}
+
+// A stream's leader answers the retry of a publish it has proposed but not stored (its
+// replicas have not confirmed it) as a duplicate at sequence 0 (2.10) or as a wrong expected
+// sequence (2.12 and later). Taken as an outcome, that had CreateGame answer NOT_FOUND for the
+// game it had just been asked to create (CI, 2.10.26, push consumers, a node killed). The bus
+// waits for the first try: while the replicas are frozen the retry claims no outcome, and once
+// they are back it finds the one message stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_of_a_publish_not_yet_replicated_waits_for_it() {
+    let cluster = Arc::new(Mutex::new(NatsCluster::start()));
+    let seed = cluster.lock().unwrap().url(0);
+    JetStreamBus::connect(&NatsOptions::new(&seed), "cluster-test", &replicated())
+        .await
+        .unwrap();
+    let js = async_nats::jetstream::new(async_nats::connect(&seed).await.unwrap());
+    let leader = stream_leader(&js, &cluster).await;
+    let url = cluster.lock().unwrap().url(leader);
+    let bus: Bus = Arc::new(
+        JetStreamBus::connect(&NatsOptions::new(&url), "cluster-test", &replicated())
+            .await
+            .unwrap(),
+    );
+    let subject = subject::created("in-flight");
+    let msg = Outgoing::new(&subject, "test", "in-flight:created", "x").expect(0);
+    let others: Vec<usize> = (0..3).filter(|&i| i != leader).collect();
+    {
+        let cluster = cluster.lock().unwrap();
+        for &i in &others {
+            cluster.pause(i);
+        }
+    }
+    // The first try reaches the leader, which stages it and cannot commit it: no answer.
+    let first = async_nats::jetstream::context::ContextBuilder::new()
+        .timeout(Duration::from_secs(1))
+        .build(async_nats::connect(&url).await.unwrap());
+    let publish = async_nats::jetstream::message::PublishMessage::build()
+        .payload("x".into())
+        .message_id("in-flight:created")
+        .expected_last_subject_sequence(0);
+    let answer = match first.send_publish(subject.clone(), publish).await {
+        Ok(ack) => ack.await,
+        Err(e) => Err(e),
+    };
+    assert!(
+        answer.is_err(),
+        "stored with both replicas frozen: {answer:?}"
+    );
+    // The retry, while the first is still in flight, claims no outcome.
+    let retry = bus.publish(msg.clone()).await;
+    assert!(
+        matches!(retry, Err(BusError::Publish { .. })),
+        "the retry of a publish not yet stored claimed an outcome: {retry:?}"
+    );
+    {
+        let cluster = cluster.lock().unwrap();
+        for &i in &others {
+            cluster.resume(i);
+        }
+    }
+    let seq = match read("publish", VERDICT_DEADLINE, || bus.publish(msg.clone())).await {
+        Published::Stored(seq) | Published::Duplicate(seq) => seq,
+        Published::Conflict => panic!("its own retry conflicted"),
+    };
+    assert!(seq > 0, "stored at sequence 0");
+    // Read back with retries: the leader may have stepped down while it had no quorum.
+    let stored = read("last", VERDICT_DEADLINE, || bus.last(&subject))
+        .await
+        .expect("the message is stored");
+    assert_eq!(stored.sequence, seq);
+    assert!(
+        read("next", VERDICT_DEADLINE, || bus.next(&subject, seq + 1))
+            .await
+            .is_none(),
+        "stored once"
     );
 }
 

@@ -188,7 +188,8 @@ impl Message {
 pub enum Published {
     /// Stored at this stream sequence.
     Stored(u64),
-    /// A message with the same id was stored before (at this sequence): a retry.
+    /// A message with the same id was stored before (at this sequence, never 0: a publish
+    /// the server holds but has not stored is waited for, not a duplicate): a retry.
     Duplicate(u64),
     /// The subject's last sequence was not the expected one: another writer got there first.
     Conflict,

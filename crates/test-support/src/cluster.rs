@@ -387,6 +387,45 @@ impl NatsCluster {
         self.wait_leader();
     }
 
+    /// Freezes node `i` with SIGSTOP, as a machine that stops answering without closing its
+    /// connections, and waits until all its threads are stopped. The node stays a member:
+    /// with two of three frozen, the third cannot commit anything.
+    ///
+    /// # Panics
+    ///
+    /// When node `i` is not running, or not stopped within 30 seconds.
+    pub fn pause(&self, i: usize) {
+        let pid = self.signal(i, "-STOP");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !crate::restartable::all_threads_stopped(pid) {
+            assert!(
+                Instant::now() < deadline,
+                "node {i} (pid {pid}) not stopped within 30 s of SIGSTOP"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Lets node `i` run again after [`NatsCluster::pause`].
+    pub fn resume(&self, i: usize) {
+        self.signal(i, "-CONT");
+    }
+
+    /// Sends `signal` to node `i`'s process; its pid.
+    fn signal(&self, i: usize, signal: &str) -> u32 {
+        let pid = self.nodes[i]
+            .child
+            .as_ref()
+            .unwrap_or_else(|| panic!("node {i} is not running"))
+            .id();
+        let status = Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill {signal} {pid}");
+        pid
+    }
+
     /// Starts node `i` again on the same ports and store, and waits until it is ready and knows
     /// the cluster's metadata leader.
     ///
