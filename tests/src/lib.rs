@@ -214,6 +214,12 @@ impl Proc {
             .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
     }
 
+    /// The value its command line gives `flag` (`--listen`, `--health-listen`), if any.
+    pub fn arg(&self, flag: &str) -> Option<&str> {
+        let at = self.args.iter().position(|a| a == flag)?;
+        self.args.get(at + 1).map(String::as_str)
+    }
+
     /// The process id, while it runs.
     pub fn id(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
@@ -281,4 +287,48 @@ pub fn serve(extra: &[&str]) -> (std::process::Child, String) {
     let addr = addr.trim().to_owned();
     assert!(addr.starts_with("127.0.0.1:"), "{addr:?}");
     (child, addr)
+}
+
+/// What the grpc.health.v1 server at `addr` (`127.0.0.1:<port>`) says of `service` (`""`: the
+/// server as a whole); `None` when it does not answer.
+pub async fn health(
+    addr: &str,
+    service: &str,
+) -> Option<tonic_health::pb::health_check_response::ServingStatus> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("an endpoint")
+        .connect_timeout(Duration::from_secs(1))
+        .timeout(Duration::from_secs(5))
+        .connect()
+        .await
+        .ok()?;
+    let answer = tonic_health::pb::health_client::HealthClient::new(channel)
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: service.to_owned(),
+        })
+        .await
+        .ok()?;
+    tonic_health::pb::health_check_response::ServingStatus::try_from(answer.into_inner().status)
+        .ok()
+}
+
+/// Waits until the health server at `addr` answers SERVING for the server as a whole, as a
+/// readiness probe would, polling within `deadline`.
+///
+/// # Panics
+///
+/// When it is not SERVING by then.
+pub async fn wait_serving(addr: &str, deadline: Duration) {
+    let until = tokio::time::Instant::now() + deadline;
+    loop {
+        let status = health(addr, "").await;
+        if status == Some(tonic_health::pb::health_check_response::ServingStatus::Serving) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < until,
+            "{addr} not SERVING within {deadline:?}: {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -178,6 +178,40 @@ pub async fn assert_one_right_verdict(bus: &arbiter_bus::Bus, prefix: &str, game
     }
 }
 
+/// Checks that the log of every game `<prefix>-<i>` of `games`, as a validator reads it for
+/// GetGame, holds every move the game's script had accepted, in order, and nothing after its
+/// ending: the moves played are the script's (its last one left out when it was forfeited),
+/// and the game has ended.
+///
+/// # Panics
+///
+/// On a game whose moves differ, or that has not ended.
+pub async fn assert_every_move_logged(clients: &Clients, prefix: &str, games: &[Scripted]) {
+    for (i, g) in games.iter().enumerate() {
+        let id = format!("{prefix}-{i}");
+        let req = pb::GetGameRequest {
+            game_id: id.clone(),
+        };
+        let state = clients
+            .call(&id, |mut c| {
+                let r = req.clone();
+                async move { c.get_game(r).await }
+            })
+            .await
+            .unwrap_or_else(|s| panic!("{id} ({}): GetGame: {s}", g.source))
+            .game
+            .unwrap_or_else(|| panic!("{id}: GetGame without a game"));
+        let accepted = g.moves.len() - usize::from(g.forfeit_last);
+        assert_eq!(
+            state.moves,
+            g.moves[..accepted],
+            "{id} ({}): the log's moves",
+            g.source
+        );
+        assert!(state.verdict.is_some(), "{id} ({}): not ended", g.source);
+    }
+}
+
 /// When a subscriber's connection went down, and came back if it did.
 type Away =
     std::sync::Arc<std::sync::Mutex<Vec<(std::time::SystemTime, Option<std::time::SystemTime>)>>>;

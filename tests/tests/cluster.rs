@@ -9,8 +9,11 @@
 //! the stream's leader.
 
 use arbiter_bus::{Bus, BusError, JetStreamBus, NatsOptions, Outgoing, Published, StreamSettings};
-use arbiter_tests::play::{Clients, VerdictSubscriber, assert_one_right_verdict, play, read};
-use arbiter_tests::{fixed_share, games, start_services};
+use arbiter_tests::games::Scripted;
+use arbiter_tests::play::{
+    Clients, VerdictSubscriber, assert_every_move_logged, assert_one_right_verdict, play, read,
+};
+use arbiter_tests::{Proc, fixed_share, games, start_services, wait_serving};
 use futures::TryStreamExt;
 use shogi_proto::subject;
 use std::sync::{Arc, Mutex};
@@ -197,21 +200,44 @@ async fn a_retry_of_a_publish_not_yet_replicated_waits_for_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
-    node_killed("pull").await;
+    under_fault("pull", Fault::LeaderKilled).await;
 }
 
 // The same with the workers' consumers pushing with flow control (`--consumer-delivery push`):
 // their delivered state is replicated after sending, their acks as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_game_gets_its_one_verdict_with_a_nats_node_killed_and_push_consumers() {
-    node_killed("push").await;
+    under_fault("push", Fault::LeaderKilled).await;
 }
 
-/// Plays the games on a 3-node cluster with the workers' consumers in `delivery` mode, kills
-/// the stream leader's node for good after a third of them, and checks that every game gets its
-/// one right verdict.
-async fn node_killed(delivery: &str) {
-    let games = games::at_least(GAMES);
+// A rolling upgrade, as Kubernetes runs one, with the games going on throughout (issue 21).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_game_gets_its_one_verdict_through_a_rolling_upgrade() {
+    under_fault("pull", Fault::RollingUpgrade).await;
+}
+
+/// What goes wrong while the games are played.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    /// The stream leader's node, which every service was given as its one URL, killed for good
+    /// (SIGKILL) once a third of the games are over.
+    LeaderKilled,
+    /// Once a tenth of the games are over, each nats-server stopped (SIGTERM) and started again
+    /// in turn, the next once every node is healthy again (`/healthz`, a readiness probe); then
+    /// each service instance, SIGTERM (it must exit 0 within the grace) and started again, the
+    /// next once it answers SERVING. New games start until the upgrade is over.
+    RollingUpgrade,
+}
+
+/// How long a service instance may take to exit after SIGTERM, and to be SERVING again.
+const SERVICE_RESTART: Duration = Duration::from_secs(30);
+
+/// Plays the games on a 3-node cluster with the workers' consumers in `delivery` mode while
+/// `fault` happens, and checks that every game gets its one right verdict, on the stream and on
+/// a core subscription, that every acknowledged move is in the game's log, and that every
+/// service instance is still running.
+async fn under_fault(delivery: &str, fault: Fault) {
+    let scripts = games::at_least(GAMES);
     // Kept when the test fails, so that the services' logs can be read; removed when it passes.
     let dir = tempfile::Builder::new()
         .prefix("arbiter-cluster-")
@@ -234,12 +260,13 @@ async fn node_killed(delivery: &str) {
             .unwrap(),
     );
 
-    let (mut procs, validator_ports) =
+    let (procs, validator_ports) =
         start_services(&dir, &url, &["--stream-replicas", "3"], |_, i| {
             let mut flags = fixed_share(i);
             flags.extend(["--consumer-delivery".to_owned(), delivery.to_owned()]);
             flags
         });
+    let procs = Arc::new(Mutex::new(procs));
     let clients = Clients::new(&validator_ports, CALL_DEADLINE);
     // A platform listening to the republished verdicts with core NATS, on every node.
     let all_nodes = {
@@ -248,40 +275,69 @@ async fn node_killed(delivery: &str) {
     };
     let subscriber = VerdictSubscriber::start(&all_nodes).await;
 
-    // The node goes once a third of the games are over.
+    // The fault starts once some games are over; new games start until it is over and at
+    // least GAMES have.
     let (done_tx, mut done_rx) = tokio::sync::watch::channel(0usize);
-    let stopper = {
+    let fault_over = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let faulting = {
         let cluster = cluster.clone();
+        let procs = procs.clone();
+        let fault_over = fault_over.clone();
         tokio::spawn(async move {
-            let _ = done_rx.wait_for(|&n| n >= GAMES / 3).await;
+            let after = match fault {
+                Fault::LeaderKilled => GAMES / 3,
+                Fault::RollingUpgrade => GAMES / 10,
+            };
+            let _ = done_rx.wait_for(|&n| n >= after).await;
             let at = *done_rx.borrow();
             let t = Instant::now();
-            let killed = std::time::SystemTime::now();
-            stop(&cluster, doomed).await;
-            (at, t.elapsed(), (killed, std::time::SystemTime::now()))
+            let from = std::time::SystemTime::now();
+            match fault {
+                Fault::LeaderKilled => stop(&cluster, doomed).await,
+                Fault::RollingUpgrade => rolling_upgrade(&cluster, &procs).await,
+            }
+            fault_over.store(true, std::sync::atomic::Ordering::SeqCst);
+            (at, t.elapsed(), (from, std::time::SystemTime::now()))
         })
     };
     let started = Instant::now();
+    let played = Arc::new(Mutex::new(Vec::new()));
+    let at_least = GAMES.max(scripts.len());
+    let next_game = {
+        let fault_over = fault_over.clone();
+        (0..).take_while(move |&i| {
+            i < at_least
+                || (fault == Fault::RollingUpgrade
+                    && !fault_over.load(std::sync::atomic::Ordering::SeqCst))
+        })
+    };
     futures::StreamExt::for_each_concurrent(
-        futures::stream::iter(games.iter().enumerate()),
+        futures::stream::iter(next_game),
         IN_FLIGHT,
-        |(i, g)| {
+        |i: usize| {
             let clients = clients.clone();
             let done = done_tx.clone();
+            let g = scripts[i % scripts.len()].clone();
+            played.lock().unwrap().push((i, g.clone()));
             async move {
-                play(&clients, format!("cluster-{i}"), g).await;
+                play(&clients, format!("cluster-{i}"), &g).await;
                 done.send_modify(|n| *n += 1);
             }
         },
     )
     .await;
-    let played = started.elapsed();
-    let (stopped_at, election, failover) = stopper.await.unwrap();
+    let elapsed = started.elapsed();
+    let (fault_at, recovery, failover) = faulting.await.unwrap();
+    let mut games: Vec<(usize, Scripted)> = std::mem::take(&mut *played.lock().unwrap());
+    games.sort_by_key(|(i, _)| *i);
+    let games: Vec<Scripted> = games.into_iter().map(|(_, g)| g).collect();
     assert!(
-        stopped_at < games.len(),
-        "the node was killed after the games, not during them"
+        fault_at < games.len(),
+        "the fault came after the games, not during them"
     );
-    assert!(!cluster.lock().unwrap().is_running(doomed));
+    if fault == Fault::LeaderKilled {
+        assert!(!cluster.lock().unwrap().is_running(doomed));
+    }
 
     // Every game gets its verdict...
     for (i, g) in games.iter().enumerate() {
@@ -326,7 +382,7 @@ async fn node_killed(delivery: &str) {
         assert!(Instant::now() < deadline, "consumers not drained: {busy:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    for p in &mut procs {
+    for p in procs.lock().unwrap().iter_mut() {
         if !p.is_running() {
             let log = std::fs::read_to_string(dir.join(format!("{}.log", p.name())));
             panic!("{} exited; its log:\n{}", p.name(), log.unwrap_or_default());
@@ -337,6 +393,7 @@ async fn node_killed(delivery: &str) {
         "{durables} durable consumers: the workers did not run"
     );
     assert_one_right_verdict(&bus, "cluster", &games).await;
+    assert_every_move_logged(&clients, "cluster", &games).await;
     // The stream republishes from its leader: a verdict stored while the leader died may be
     // republished again by its successor (the same stored message, the same Nats-Sequence) or
     // not at all. Outside that window, exactly once; never another message.
@@ -350,16 +407,55 @@ async fn node_killed(delivery: &str) {
         )
         .await;
     eprintln!(
-        "core subscriber: each verdict heard once outside the failover; {} not heard (stored \
-         while it was away or the leader died), {} heard twice (same Nats-Sequence)",
+        "core subscriber: each verdict heard once outside the fault; {} not heard (stored \
+         while it was away or a leader changed), {} heard twice (same Nats-Sequence)",
         heard.exempt, heard.repeats
     );
     eprintln!(
-        "{} games played in {played:?} on 3 NATS nodes, {delivery} consumers, node {doomed} (the \
-         stream's leader) killed after {stopped_at} games; the two nodes left were healthy again \
-         {election:?} later",
+        "{} games played in {elapsed:?} on 3 NATS nodes, {delivery} consumers, {fault:?} from \
+         game {fault_at} (node {doomed} led the stream), over {recovery:?} later",
         games.len()
     );
     drop(procs);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each nats-server stopped in order and started again, each once the cluster is healthy, then
+/// each service instance, each once the one before is SERVING.
+async fn rolling_upgrade(cluster: &Arc<Mutex<NatsCluster>>, procs: &Arc<Mutex<Vec<Proc>>>) {
+    for i in 0..3 {
+        let cluster = cluster.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut c = cluster.lock().unwrap();
+            c.terminate(i);
+            c.restart(i);
+        })
+        .await
+        .expect("restart a node");
+    }
+    let count = procs.lock().unwrap().len();
+    for k in 0..count {
+        let procs = procs.clone();
+        let (name, addr) = tokio::task::spawn_blocking(move || {
+            let mut procs = procs.lock().unwrap();
+            let p = &mut procs[k];
+            let status = p.terminate(test_support::patience(SERVICE_RESTART));
+            assert!(
+                status.is_some_and(|s| s.success()),
+                "{} did not exit cleanly on SIGTERM: {status:?}",
+                p.name()
+            );
+            p.restart();
+            let addr = p
+                .arg("--health-listen")
+                .or_else(|| p.arg("--listen"))
+                .expect("a service with a health address")
+                .to_owned();
+            (p.name().to_owned(), addr)
+        })
+        .await
+        .expect("restart a service");
+        eprintln!("{name} restarted");
+        wait_serving(&addr, test_support::patience(SERVICE_RESTART)).await;
+    }
 }

@@ -3,9 +3,7 @@
 
 use arbiter_tests::{Nats, Proc, bin, free_port};
 use std::time::Duration;
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
+use tonic_health::pb::health_check_response::ServingStatus;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
@@ -15,19 +13,7 @@ async fn serving(port: u16, service: &str) -> bool {
 
 /// What the health server on `port` says of `service`; `None` when it does not answer.
 async fn status(port: u16, service: &str) -> Option<ServingStatus> {
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
-        .expect("an endpoint")
-        .connect()
-        .await
-        .ok()?;
-    let mut client = HealthClient::new(channel);
-    let answer = client
-        .check(HealthCheckRequest {
-            service: service.to_owned(),
-        })
-        .await
-        .ok()?;
-    ServingStatus::try_from(answer.into_inner().status).ok()
+    arbiter_tests::health(&format!("127.0.0.1:{port}"), service).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

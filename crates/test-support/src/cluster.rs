@@ -381,8 +381,33 @@ impl NatsCluster {
     ///
     /// # Panics
     ///
-    /// When the others are not healthy with a leader within 30 seconds.
+    /// When the others are not healthy with a leader within 30 seconds (scaled to the load, [`crate::patience`]).
     pub fn stop(&mut self, i: usize) {
+        self.nodes[i].kill();
+        self.wait_leader();
+    }
+
+    /// Stops node `i` as an orderly shutdown does (SIGTERM: the node leaves its routes and
+    /// hands its leaderships over), as a rolling upgrade or a Kubernetes pod's termination
+    /// would, then waits as [`NatsCluster::stop`] does.
+    ///
+    /// # Panics
+    ///
+    /// When the node does not exit within 30 seconds (scaled to the load), or as
+    /// [`NatsCluster::stop`].
+    pub fn terminate(&mut self, i: usize) {
+        self.signal(i, "-TERM");
+        let deadline = Instant::now() + crate::patience(DEADLINE);
+        let child = self.nodes[i].child.as_mut().expect("node running");
+        while child.try_wait().expect("wait for the node").is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "node {i} did not exit within {:?} of SIGTERM",
+                crate::patience(DEADLINE)
+            );
+            std::thread::sleep(POLL);
+        }
+        // Reaps it and drains its log.
         self.nodes[i].kill();
         self.wait_leader();
     }
@@ -500,7 +525,7 @@ impl NatsCluster {
 
     /// Waits until the running nodes agree on a running metadata leader.
     fn wait_leader(&self) {
-        let deadline = Instant::now() + DEADLINE;
+        let deadline = Instant::now() + crate::patience(DEADLINE);
         while self.meta_leader().is_none() {
             assert!(
                 Instant::now() < deadline,
