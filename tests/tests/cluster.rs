@@ -13,13 +13,15 @@ use arbiter_tests::games::Scripted;
 use arbiter_tests::play::{
     Clients, VerdictSubscriber, assert_every_move_logged, assert_one_right_verdict, play, read,
 };
-use arbiter_tests::{Proc, fixed_share, games, start_services, wait_serving};
+use arbiter_tests::{Proc, bin, fixed_share, free_port, games, start_services, wait_serving};
 use futures::TryStreamExt;
 use shogi_proto::subject;
+use shogi_proto::v1 as pb;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use test_support::NatsCluster;
 use tokio::time::Instant;
+use tonic_types::StatusExt;
 
 const GAMES: usize = 200;
 const IN_FLIGHT: usize = 16;
@@ -195,6 +197,139 @@ async fn a_retry_of_a_publish_not_yet_replicated_waits_for_it() {
             .await
             .is_none(),
         "stored once"
+    );
+}
+
+// A validator whose server loses the rest of the cluster while a SubmitMove is in flight: both
+// peers frozen (a silent partition: connections open, nothing answered), so the stream's
+// leader holds the move without the quorum to store it. The move can land once they are back,
+// so no answer meanwhile may say it was not stored (BUS_UNAVAILABLE): the first try and its
+// retry are OUTCOME_UNKNOWN, and once healed the same move is ACCEPTED at its ply and is in
+// the log once (issue 21 item 4, the in-flight fault; the retry is the case that 2.14 and
+// later answer "duplicate message id is in process").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_in_flight_when_its_server_loses_the_cluster_is_never_said_unstored() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = Arc::new(Mutex::new(NatsCluster::start()));
+    let seed = cluster.lock().unwrap().url(0);
+    JetStreamBus::connect(&NatsOptions::new(&seed), "cluster-test", &replicated())
+        .await
+        .unwrap();
+    let js = async_nats::jetstream::new(async_nats::connect(&seed).await.unwrap());
+    let leader = stream_leader(&js, &cluster).await;
+    let url = cluster.lock().unwrap().url(leader);
+    let port = free_port();
+    let args: Vec<String> = [
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--nats-url",
+        &url,
+        "--stream-replicas",
+        "3",
+    ]
+    .iter()
+    .map(|a| (*a).to_owned())
+    .collect();
+    let _validator = Proc::start(
+        "validator",
+        &bin("move-validator"),
+        &args,
+        &dir.path().join("validator.log"),
+    );
+    let clients = Clients::new(&[port], CALL_DEADLINE);
+    let id = "in-flight-move";
+    let submit = |ply: u32, usi: &str| pb::SubmitMoveRequest {
+        game_id: id.to_owned(),
+        ply,
+        usi: usi.to_owned(),
+        strict: false,
+    };
+    let create = pb::CreateGameRequest {
+        game_id: id.to_owned(),
+        ..Default::default()
+    };
+    clients
+        .call("create", |mut c| {
+            let r = create.clone();
+            async move { c.create_game(r).await }
+        })
+        .await
+        .unwrap();
+    let first = submit(1, "7g7f");
+    clients
+        .call("ply 1", |mut c| {
+            let r = first.clone();
+            async move { c.submit_move(r).await }
+        })
+        .await
+        .unwrap();
+
+    let others: Vec<usize> = (0..3).filter(|&i| i != leader).collect();
+    {
+        let cluster = cluster.lock().unwrap();
+        for &i in &others {
+            cluster.pause(i);
+        }
+    }
+    let mut client = pb::move_validator_client::MoveValidatorClient::new(
+        tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .timeout(Duration::from_secs(60))
+            .connect_lazy(),
+    );
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        answers.push(client.submit_move(submit(2, "3c3d")).await);
+    }
+    {
+        let cluster = cluster.lock().unwrap();
+        for &i in &others {
+            cluster.resume(i);
+        }
+    }
+    for answer in &answers {
+        let status = answer
+            .as_ref()
+            .expect_err("a move stored without the stream's quorum");
+        let reason = status
+            .get_error_details()
+            .error_info()
+            .map(|i| i.reason.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            (status.code(), reason.as_str()),
+            (tonic::Code::Unavailable, "OUTCOME_UNKNOWN"),
+            "{status:?}"
+        );
+    }
+    let second = submit(2, "3c3d");
+    let healed = clients
+        .call("ply 2, healed", |mut c| {
+            let r = second.clone();
+            async move { c.submit_move(r).await }
+        })
+        .await
+        .expect("the move, once the cluster is whole");
+    assert_eq!(
+        (healed.outcome, healed.ply),
+        (pb::MoveOutcome::Accepted as i32, 2)
+    );
+    let get = pb::GetGameRequest {
+        game_id: id.to_owned(),
+    };
+    let state = clients
+        .call("GetGame", |mut c| {
+            let r = get.clone();
+            async move { c.get_game(r).await }
+        })
+        .await
+        .unwrap()
+        .game
+        .expect("a game");
+    assert_eq!(
+        state.moves,
+        ["7g7f", "3c3d"],
+        "the log holds each move once"
     );
 }
 
