@@ -19,7 +19,7 @@ use shogi_proto::subject;
 use shogi_proto::v1 as pb;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use test_support::NatsCluster;
+use test_support::{ClusterOptions, NatsCluster};
 use tokio::time::Instant;
 use tonic_types::StatusExt;
 
@@ -36,6 +36,15 @@ fn replicated() -> StreamSettings {
 /// The node that leads the stream, by its index in `cluster`: polled until a running node
 /// leads it (just after a create or a leader's death, the stream may have none for a while).
 async fn stream_leader(js: &async_nats::jetstream::Context, cluster: &Mutex<NatsCluster>) -> usize {
+    stream_leader_but(js, cluster, None).await
+}
+
+/// As [`stream_leader`], polled until the leader is another node than `except`.
+async fn stream_leader_but(
+    js: &async_nats::jetstream::Context,
+    cluster: &Mutex<NatsCluster>,
+    except: Option<usize>,
+) -> usize {
     let running: Vec<(usize, String)> = {
         let c = cluster.lock().unwrap();
         (0..3)
@@ -56,7 +65,9 @@ async fn stream_leader(js: &async_nats::jetstream::Context, cluster: &Mutex<Nats
             }
             Err(_) => None,
         };
-        if let Some(&(i, _)) = running.iter().find(|(_, n)| Some(n) == leader.as_ref()) {
+        if let Some(&(i, _)) = running.iter().find(|(_, n)| Some(n) == leader.as_ref())
+            && Some(i) != except
+        {
             return i;
         }
         assert!(
@@ -345,6 +356,13 @@ async fn every_game_gets_its_one_verdict_with_a_nats_node_killed_and_push_consum
     under_fault("push", Fault::LeaderKilled).await;
 }
 
+// A partition: the stream leader, and the server every client is connected to, in the
+// minority, then healed (issue 21 item 4).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_game_gets_its_one_verdict_with_the_stream_leader_cut_off() {
+    under_fault("pull", Fault::LeaderCutOff).await;
+}
+
 // A rolling upgrade, as Kubernetes runs one, with the games going on throughout (issue 21).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_game_gets_its_one_verdict_through_a_rolling_upgrade() {
@@ -362,6 +380,10 @@ enum Fault {
     /// each service instance, SIGTERM (it must exit 0 within the grace) and started again, the
     /// next once it answers SERVING. New games start until the upgrade is over.
     RollingUpgrade,
+    /// Once a third of the games are over, the stream leader's node, which every service was
+    /// given as its one URL, cut off from the other two (its routes closed; its clients keep
+    /// their connections) until the two elect another stream leader, then joined again.
+    LeaderCutOff,
 }
 
 /// How long a service instance may take to exit after SIGTERM, and to be SERVING again.
@@ -380,7 +402,10 @@ async fn under_fault(delivery: &str, fault: Fault) {
         .unwrap()
         .keep();
     eprintln!("services' logs in {}", dir.display());
-    let cluster = Arc::new(Mutex::new(NatsCluster::start()));
+    let cluster = Arc::new(Mutex::new(NatsCluster::start_with(&ClusterOptions {
+        links: fault == Fault::LeaderCutOff,
+        ..ClusterOptions::default()
+    })));
     let any = cluster.lock().unwrap().url(0);
     // The stream, made R3 before the services start (they find it and leave it as it is).
     JetStreamBus::connect(&NatsOptions::new(&any), "cluster-test", &replicated())
@@ -420,7 +445,7 @@ async fn under_fault(delivery: &str, fault: Fault) {
         let fault_over = fault_over.clone();
         tokio::spawn(async move {
             let after = match fault {
-                Fault::LeaderKilled => GAMES / 3,
+                Fault::LeaderKilled | Fault::LeaderCutOff => GAMES / 3,
                 Fault::RollingUpgrade => GAMES / 10,
             };
             let _ = done_rx.wait_for(|&n| n >= after).await;
@@ -430,6 +455,7 @@ async fn under_fault(delivery: &str, fault: Fault) {
             match fault {
                 Fault::LeaderKilled => stop(&cluster, doomed).await,
                 Fault::RollingUpgrade => rolling_upgrade(&cluster, &procs).await,
+                Fault::LeaderCutOff => cut_off(&cluster, doomed).await,
             }
             fault_over.store(true, std::sync::atomic::Ordering::SeqCst);
             (at, t.elapsed(), (from, std::time::SystemTime::now()))
@@ -553,6 +579,21 @@ async fn under_fault(delivery: &str, fault: Fault) {
     );
     drop(procs);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Node `doomed` cut off from the other two until they elect another stream leader, then
+/// joined again, and the cluster healthy again.
+async fn cut_off(cluster: &Arc<Mutex<NatsCluster>>, doomed: usize) {
+    cluster.lock().unwrap().cut_off(doomed);
+    let majority = cluster.lock().unwrap().url((doomed + 1) % 3);
+    let js = async_nats::jetstream::new(async_nats::connect(&majority).await.unwrap());
+    let elected = stream_leader_but(&js, cluster, Some(doomed)).await;
+    eprintln!("node {doomed} cut off; node {elected} leads the stream");
+    cluster.lock().unwrap().heal(doomed);
+    let cluster = cluster.clone();
+    tokio::task::spawn_blocking(move || cluster.lock().unwrap().wait_healthy())
+        .await
+        .expect("the cluster healthy again");
 }
 
 /// Each nats-server stopped in order and started again, each once the cluster is healthy, then

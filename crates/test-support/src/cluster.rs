@@ -13,6 +13,7 @@
 //! node on a loaded machine was seen to catch up without writing one within 30 seconds.
 
 use crate::free_ports;
+use crate::link::Link;
 use crate::{INSTALL_HINT, READY, nats_server_binary};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -47,6 +48,8 @@ const SIZE_SETTLES: Duration = Duration::from_secs(5);
 pub struct NatsCluster {
     bin: PathBuf,
     nodes: Vec<Node>,
+    /// With [`ClusterOptions::links`]: `links[i][j]`, node `i`'s route to node `j`.
+    links: Vec<Vec<Option<Link>>>,
     dir: tempfile::TempDir,
 }
 
@@ -61,6 +64,9 @@ pub struct ClusterOptions {
     /// restarts); the log kept in memory for failure messages then leaves out the debug and
     /// trace lines, which a traced run writes by the million.
     pub log_dir: Option<PathBuf>,
+    /// Whether the routes between the nodes go through [`Link`]s, so that a node can be cut
+    /// off from the others ([`NatsCluster::cut_off`]) and joined again ([`NatsCluster::heal`]).
+    pub links: bool,
 }
 
 #[derive(Debug)]
@@ -220,11 +226,33 @@ impl NatsCluster {
         let ports = free_ports(3 * NODES);
         let (client_ports, rest) = ports.split_at(NODES);
         let (route_ports, monitor_ports) = rest.split_at(NODES);
-        let routes = route_ports
-            .iter()
-            .map(|p| format!("nats-route://127.0.0.1:{p}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        // With links, node `i` reaches node `j` through `links[i][j]` only, and advertises
+        // a port nothing listens on, so that no node learns another's real route port from
+        // the gossip and goes round a cut.
+        let links: Vec<Vec<Option<Link>>> = (0..NODES)
+            .map(|i| {
+                (0..NODES)
+                    .map(|j| (options.links && i != j).then(|| Link::start(route_ports[j])))
+                    .collect()
+            })
+            .collect();
+        let routes_of = |i: usize| {
+            (0..NODES)
+                .filter_map(|j| match &links[i][j] {
+                    Some(link) => Some(format!("nats-route://127.0.0.1:{}", link.port())),
+                    None if options.links => None,
+                    None => Some(format!("nats-route://127.0.0.1:{}", route_ports[j])),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let advertise = |_: usize| {
+            if options.links {
+                format!("\n  advertise: 127.0.0.1:{}", crate::free_port())
+            } else {
+                String::new()
+            }
+        };
         let nodes = (0..NODES)
             .map(|i| {
                 let name = format!("n{i}");
@@ -239,13 +267,15 @@ impl NatsCluster {
                      jetstream {{ store_dir: {store:?} }}\n\
                      cluster {{\n  \
                        name: {CLUSTER_NAME}\n  \
-                       listen: 127.0.0.1:{route}\n  \
+                       listen: 127.0.0.1:{route}{advertise}\n  \
                        routes: [{routes}]\n\
                      }}\n\
                      {extra}\n",
                     client = client_ports[i],
                     monitor = monitor_ports[i],
                     route = route_ports[i],
+                    routes = routes_of(i),
+                    advertise = advertise(i),
                     store = store.display().to_string(),
                     extra = options.extra_config,
                 );
@@ -266,7 +296,12 @@ impl NatsCluster {
                 }
             })
             .collect();
-        let mut cluster = NatsCluster { bin, nodes, dir };
+        let mut cluster = NatsCluster {
+            bin,
+            nodes,
+            links,
+            dir,
+        };
         // A fresh cluster's JetStream metadata group is made of the nodes it hears of while
         // it bootstraps. On a busy machine a node can be late (seen on 2.10.26 with every core
         // busy: n1 and n2 formed a group of two and n0 never joined it, so no stream with
@@ -409,6 +444,56 @@ impl NatsCluster {
         }
         // Reaps it and drains its log.
         self.nodes[i].kill();
+        self.wait_leader();
+    }
+
+    /// Cuts node `i` off from the other nodes: every route between it and them is closed and
+    /// cannot open again until [`NatsCluster::heal`]. Its clients keep their connections (a
+    /// partition between the servers, not between the clients and their server).
+    ///
+    /// # Panics
+    ///
+    /// When the cluster was started without [`ClusterOptions::links`].
+    pub fn cut_off(&self, i: usize) {
+        for (a, b) in self.pairs_of(i) {
+            self.link(a, b).cut();
+        }
+    }
+
+    /// Joins node `i` to the others again after [`NatsCluster::cut_off`]; the routes open again
+    /// as the nodes retry them (each on its own, within a few seconds).
+    ///
+    /// # Panics
+    ///
+    /// As [`NatsCluster::cut_off`].
+    pub fn heal(&self, i: usize) {
+        for (a, b) in self.pairs_of(i) {
+            self.link(a, b).heal();
+        }
+    }
+
+    /// Every ordered pair of nodes with `i` on one side.
+    fn pairs_of(&self, i: usize) -> Vec<(usize, usize)> {
+        (0..NODES)
+            .filter(|&j| j != i)
+            .flat_map(|j| [(i, j), (j, i)])
+            .collect()
+    }
+
+    fn link(&self, from: usize, to: usize) -> &Link {
+        self.links[from][to]
+            .as_ref()
+            .expect("a cluster started with ClusterOptions { links: true, .. }")
+    }
+
+    /// Waits until every running node is healthy (`/healthz`: current with the metadata
+    /// leader and with the streams and consumers it replicates) and they agree on the
+    /// metadata leader: after [`NatsCluster::heal`], say.
+    ///
+    /// # Panics
+    ///
+    /// As [`NatsCluster::stop`].
+    pub fn wait_healthy(&self) {
         self.wait_leader();
     }
 

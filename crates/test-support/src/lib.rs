@@ -18,9 +18,11 @@
 //! them; it does not skip, because a skipped test is a test that passes silently.
 
 mod cluster;
+mod link;
 mod restartable;
 
 pub use cluster::{ClusterOptions, NatsCluster};
+pub use link::Link;
 pub use ports::{free_port, free_ports};
 pub use restartable::Nats;
 mod patience;
