@@ -76,10 +76,12 @@ impl Clients {
 /// Creates game `id` and submits its moves one by one, checking every answer (accepted, and
 /// the last one forfeited where the script says so).
 ///
+/// Returns when its last answer came.
+///
 /// # Panics
 ///
 /// On a wrong answer or a call that keeps failing.
-pub async fn play(clients: &Clients, id: String, game: &Scripted) {
+pub async fn play(clients: &Clients, id: String, game: &Scripted) -> Instant {
     let create = pb::CreateGameRequest {
         ruleset: Some(game.ruleset.clone()),
         start: Some(pb::StartPosition {
@@ -123,6 +125,7 @@ pub async fn play(clients: &Clients, id: String, game: &Scripted) {
             i + 1
         );
     }
+    Instant::now()
 }
 
 /// Retries a bus read through a server going away, for up to `deadline`.
@@ -227,6 +230,8 @@ type Heard = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, V
 pub struct VerdictSubscriber {
     received: Heard,
     away: Away,
+    /// When each game's first notice arrived.
+    first: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Instant>>>,
 }
 
 /// What [`VerdictSubscriber::check`] found.
@@ -281,6 +286,8 @@ impl VerdictSubscriber {
             .expect("subscribe");
         client.flush().await.expect("flush the subscription");
         let heard = received.clone();
+        let first = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
+        let arrivals = first.clone();
         tokio::spawn(async move {
             let _client = client;
             while let Some(m) = sub.next().await {
@@ -295,10 +302,24 @@ impl VerdictSubscriber {
                     .as_ref()
                     .and_then(|h| h.get("Nats-Sequence"))
                     .and_then(|v| v.as_str().parse().ok());
+                arrivals
+                    .lock()
+                    .unwrap()
+                    .entry(id.clone())
+                    .or_insert_with(Instant::now);
                 heard.lock().unwrap().entry(id).or_default().push(seq);
             }
         });
-        VerdictSubscriber { received, away }
+        VerdictSubscriber {
+            received,
+            away,
+            first,
+        }
+    }
+
+    /// When the first notice of game `id` arrived, if one did.
+    pub fn heard_at(&self, id: &str) -> Option<Instant> {
+        self.first.lock().unwrap().get(id).copied()
     }
 
     /// Checks what the subscriber heard of games `<prefix>-<i>`, as [`Self::check`] with no

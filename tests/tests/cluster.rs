@@ -491,17 +491,24 @@ async fn under_fault(delivery: &str, fault: Fault) {
             let at = *done_rx.borrow();
             let t = Instant::now();
             let from = std::time::SystemTime::now();
+            let t_fault = Instant::now();
             match fault {
                 Fault::LeaderKilled => stop(&cluster, doomed).await,
                 Fault::RollingUpgrade => rolling_upgrade(&cluster, &procs).await,
                 Fault::LeaderCutOff => cut_off(&cluster, doomed).await,
             }
             fault_over.store(true, std::sync::atomic::Ordering::SeqCst);
-            (at, t.elapsed(), (from, std::time::SystemTime::now()))
+            (
+                at,
+                t.elapsed(),
+                (from, std::time::SystemTime::now()),
+                (t_fault, Instant::now()),
+            )
         })
     };
     let started = Instant::now();
     let played = Arc::new(Mutex::new(Vec::new()));
+    let last_answers = Arc::new(Mutex::new(Vec::new()));
     let at_least = GAMES.max(scripts.len());
     let next_game = {
         let fault_over = fault_over.clone();
@@ -519,15 +526,17 @@ async fn under_fault(delivery: &str, fault: Fault) {
             let done = done_tx.clone();
             let g = scripts[i % scripts.len()].clone();
             played.lock().unwrap().push((i, g.clone()));
+            let last_answers = last_answers.clone();
             async move {
-                play(&clients, format!("cluster-{i}"), &g).await;
+                let at = play(&clients, format!("cluster-{i}"), &g).await;
+                last_answers.lock().unwrap().push((i, at));
                 done.send_modify(|n| *n += 1);
             }
         },
     )
     .await;
     let elapsed = started.elapsed();
-    let (fault_at, recovery, failover) = faulting.await.unwrap();
+    let (fault_at, recovery, failover, fault_window) = faulting.await.unwrap();
     let mut games: Vec<(usize, Scripted)> = std::mem::take(&mut *played.lock().unwrap());
     games.sort_by_key(|(i, _)| *i);
     let games: Vec<Scripted> = games.into_iter().map(|(_, g)| g).collect();
@@ -610,6 +619,40 @@ async fn under_fault(delivery: &str, fault: Fault) {
         "core subscriber: each verdict heard once outside the fault; {} not heard (stored \
          while it was away or a leader changed), {} heard twice (same Nats-Sequence)",
         heard.exempt, heard.repeats
+    );
+    // The verdict tail: from a game's last answer to its notice on the core subscription,
+    // over every game heard and over those that ended during the fault. Printed, not
+    // asserted: a test does not time (BENCHMARKS.md measures the tail).
+    let tails = |during: bool| -> Vec<Duration> {
+        let mut tails: Vec<Duration> = last_answers
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, at)| !during || (*at >= fault_window.0 && *at <= fault_window.1))
+            .filter_map(|(i, at)| {
+                let heard = subscriber.heard_at(&format!("cluster-{i}"))?;
+                Some(heard.saturating_duration_since(*at))
+            })
+            .collect();
+        tails.sort();
+        tails
+    };
+    let pct = |t: &[Duration], p: usize| {
+        t.get((t.len() * p / 100).min(t.len().saturating_sub(1)))
+            .copied()
+    };
+    let (all, during) = (tails(false), tails(true));
+    eprintln!(
+        "verdict tail (last answer to core notice): all {} games p50 {:?} p99 {:?} max {:?}; \
+         the {} that ended during the fault p50 {:?} p99 {:?} max {:?}",
+        all.len(),
+        pct(&all, 50),
+        pct(&all, 99),
+        all.last(),
+        during.len(),
+        pct(&during, 50),
+        pct(&during, 99),
+        during.last()
     );
     eprintln!(
         "{} games played in {elapsed:?} on 3 NATS nodes, {delivery} consumers, {fault:?} from \

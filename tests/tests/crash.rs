@@ -95,7 +95,9 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
         IN_FLIGHT,
         |(i, g)| {
             let clients = clients.clone();
-            async move { play(&clients, format!("crash-{i}"), g).await }
+            async move {
+                play(&clients, format!("crash-{i}"), g).await;
+            }
         },
     )
     .await;

@@ -237,7 +237,9 @@ async fn each_user_does_its_job_and_nothing_else() {
     futures::stream::iter(all.iter().enumerate())
         .for_each_concurrent(8, |(i, g)| {
             let clients = clients.clone();
-            async move { play(&clients, format!("perm-{i}"), g).await }
+            async move {
+                play(&clients, format!("perm-{i}"), g).await;
+            }
         })
         .await;
 
