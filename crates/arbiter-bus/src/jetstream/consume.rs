@@ -94,33 +94,46 @@ impl Acker for JsAcker {
 }
 
 impl JetStreamBus {
+    /// The durable consumer `config`, created as `wanted` when missing (or, with
+    /// [`Provision::Bind`], bound to as it is), pull or push as `wanted` is: the one place
+    /// both delivery modes find their consumer.
+    async fn durable<C>(
+        &self,
+        config: &DurableConfig,
+        wanted: C,
+    ) -> Result<consumer::Consumer<C>, BusError>
+    where
+        C: consumer::FromConsumer + consumer::IntoConsumerConfig,
+    {
+        match self.provision {
+            Provision::Create => self
+                .stream
+                .get_or_create_consumer(&config.name, wanted)
+                .await
+                .map_err(|e| consumer_error(config, &e)),
+            Provision::Bind => self.stream.get_consumer(&config.name).await.map_err(|e| {
+                consumer_error(
+                    config,
+                    &format!(
+                        "{e}; this service only binds to its durable consumers \
+                         (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
+                    ),
+                )
+            }),
+        }
+    }
+
     /// The messages of the durable push consumer `config` ([`DeliveryMode::Push`]), created
     /// when missing (or, with [`Provision::Bind`], bound to).
     async fn push_messages(
         &self,
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<jetstream::Message, String>>, BusError> {
-        let err = |e: &dyn std::fmt::Display| BusError::Consumer {
-            name: config.name.clone(),
-            reason: e.to_string(),
-        };
-        let consumer: consumer::PushConsumer = match self.provision {
-            Provision::Create => self
-                .stream
-                .get_or_create_consumer(&config.name, push_config(config))
-                .await
-                .map_err(|e| err(&e))?,
-            Provision::Bind => self.stream.get_consumer(&config.name).await.map_err(|e| {
-                err(&format!(
-                    "{e}; this service only binds to its durable consumers \
-                     (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
-                ))
-            })?,
-        };
+        let consumer = self.durable(config, push_config(config)).await?;
         Ok(consumer
             .messages()
             .await
-            .map_err(|e| err(&e))?
+            .map_err(|e| consumer_error(config, &e))?
             .map(|m| m.map_err(|e| e.to_string()))
             .boxed())
     }
@@ -131,44 +144,34 @@ impl JetStreamBus {
         &self,
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<jetstream::Message, String>>, BusError> {
-        let err = |e: &dyn std::fmt::Display| BusError::Consumer {
-            name: config.name.clone(),
-            reason: e.to_string(),
-        };
-        let consumer: consumer::PullConsumer = match self.provision {
-            Provision::Create => self
-                .stream
-                .get_or_create_consumer(&config.name, durable_config(config))
-                .await
-                .map_err(|e| err(&e))?,
-            Provision::Bind => {
-                let consumer: consumer::PullConsumer =
-                    self.stream.get_consumer(&config.name).await.map_err(|e| {
-                        err(&format!(
-                            "{e}; this service only binds to its durable consumers \
-                             (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
-                        ))
-                    })?;
-                // Bound, not changed: settings of this service's (its ack wait, say) that the
-                // consumer does not have are said, not silently ignored.
-                let differ = differences(&consumer.cached_info().config, &durable_config(config));
-                if !differ.is_empty() {
-                    tracing::warn!(
-                        consumer = %config.name,
-                        settings = differ.join(", "),
-                        "the durable consumer is not as this service is configured, and is used \
-                         as it is (ARBITER_STREAMS=bind); `shogi-arbiter streams apply` with the \
-                         same settings changes it"
-                    );
-                }
-                consumer
+        let consumer = self.durable(config, durable_config(config)).await?;
+        if self.provision == Provision::Bind {
+            // Bound, not changed: settings of this service's (its ack wait, say) that the
+            // consumer does not have are said, not silently ignored.
+            let differ = differences(&consumer.cached_info().config, &durable_config(config));
+            if !differ.is_empty() {
+                tracing::warn!(
+                    consumer = %config.name,
+                    settings = differ.join(", "),
+                    "the durable consumer is not as this service is configured, and is used \
+                     as it is (ARBITER_STREAMS=bind); `shogi-arbiter streams apply` with the \
+                     same settings changes it"
+                );
             }
-        };
+        }
         let messages = pull(&consumer)
             .await
-            .map_err(|e| err(&e))?
+            .map_err(|e| consumer_error(config, &e))?
             .map(|m| m.map_err(|e| e.to_string()))
             .boxed();
         Ok(messages)
+    }
+}
+
+/// A failure of the durable consumer `config`.
+fn consumer_error(config: &DurableConfig, e: &dyn std::fmt::Display) -> BusError {
+    BusError::Consumer {
+        name: config.name.clone(),
+        reason: e.to_string(),
     }
 }
