@@ -26,7 +26,8 @@
 //! - The consumer of a partition is durable and shared by its holders: a new holder carries on
 //!   where the last one stopped, and what the last one had not acknowledged comes again.
 
-use crate::pipeline::{Error, Stats, Worker, WorkerConfig};
+use crate::pipeline::config::{Error, Stats, WorkerConfig};
+use crate::pipeline::judge::Worker;
 use arbiter_bus::{Bus, Published};
 use shogi_proto::event::{Envelope, decode_lease, decode_member};
 use shogi_proto::{PARTITIONS, subject, v1 as pb};

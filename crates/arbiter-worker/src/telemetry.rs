@@ -3,7 +3,7 @@
 //! consumers' lag (polled from the bus on a timer of its own), the verdicts and their latency,
 //! and the events set aside.
 
-use crate::pipeline::{Role, Stats, WorkerConfig};
+use crate::pipeline::config::{Role, Stats, WorkerConfig};
 use arbiter_bus::{Bus, Delivery};
 use arbiter_telemetry::{metrics, propagation};
 use opentelemetry::KeyValue;

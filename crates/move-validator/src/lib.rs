@@ -37,7 +37,8 @@ pub use auth::{BearerAuth, RefusalReason, Refusals, auth_token_from_env_or};
 pub use config::{Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
 pub use games::footprint as cached_game_bytes;
-pub use service::{CacheLimits, READER, Validator, legal_moves, validate_move};
+pub use service::moves::{legal_moves, validate_move};
+pub use service::{CacheLimits, READER, Validator};
 pub use tls::TlsConfig;
 
 use arbiter_runtime::grpc::{self, Health};

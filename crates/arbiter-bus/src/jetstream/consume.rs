@@ -1,0 +1,177 @@
+//! Consuming: the messages of a durable consumer, pulled in short requests or pushed with flow
+//! control, as deliveries to acknowledge.
+
+use super::JetStreamBus;
+use super::message::{headers, message_type};
+use super::setup::{PULL_EXPIRES, PULL_HEARTBEAT, differences, durable_config, push_config};
+use crate::{Acker, BusError, Delivery, DeliveryMode, DurableConfig, Message, Provision};
+use async_nats::jetstream::{self, AckKind, consumer};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+
+impl JetStreamBus {
+    /// The deliveries of the durable consumer `config`, pulled or pushed as it says
+    /// ([`DeliveryMode`]).
+    pub(super) async fn consume_durable(
+        &self,
+        config: &DurableConfig,
+    ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
+        let messages = match config.delivery {
+            DeliveryMode::Pull => self.pull_messages(config).await?,
+            DeliveryMode::Push => self.push_messages(config).await?,
+        };
+        Ok(deliveries(config.name.clone(), messages))
+    }
+}
+
+/// The deliveries of a consumer's `messages`.
+fn deliveries(
+    name: String,
+    messages: BoxStream<'static, Result<jetstream::Message, String>>,
+) -> BoxStream<'static, Result<Delivery, BusError>> {
+    messages
+        .map(move |m| match m {
+            Ok(m) => {
+                let info = m.info().ok();
+                let (sequence, delivered, pending) = info
+                    .as_ref()
+                    .map(|i| (i.stream_sequence, i.delivered.max(1) as u64, i.pending))
+                    .unwrap_or((0, 1, 0));
+                let message = Message {
+                    subject: m.subject.to_string(),
+                    sequence,
+                    message_type: message_type(m.headers.as_ref()),
+                    headers: headers(m.headers.as_ref()),
+                    time: info.map(|i| i.published.into()),
+                    payload: m.payload.clone(),
+                };
+                Ok(Delivery {
+                    message,
+                    delivered,
+                    pending,
+                    acker: Box::new(JsAcker(m)),
+                })
+            }
+            Err(e) => Err(BusError::Consumer {
+                name: name.clone(),
+                reason: e.to_string(),
+            }),
+        })
+        .boxed()
+}
+
+/// The messages of `consumer`, pulled in short requests: a pull request waiting on a server
+/// that dies is only noticed after two missed heartbeats, then sent again to the consumer's new
+/// leader; with async-nats's defaults (30 s pulls, 15 s heartbeats) a partition could wait
+/// 30 s after a node loss.
+async fn pull(
+    consumer: &consumer::PullConsumer,
+) -> Result<consumer::pull::Stream, consumer::StreamError> {
+    consumer
+        .stream()
+        .expires(PULL_EXPIRES)
+        .heartbeat(PULL_HEARTBEAT)
+        .messages()
+        .await
+}
+
+struct JsAcker(jetstream::Message);
+
+#[async_trait::async_trait]
+impl Acker for JsAcker {
+    async fn ack(&self, sequence: u64) -> Result<(), BusError> {
+        // A plain ack, not confirmed by the server: a lost one only brings the message back,
+        // and the consumers judge a message again without effect. Confirming every ack would
+        // cost a round trip per event.
+        self.0
+            .ack_with(AckKind::Ack)
+            .await
+            .map_err(|e| BusError::Ack {
+                sequence,
+                reason: e.to_string(),
+            })
+    }
+}
+
+impl JetStreamBus {
+    /// The durable consumer `config`, created as `wanted` when missing (or, with
+    /// [`Provision::Bind`], bound to as it is), pull or push as `wanted` is: the one place
+    /// both delivery modes find their consumer.
+    async fn durable<C>(
+        &self,
+        config: &DurableConfig,
+        wanted: C,
+    ) -> Result<consumer::Consumer<C>, BusError>
+    where
+        C: consumer::FromConsumer + consumer::IntoConsumerConfig,
+    {
+        match self.provision {
+            Provision::Create => self
+                .stream
+                .get_or_create_consumer(&config.name, wanted)
+                .await
+                .map_err(|e| consumer_error(config, &e)),
+            Provision::Bind => self.stream.get_consumer(&config.name).await.map_err(|e| {
+                consumer_error(
+                    config,
+                    &format!(
+                        "{e}; this service only binds to its durable consumers \
+                         (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
+                    ),
+                )
+            }),
+        }
+    }
+
+    /// The messages of the durable push consumer `config` ([`DeliveryMode::Push`]), created
+    /// when missing (or, with [`Provision::Bind`], bound to).
+    async fn push_messages(
+        &self,
+        config: &DurableConfig,
+    ) -> Result<BoxStream<'static, Result<jetstream::Message, String>>, BusError> {
+        let consumer = self.durable(config, push_config(config)).await?;
+        Ok(consumer
+            .messages()
+            .await
+            .map_err(|e| consumer_error(config, &e))?
+            .map(|m| m.map_err(|e| e.to_string()))
+            .boxed())
+    }
+
+    /// The messages of the durable pull consumer `config` ([`DeliveryMode::Pull`]), created
+    /// when missing (or, with [`Provision::Bind`], bound to).
+    async fn pull_messages(
+        &self,
+        config: &DurableConfig,
+    ) -> Result<BoxStream<'static, Result<jetstream::Message, String>>, BusError> {
+        let consumer = self.durable(config, durable_config(config)).await?;
+        if self.provision == Provision::Bind {
+            // Bound, not changed: settings of this service's (its ack wait, say) that the
+            // consumer does not have are said, not silently ignored.
+            let differ = differences(&consumer.cached_info().config, &durable_config(config));
+            if !differ.is_empty() {
+                tracing::warn!(
+                    consumer = %config.name,
+                    settings = differ.join(", "),
+                    "the durable consumer is not as this service is configured, and is used \
+                     as it is (ARBITER_STREAMS=bind); `shogi-arbiter streams apply` with the \
+                     same settings changes it"
+                );
+            }
+        }
+        let messages = pull(&consumer)
+            .await
+            .map_err(|e| consumer_error(config, &e))?
+            .map(|m| m.map_err(|e| e.to_string()))
+            .boxed();
+        Ok(messages)
+    }
+}
+
+/// A failure of the durable consumer `config`.
+fn consumer_error(config: &DurableConfig, e: &dyn std::fmt::Display) -> BusError {
+    BusError::Consumer {
+        name: config.name.clone(),
+        reason: e.to_string(),
+    }
+}

@@ -1,0 +1,233 @@
+//! [`EventBus`] over a NATS JetStream stream.
+//!
+//! Code map: this file is the bus ([`JetStreamBus`]: connecting, its operator calls, and the
+//! [`EventBus`] trait, each method answered here or by the file that does the job):
+//! - `setup`: the stream's configuration and set-up (created, updated or bound to, waiting out
+//!   a cluster that cannot answer yet), and the durable consumers' configurations;
+//! - `publish`: a publish and what the server's answer says of it, including the retry of a
+//!   publish the server holds but has not stored;
+//! - `consume`: the deliveries of a durable consumer, pulled or pushed, and their acks;
+//! - `follow`: following a subject without a consumer;
+//! - `message`: a JetStream message as the bus's [`Message`].
+//!
+//! Imports go one way: `setup` and `message` use no other file here; `publish`, `consume` and
+//! `follow` add methods to [`JetStreamBus`], and this file uses only `setup` and `message`.
+
+mod consume;
+mod follow;
+mod message;
+mod publish;
+mod setup;
+
+pub use setup::deliver_subject;
+
+use crate::{
+    BusError, ConsumerLag, Delivery, DurableConfig, EventBus, MAX_REPLICAS, Message, NatsOptions,
+    Outgoing, Provision, Published, StreamSettings,
+};
+use async_nats::jetstream::{
+    self, consumer,
+    stream::{self, RawMessageErrorKind},
+};
+use futures::stream::BoxStream;
+use message::from_raw;
+use setup::{differences, durable_config, open_stream};
+
+/// A JetStream stream of game events.
+#[derive(Debug, Clone)]
+pub struct JetStreamBus {
+    client: async_nats::Client,
+    js: jetstream::Context,
+    stream: stream::Stream,
+    provision: Provision,
+}
+
+impl JetStreamBus {
+    /// Connects to NATS as `client_name` with `nats`, and creates the stream `stream` if it
+    /// does not exist (file storage, `stream.replicas` copies, a 2-minute duplicate window for
+    /// message ids). An existing stream is left as it is; if its replica count differs from
+    /// `stream.replicas`, a warning says how to change it.
+    pub async fn connect(
+        nats: &NatsOptions,
+        client_name: &str,
+        stream: &StreamSettings,
+    ) -> Result<JetStreamBus, BusError> {
+        if !(1..=MAX_REPLICAS).contains(&stream.replicas) {
+            return Err(BusError::Connect(format!(
+                "stream {}: {} replicas is not in 1..={MAX_REPLICAS}",
+                stream.name, stream.replicas
+            )));
+        }
+        // Checked, and a refusal by the server an error at once (see `connect.rs`).
+        let client = nats.connect(client_name).await?;
+        let js = match &nats.api_prefix {
+            Some(prefix) => jetstream::with_prefix(client.clone(), prefix),
+            None => jetstream::new(client.clone()),
+        };
+        let stream = open_stream(&js, stream, nats.provision).await?;
+        Ok(JetStreamBus {
+            client,
+            js,
+            stream,
+            provision: nats.provision,
+        })
+    }
+}
+
+impl JetStreamBus {
+    /// The same connection over another stream, `settings`, created if it does not exist:
+    /// reads go to that stream (publishes go wherever their subject is stored).
+    pub async fn with_stream(&self, settings: &StreamSettings) -> Result<JetStreamBus, BusError> {
+        let stream = open_stream(&self.js, settings, self.provision).await?;
+        Ok(JetStreamBus {
+            client: self.client.clone(),
+            js: self.js.clone(),
+            stream,
+            provision: self.provision,
+        })
+    }
+
+    /// Creates the durable consumer `config` on this stream, or brings an existing one to
+    /// `config` (ack wait, max ack pending, max deliver, filter): what `shogi-arbiter streams
+    /// apply` does for the workers, which then only bind to it ([`Provision::Bind`]). Whether
+    /// it was created, updated or already so.
+    pub async fn apply_durable(&self, config: &DurableConfig) -> Result<Applied, BusError> {
+        let err = |e: &dyn std::fmt::Display| BusError::Consumer {
+            name: config.name.clone(),
+            reason: e.to_string(),
+        };
+        let wanted = durable_config(config);
+        match self
+            .stream
+            .get_consumer::<consumer::pull::Config>(&config.name)
+            .await
+        {
+            Ok(existing) => {
+                if differences(&existing.cached_info().config, &wanted).is_empty() {
+                    return Ok(Applied::Unchanged);
+                }
+                self.stream
+                    .update_consumer(wanted)
+                    .await
+                    .map_err(|e| err(&e))?;
+                Ok(Applied::Updated)
+            }
+            Err(_) => {
+                self.stream
+                    .create_consumer(wanted)
+                    .await
+                    .map_err(|e| err(&e))?;
+                Ok(Applied::Created)
+            }
+        }
+    }
+
+    /// Removes every message of this stream whose subject matches `filter` (the retention of
+    /// a finished game, `shogi.game.<id>.>`); how many were removed.
+    pub async fn purge_subject(&self, filter: &str) -> Result<u64, BusError> {
+        self.stream
+            .purge()
+            .filter(filter)
+            .await
+            .map(|p| p.purged)
+            .map_err(|e| BusError::Read {
+                filter: filter.to_owned(),
+                reason: format!("purge: {e}"),
+            })
+    }
+
+    /// The stream's name and its configuration as the server has it.
+    pub async fn stream_config(&self) -> Result<stream::Config, BusError> {
+        let mut s = self.stream.clone();
+        s.info()
+            .await
+            .map(|i| i.config.clone())
+            .map_err(|e| BusError::Connect(format!("stream {}: {e}", s.cached_info().config.name)))
+    }
+}
+
+/// What [`JetStreamBus::apply_durable`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// It did not exist and was created.
+    Created,
+    /// It existed with other settings and was updated.
+    Updated,
+    /// It existed as asked.
+    Unchanged,
+}
+
+#[async_trait::async_trait]
+impl EventBus for JetStreamBus {
+    fn connected(&self) -> bool {
+        self.client.connection_state() == async_nats::connection::State::Connected
+    }
+
+    async fn publish(&self, out: Outgoing) -> Result<Published, BusError> {
+        crate::traced_publish(out, |out| self.store(out)).await
+    }
+
+    async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
+        let got = self
+            .stream
+            .raw_message_builder()
+            .sequence(from_seq.max(1))
+            .next_by_subject(filter.to_owned())
+            .send()
+            .await;
+        match got {
+            Ok(m) => Ok(Some(from_raw(m))),
+            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
+            Err(e) => Err(BusError::Read {
+                filter: format!("{filter} from {from_seq}"),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    async fn last(&self, subject: &str) -> Result<Option<Message>, BusError> {
+        match self.stream.get_last_raw_message_by_subject(subject).await {
+            Ok(m) => Ok(Some(from_raw(m))),
+            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
+            Err(e) => Err(BusError::Read {
+                filter: subject.to_owned(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    async fn follow(
+        &self,
+        filter: &str,
+    ) -> Result<BoxStream<'static, Result<Message, BusError>>, BusError> {
+        self.follow_stored(filter).await
+    }
+
+    async fn consume(
+        &self,
+        config: &DurableConfig,
+    ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
+        self.consume_durable(config).await
+    }
+
+    async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
+        match self.stream.consumer_info(name).await {
+            Ok(info) => Ok(Some(ConsumerLag {
+                pending: info.num_pending,
+                ack_pending: info.num_ack_pending as u64,
+            })),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    jetstream::context::ConsumerInfoErrorKind::NotFound
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(BusError::Consumer {
+                name: name.to_owned(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+}

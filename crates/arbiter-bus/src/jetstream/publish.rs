@@ -1,0 +1,178 @@
+//! Publishing: one publish, and what the server's answer says of it (stored, a duplicate, a
+//! conflict, refused, unknown, or still in flight on the server and sent again).
+
+use super::JetStreamBus;
+use crate::{BusError, MESSAGE_TYPE_HEADER, Outgoing, Published};
+use async_nats::jetstream::{
+    self, ErrorCode, context::PublishErrorKind, message::PublishMessage,
+    stream::RawMessageErrorKind,
+};
+use std::time::Duration;
+
+impl JetStreamBus {
+    /// Publishes `out` (a publish, without its span).
+    ///
+    /// A replicated stream's leader answers the retry of a publish it has proposed but not yet
+    /// stored (its replicas have not confirmed it) as a duplicate at sequence 0 (nats-server
+    /// stages the message id before the proposal commits), or, where it checks the expected
+    /// sequence first, as a conflict with nothing stored after that sequence. Neither is an
+    /// outcome: the caller would read a game that is not there yet (issue 18: a CreateGame
+    /// answered NOT_FOUND with a node killed). The publish is sent again after a pause until the
+    /// server answers with a sequence or a real conflict, for at most [`IN_FLIGHT_PATIENCE`];
+    /// then the outcome is unknown, as for a publish with no answer.
+    pub(super) async fn store(&self, out: Outgoing) -> Result<Published, BusError> {
+        let deadline = tokio::time::Instant::now() + IN_FLIGHT_PATIENCE;
+        let mut pause = Duration::from_millis(10);
+        loop {
+            let why = match self.store_once(&out).await? {
+                Stored::Done(published) => return Ok(published),
+                Stored::InFlight(why) => why,
+            };
+            if tokio::time::Instant::now() + pause > deadline {
+                return Err(BusError::Publish {
+                    msg_id: out.msg_id,
+                    reason: format!(
+                        "{why}, still after {IN_FLIGHT_PATIENCE:?}: it may yet be stored"
+                    ),
+                });
+            }
+            tracing::debug!(msg_id = %out.msg_id, subject = %out.subject, why, "publish in flight on the server: sent again after a pause");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(500));
+        }
+    }
+
+    /// One publish of `out` and what the server's answer says of it.
+    async fn store_once(&self, out: &Outgoing) -> Result<Stored, BusError> {
+        let mut msg = PublishMessage::build()
+            .payload(out.payload.clone())
+            .message_id(out.msg_id.as_str())
+            .header(MESSAGE_TYPE_HEADER, out.message_type);
+        for (k, v) in &out.headers {
+            msg = msg.header(k.as_str(), v.as_str());
+        }
+        if let Some(seq) = out.expected_subject_seq {
+            msg = msg.expected_last_subject_sequence(seq);
+        }
+        let subject = out.subject.as_str();
+        let ack = match self.js.send_publish(subject.to_owned(), msg).await {
+            Ok(future) => future.await,
+            Err(e) => Err(e),
+        };
+        match ack {
+            // A message id staged by a publish not yet stored.
+            Ok(ack) if ack.duplicate && ack.sequence == 0 => Ok(Stored::InFlight(
+                "the server holds an earlier publish of this message id, not yet stored",
+            )),
+            Ok(ack) if ack.duplicate => Ok(Stored::Done(Published::Duplicate(ack.sequence))),
+            Ok(ack) => Ok(Stored::Done(Published::Stored(ack.sequence))),
+            // 2.14 and later say so in so many words (10158, "duplicate message id is in
+            // process").
+            Err(e) if server_error(&e) == Some(ErrorCode::STREAM_DUPLICATE_MESSAGE_CONFLICT) => {
+                Ok(Stored::InFlight(
+                    "the server holds an earlier publish of this message id, in process",
+                ))
+            }
+            // nats-server 2.12 checks the expected sequence before the message id, so the
+            // retry of a publish that was stored is refused as a conflict, where 2.10 answered
+            // it as a duplicate. Whether ours was stored is plain to see: with an expected
+            // sequence, it is the subject's first message after that sequence.
+            Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
+                let Some(expected) = out.expected_subject_seq else {
+                    return Ok(Stored::Done(Published::Conflict));
+                };
+                self.after_wrong_sequence(subject, expected, &out.msg_id)
+                    .await
+            }
+            // No answer, or the connection lost while waiting for it: it may have been stored.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    PublishErrorKind::TimedOut | PublishErrorKind::BrokenPipe
+                ) =>
+            {
+                Err(BusError::Publish {
+                    msg_id: out.msg_id.clone(),
+                    reason: e.to_string(),
+                })
+            }
+            // The server's answer is a refusal (a full store, a limit of the stream, no stream
+            // for the subject), or the publish was never sent: nothing was stored, and saying
+            // "outcome unknown" would have a client retry it for ever (issue 20).
+            Err(e) => Err(BusError::PublishRefused {
+                msg_id: out.msg_id.clone(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// What a refusal for a wrong expected sequence means: ours stored before (a duplicate), a
+    /// message of someone else's stored after `expected` (a conflict), or nothing stored after
+    /// it though the subject's last message is the one expected: a publish to the subject
+    /// proposed and not yet stored, ours or another's (in flight). A subject whose last
+    /// message is older than `expected`, or gone, is a conflict too (purged: the writer's copy
+    /// is stale).
+    async fn after_wrong_sequence(
+        &self,
+        subject: &str,
+        expected: u64,
+        msg_id: &str,
+    ) -> Result<Stored, BusError> {
+        let read_error = |reason: String| BusError::Read {
+            filter: subject.to_owned(),
+            reason,
+        };
+        match self
+            .stream
+            .raw_message_builder()
+            .sequence(expected + 1)
+            .next_by_subject(subject.to_owned())
+            .send()
+            .await
+        {
+            Ok(m) => {
+                let ours = m
+                    .headers
+                    .get(async_nats::header::NATS_MESSAGE_ID)
+                    .is_some_and(|id| id.as_str() == msg_id);
+                return Ok(Stored::Done(if ours && m.subject.as_str() == subject {
+                    Published::Duplicate(m.sequence)
+                } else {
+                    Published::Conflict
+                }));
+            }
+            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => {}
+            Err(e) => return Err(read_error(e.to_string())),
+        }
+        let last = match self.stream.get_last_raw_message_by_subject(subject).await {
+            Ok(m) => m.sequence,
+            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => 0,
+            Err(e) => return Err(read_error(e.to_string())),
+        };
+        Ok(if last == expected {
+            Stored::InFlight(
+                "the server refused the expected sequence with a publish to the subject not yet stored",
+            )
+        } else {
+            Stored::Done(Published::Conflict)
+        })
+    }
+}
+
+/// The JetStream error code of the server's answer `e` carries, if it carries one.
+fn server_error(e: &jetstream::context::PublishError) -> Option<ErrorCode> {
+    std::error::Error::source(e)?
+        .downcast_ref::<jetstream::Error>()
+        .map(jetstream::Error::error_code)
+}
+
+/// What one publish did: an outcome, or not yet one.
+enum Stored {
+    Done(Published),
+    /// The server is storing a publish of this message id or to this subject: why.
+    InFlight(&'static str),
+}
+
+/// How long a publish waits for an earlier one of the same message, or to the same subject,
+/// that the server has proposed to its replicas but not stored.
+const IN_FLIGHT_PATIENCE: Duration = Duration::from_secs(5);

@@ -1,0 +1,200 @@
+//! The endings a call decides: Declare (a jishogi declaration, 入玉宣言), EvaluateImpasse
+//! (the declaration's points, without declaring) and EndGame (a result reported by the
+//! platform: resignation, timeout, abort, agreement).
+
+use super::{MAX_ATTEMPTS, Validator, game_over};
+use crate::error::Error;
+use crate::games;
+use crate::store::Published;
+use shogi_adjudication::{
+    DeclarationRule, Evidence, GameError, ResultCode, Ruleset, evaluate_declaration,
+};
+use shogi_proto::convert::{self, check_game_id, parse_sfen, verdict_pb};
+use shogi_proto::event::Envelope;
+use shogi_proto::v1 as pb;
+
+impl Validator {
+    /// Declare: the declaration judged; one that ends the game goes into its log as its
+    /// verdict.
+    pub(super) async fn declare(
+        &self,
+        req: pb::DeclareRequest,
+    ) -> Result<pb::DeclareResponse, Error> {
+        check_game_id("game_id", &req.game_id)?;
+        let declarer = convert::color_from_pb(req.declarer)
+            .ok_or_else(|| Error::invalid("declarer", "must be COLOR_BLACK or COLOR_WHITE"))?;
+        let mut guard = self.game(&req.game_id, true).await?;
+        for _ in 0..MAX_ATTEMPTS {
+            let replay = guard
+                .as_mut()
+                .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+            if let Some(v) = replay.game().verdict() {
+                // A retry of the declaration that ended the game gets the same answer.
+                if let Evidence::Declaration(report) = &v.evidence
+                    && report.declarer == declarer
+                    && report.has_time == req.has_time
+                {
+                    return Ok(pb::DeclareResponse {
+                        report: Some(convert::report_pb(report)),
+                        verdict: games::verdict(replay),
+                    });
+                }
+                return Err(game_over(replay, v));
+            }
+            let declared_at = replay.ply();
+            let mut game = replay.game().clone();
+            let declared = game.declare(declarer, req.has_time).map_err(|e| match e {
+                GameError::NoDeclarationRule => Error::DeclarationNotAllowed(req.game_id.clone()),
+                other => Error::FailedPrecondition(other.to_string()),
+            })?;
+            let report = convert::report_pb(&declared.report);
+            let verdict = declared
+                .verdict
+                .as_ref()
+                .map(|v| verdict_pb(replay.id(), v));
+            // A declaration that ends the game goes into the log as its verdict; a refused one
+            // changes nothing and is only announced.
+            if let Some(v) = &verdict {
+                match self.append_end(replay, v).await? {
+                    Published::Stored(seq) => replay.commit_ending(seq, game),
+                    // A retry (the loop's first check answers it) or another writer: read the
+                    // log and judge again.
+                    Published::Duplicate(_) | Published::Conflict => {
+                        self.after_conflict(&mut guard).await?;
+                        continue;
+                    }
+                }
+            }
+            let id = replay.id().to_owned();
+            let event = pb::Declaration {
+                game_id: id.clone(),
+                ply: declared_at,
+                declarer: req.declarer,
+                has_time: req.has_time,
+                report: Some(report.clone()),
+            };
+            self.notify(&id, Envelope::declaration(&event)).await;
+            if let Some(v) = &verdict {
+                if self.inner.pipeline {
+                    // The impasse-judge announces it from the log; the answer waits for it.
+                    drop(guard);
+                    self.announced(&id).await?;
+                } else {
+                    self.notify_verdict(v).await;
+                }
+            }
+            tracing::info!(game_id = %id, ply = declared_at, outcome = %report.outcome, "declaration");
+            return Ok(pb::DeclareResponse {
+                report: Some(report),
+                verdict,
+            });
+        }
+        Err(Error::Contended(req.game_id))
+    }
+
+    /// EvaluateImpasse: the declaration report of a game's side to move, or of a position.
+    pub(super) async fn evaluate_impasse(
+        &self,
+        req: pb::EvaluateImpasseRequest,
+    ) -> Result<pb::EvaluateImpasseResponse, Error> {
+        use pb::evaluate_impasse_request::Target;
+        let report = match req.target {
+            None => return Err(Error::invalid("target", "give a game_id or an sfen")),
+            Some(Target::GameId(id)) => {
+                check_game_id("game_id", &id)?;
+                let guard = self.game(&id, true).await?;
+                let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
+                let game = replay.game();
+                game.declaration_report(game.side_to_move(), req.has_time)
+                    .ok_or_else(|| Error::DeclarationNotAllowed(id.clone()))?
+            }
+            Some(Target::Sfen(sfen)) => {
+                let pos = parse_sfen("sfen", &sfen)?;
+                let rule = if req.rule.is_empty() {
+                    DeclarationRule::Points27
+                } else {
+                    req.rule
+                        .parse()
+                        .map_err(|e: shogi_adjudication::UnknownName| {
+                            Error::invalid("rule", e.to_string())
+                        })?
+                };
+                let initial = if req.initial_sfen.is_empty() {
+                    None
+                } else {
+                    Some(parse_sfen("initial_sfen", &req.initial_sfen)?)
+                };
+                evaluate_declaration(&pos, initial.as_ref(), rule)
+            }
+        };
+        Ok(pb::EvaluateImpasseResponse {
+            report: Some(convert::report_pb(&report)),
+        })
+    }
+
+    /// EndGame: the reported ending recorded in the game's log as its verdict.
+    pub(super) async fn end_game(
+        &self,
+        req: pb::EndGameRequest,
+    ) -> Result<pb::EndGameResponse, Error> {
+        check_game_id("game_id", &req.game_id)?;
+        let reason = pb::EndReason::try_from(req.reason).unwrap_or(pb::EndReason::Unspecified);
+        let loser = convert::color_from_pb(req.loser);
+        let mut guard = self.game(&req.game_id, true).await?;
+        for _ in 0..MAX_ATTEMPTS {
+            let replay = guard
+                .as_mut()
+                .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+            let ruleset: Ruleset = *replay.game().ruleset();
+            let (code, winner, ordinary) = match reason {
+                pb::EndReason::Unspecified => {
+                    return Err(Error::invalid("reason", "must be set"));
+                }
+                pb::EndReason::Resignation | pb::EndReason::Timeout => {
+                    let loser = loser.ok_or_else(|| {
+                        Error::invalid("loser", "a resignation or timeout names the losing side")
+                    })?;
+                    let code = if reason == pb::EndReason::Resignation {
+                        ResultCode::Resignation
+                    } else {
+                        ResultCode::Timeout
+                    };
+                    (code, Some(!loser), None)
+                }
+                pb::EndReason::Abort => (ResultCode::Abort, None, None),
+                pb::EndReason::JishogiAgreement => {
+                    (ResultCode::Agreement, None, Some(ruleset.jishogi))
+                }
+            };
+            if let Some(v) = replay.game().verdict() {
+                // The same ending reported again is a retry.
+                if v.code == code && v.winner == winner {
+                    return Ok(pb::EndGameResponse {
+                        verdict: games::verdict(replay),
+                    });
+                }
+                return Err(game_over(replay, v));
+            }
+            let mut game = replay.game().clone();
+            let verdict = game
+                .record_result(code, winner, ordinary)
+                .map_err(|e| Error::FailedPrecondition(e.to_string()))?
+                .clone();
+            let message = verdict_pb(replay.id(), &verdict);
+            match self.append_end(replay, &message).await? {
+                Published::Stored(seq) => {
+                    replay.commit_ending(seq, game);
+                    tracing::info!(game_id = %replay.id(), ply = replay.ply(), code = code.as_str(), "game ended");
+                    self.announce_recorded(&message).await;
+                    return Ok(pb::EndGameResponse {
+                        verdict: Some(message),
+                    });
+                }
+                Published::Duplicate(_) | Published::Conflict => {
+                    self.after_conflict(&mut guard).await?;
+                }
+            }
+        }
+        Err(Error::Contended(req.game_id))
+    }
+}

@@ -1,0 +1,133 @@
+//! The `shogi.v1.MoveValidator` service: parses and checks requests, judges with the cores,
+//! writes to the bus, answers. Every error goes through [`crate::error::to_status`].
+//!
+//! The state every call shares is here ([`Validator`]); what the calls do is one file per job,
+//! each adding methods to [`Validator`]:
+//! - `cache`: the game cache, and the reads that fill it from the bus and keep it current;
+//! - `publish`: what the service writes to the bus (log appends, notices) and its verdict
+//!   announcements, including waiting for an announcement the pipeline makes;
+//! - `create`: CreateGame;
+//! - `moves`: SubmitMove, and ValidateMove and LegalMoves (pure, no game involved);
+//! - `endings`: Declare, EvaluateImpasse and EndGame;
+//! - `queries`: GetGame, ListGames, AnalyzeGame and WatchGame;
+//! - `rpc`: the tonic trait: per call a span, the caller's trace and the RPC metrics, then the
+//!   method above that does the work.
+//!
+//! Imports go one way: each file uses this one (the state) and `rpc` uses `moves` and
+//! `queries`; this file uses none of them.
+
+mod cache;
+mod create;
+mod endings;
+pub(crate) mod moves;
+mod publish;
+mod queries;
+mod rpc;
+
+use crate::error::Error;
+use crate::store::Bus;
+use arbiter_runtime::games::Reader;
+use arbiter_telemetry::metrics;
+use shogi_adjudication::Verdict;
+use shogi_proto::convert::verdict_pb;
+use shogi_proto::log::Replay;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, watch};
+
+/// How many times a write retries after losing a race for a game before answering ABORTED.
+const MAX_ATTEMPTS: usize = 5;
+
+/// How long a strict call, or a declaration in a pipeline, waits for a verdict's
+/// announcement before answering UNAVAILABLE (the ending is stored: a retry waits again).
+const ANNOUNCE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The service state, shared by every call.
+#[derive(Debug, Clone)]
+pub struct Validator {
+    inner: Arc<Inner>,
+}
+
+/// One cached game: its replay behind a lock (calls for one game are serialised here, and
+/// across instances by the bus's expected sequences), and its last known size.
+#[derive(Debug, Default)]
+struct Cached {
+    replay: Arc<AsyncMutex<Option<Replay>>>,
+    bytes: AtomicUsize,
+}
+
+type Slot = Arc<Cached>;
+type Guard = OwnedMutexGuard<Option<Replay>>;
+
+#[derive(Debug)]
+struct Inner {
+    bus: Bus,
+    /// Games this instance has read.
+    games: Mutex<HashMap<String, Slot>>,
+    max_cached_games: usize,
+    max_cache_bytes: usize,
+    /// The sum of the slots' sizes, kept as they change (and counted again at each eviction),
+    /// so that taking a new game into the cache does not add up every game.
+    cached_bytes: AtomicUsize,
+    shutdown: watch::Receiver<bool>,
+    /// Whether the repetition-watcher and the impasse-judge announce the endings
+    /// ([`shogi_adjudication::ResultCode::announcer`]).
+    pipeline: bool,
+}
+
+/// The reader of game logs this service is, as its copies set aside and its counts name it.
+pub static READER: Reader = Reader::new("move-validator");
+
+impl Validator {
+    /// A service over `bus`; `shutdown` turning `true` ends open WatchGame streams. The bus is
+    /// the record; the cache keeps at most `cache.games` games and about `cache.bytes` bytes.
+    /// With `pipeline`, the repetition-watcher and the impasse-judge run beside this service
+    /// and announce every ending the log decides; this service still judges every ply with the
+    /// whole adjudication layer, so that it never accepts a move after an ending. Without it,
+    /// this service announces every ending itself.
+    pub fn new(
+        bus: Bus,
+        shutdown: watch::Receiver<bool>,
+        cache: CacheLimits,
+        pipeline: bool,
+    ) -> Validator {
+        metrics().observe_set_aside(READER.name(), || READER.counts());
+        Validator {
+            inner: Arc::new(Inner {
+                bus,
+                games: Mutex::new(HashMap::new()),
+                max_cached_games: cache.games.max(1),
+                max_cache_bytes: cache.bytes,
+                cached_bytes: AtomicUsize::new(0),
+                shutdown,
+                pipeline,
+            }),
+        }
+    }
+}
+
+/// How much the validator's game cache may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheLimits {
+    /// Games at most.
+    pub games: usize,
+    /// Bytes, about, at most ([`games::footprint`](crate::games::footprint)).
+    pub bytes: usize,
+}
+
+impl Default for CacheLimits {
+    fn default() -> CacheLimits {
+        CacheLimits {
+            games: 100_000,
+            bytes: 256 * 1024 * 1024,
+        }
+    }
+}
+
+fn game_over(replay: &Replay, verdict: &Verdict) -> Error {
+    Error::GameOver {
+        game_id: replay.id().to_owned(),
+        verdict: Box::new(verdict_pb(replay.id(), verdict)),
+    }
+}

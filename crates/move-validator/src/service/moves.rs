@@ -1,0 +1,237 @@
+//! SubmitMove, played against the game's log with a guarded append and retried after a lost
+//! race; and ValidateMove and LegalMoves, pure, with no game involved.
+
+use super::{MAX_ATTEMPTS, Validator, game_over};
+use crate::error::{Error, PlyConflict};
+use crate::games;
+use crate::store::Published;
+use arbiter_telemetry::metrics;
+use shogi_adjudication::GameError;
+use shogi_proto::convert::{self, check_game_id, parse_sfen, parse_usi, verdict_pb};
+use shogi_proto::event::LogEntry;
+use shogi_proto::log::Replay;
+use shogi_proto::v1 as pb;
+
+impl Validator {
+    /// SubmitMove: the move judged and stored; in strict mode (the call's or the game's), the
+    /// answer that ends the game waits for the verdict's announcement.
+    pub(super) async fn submit_move(
+        &self,
+        req: pb::SubmitMoveRequest,
+        strict: bool,
+    ) -> Result<pb::SubmitMoveResponse, Error> {
+        let answer = self.submit_move_now(req).await?;
+        if let Some(v) = &answer.verdict
+            && (strict || self.is_strict(&v.game_id).await)
+        {
+            self.announced(&v.game_id).await?;
+        }
+        Ok(answer)
+    }
+
+    /// Whether the game was created in strict mode.
+    async fn is_strict(&self, id: &str) -> bool {
+        match self.game(id, false).await {
+            Ok(guard) => guard.as_ref().is_some_and(Replay::strict),
+            Err(_) => false,
+        }
+    }
+
+    async fn submit_move_now(
+        &self,
+        req: pb::SubmitMoveRequest,
+    ) -> Result<pb::SubmitMoveResponse, Error> {
+        check_game_id("game_id", &req.game_id)?;
+        if req.ply == 0 {
+            return Err(Error::invalid("ply", "plies start at 1"));
+        }
+        let mv = parse_usi("usi", &req.usi)?;
+        let usi = mv.to_string();
+        let mut guard = self.game(&req.game_id, false).await?;
+        let mut caught_up = false;
+        for _ in 0..MAX_ATTEMPTS {
+            let replay = guard
+                .as_mut()
+                .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+            let next = replay.ply() + 1;
+            // A retry of a ply already played, or of the forfeit that ended the game.
+            if req.ply < next {
+                if let Some(answer) = games::answer(replay, req.ply)
+                    .filter(|_| replay.game().moves().nth(req.ply as usize - 1) == Some(mv))
+                {
+                    return Ok(answer);
+                }
+                // Refused; read the bus first so that the refusal names the current ply.
+                if !caught_up {
+                    self.catch_up(replay).await?;
+                }
+                return Err(ply_error(PlyConflict::Taken, replay, req.ply));
+            }
+            if replay
+                .forfeit()
+                .is_some_and(|f| f.ply == req.ply && f.mv == mv)
+                && let Some(answer) = games::forfeit_answer(replay)
+            {
+                return Ok(answer);
+            }
+            if req.ply > next || replay.game().is_over() {
+                // This instance may be behind the bus: look once before refusing.
+                if !caught_up {
+                    self.catch_up(replay).await?;
+                    caught_up = true;
+                    continue;
+                }
+                if let Some(v) = replay.game().verdict() {
+                    return Err(game_over(replay, v));
+                }
+                return Err(ply_error(PlyConflict::Ahead, replay, req.ply));
+            }
+            // Played on the cached game in place, pending its write; if the write does not
+            // store it, the game is read again from the bus.
+            let played = match replay.play(mv) {
+                Ok(played) => played,
+                Err(GameError::Illegal(_)) if !caught_up => {
+                    // Nothing is written for a refusal, so nothing would tell a stale instance
+                    // that the ply is taken: read the log before refusing.
+                    self.catch_up(replay).await?;
+                    caught_up = true;
+                    continue;
+                }
+                Err(GameError::Illegal(illegal)) => {
+                    metrics().count_move("SubmitMove", "rejected", Some(illegal.kind.as_str()));
+                    let pos = replay.game().position();
+                    return Ok(pb::SubmitMoveResponse {
+                        outcome: pb::MoveOutcome::Rejected as i32,
+                        illegal_kind: convert::illegal_kind_pb(illegal.kind),
+                        ply: req.ply,
+                        sfen_after: pos.to_sfen(),
+                        gives_check: false,
+                        verdict: None,
+                        warnings: Vec::new(),
+                        position_hash: pos.hash(),
+                    });
+                }
+                Err(GameError::GameOver) => {
+                    return Err(match replay.game().verdict() {
+                        Some(v) => game_over(replay, v),
+                        None => Error::FailedPrecondition("the game is over".into()),
+                    });
+                }
+                Err(GameError::NoDeclarationRule) => {
+                    return Err(Error::DeclarationNotAllowed(replay.id().to_owned()));
+                }
+            };
+            let outcome = played.outcome();
+            let forfeited = shogi_proto::log::forfeited(outcome, replay.game());
+            let written = if forfeited {
+                let verdict = outcome
+                    .verdict
+                    .as_ref()
+                    .map(|v| verdict_pb(replay.id(), v))
+                    .unwrap_or_default();
+                self.append_end(replay, &verdict).await
+            } else {
+                let pos = replay.game().position();
+                let event = pb::MoveAccepted {
+                    game_id: replay.id().to_owned(),
+                    ply: req.ply,
+                    usi: usi.clone(),
+                    sfen_after: pos.to_sfen(),
+                    gives_check: outcome.gave_check,
+                    position_hash: pos.hash(),
+                };
+                self.append(replay, LogEntry::Move(event)).await
+            };
+            let published = match written {
+                Ok(published) => published,
+                Err(e) => {
+                    // The cached game is ahead of the log: read it again next time.
+                    *guard = None;
+                    self.forget(&req.game_id);
+                    return Err(e);
+                }
+            };
+            match published {
+                Published::Stored(seq) => {
+                    replay.stored(seq, played);
+                    if forfeited {
+                        tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move forfeited");
+                        let answer = games::forfeit_answer(replay)
+                            .ok_or_else(|| Error::Contended(replay.id().to_owned()))?;
+                        let kind = convert::illegal_kind_name(answer.illegal_kind);
+                        metrics().count_move("SubmitMove", "forfeited", Some(kind));
+                        if let Some(v) = &answer.verdict {
+                            self.announce_recorded(v).await;
+                        }
+                        return Ok(answer);
+                    }
+                    tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move accepted");
+                    metrics().count_move("SubmitMove", "accepted", None);
+                    self.publish_consequences(replay).await;
+                    return games::answer(replay, req.ply)
+                        .ok_or_else(|| Error::Contended(replay.id().to_owned()));
+                }
+                // Someone (a retry through another instance, or another writer) got there
+                // first: read what they wrote and decide again.
+                Published::Duplicate(_) | Published::Conflict => {
+                    tracing::debug!(game_id = %replay.id(), ply = req.ply, %usi, "lost a race, reading the game again");
+                    self.reload(&mut guard, &req.game_id).await?;
+                    caught_up = true;
+                }
+            }
+        }
+        Err(Error::Contended(req.game_id))
+    }
+}
+
+fn ply_error(conflict: PlyConflict, replay: &Replay, requested: u32) -> Error {
+    Error::Ply {
+        conflict,
+        game_id: replay.id().to_owned(),
+        requested,
+        current_ply: replay.ply(),
+    }
+}
+
+/// ValidateMove: pure, no game involved.
+pub fn validate_move(req: &pb::ValidateMoveRequest) -> Result<pb::ValidateMoveResponse, Error> {
+    let pos = parse_sfen("sfen", &req.sfen)?;
+    let mv = parse_usi("usi", &req.usi)?;
+    Ok(match pos.check_move(mv) {
+        Ok(()) => {
+            let mut after = pos.clone();
+            after.play_unchecked(mv);
+            let gives_check = after.in_check();
+            let no_legal_reply = !after.has_legal_move();
+            pb::ValidateMoveResponse {
+                legal: true,
+                illegal_kind: pb::IllegalKind::Unspecified as i32,
+                sfen_after: after.to_sfen(),
+                gives_check,
+                is_checkmate: gives_check && no_legal_reply,
+                no_legal_reply,
+                position_hash: after.hash(),
+                illegal_kind_name: String::new(),
+            }
+        }
+        Err(illegal) => pb::ValidateMoveResponse {
+            legal: false,
+            illegal_kind: convert::illegal_kind_pb(illegal.kind),
+            sfen_after: String::new(),
+            gives_check: false,
+            is_checkmate: false,
+            no_legal_reply: false,
+            position_hash: 0,
+            illegal_kind_name: illegal.kind.as_str().to_owned(),
+        },
+    })
+}
+
+/// LegalMoves: pure, no game involved; the rules core's list, in its order.
+pub fn legal_moves(req: &pb::LegalMovesRequest) -> Result<pb::LegalMovesResponse, Error> {
+    let pos = parse_sfen("sfen", &req.sfen)?;
+    Ok(pb::LegalMovesResponse {
+        moves: pos.legal_moves().iter().map(|m| m.to_string()).collect(),
+        in_check: pos.in_check(),
+    })
+}

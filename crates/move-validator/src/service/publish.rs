@@ -1,0 +1,134 @@
+//! What the service writes to the bus: appends to a game's log (guarded by its expected last
+//! sequence), notices on `.declare` and `.warning`, and verdict announcements on `.verdict`,
+//! made here or, with the pipeline, waited for.
+
+use super::{ANNOUNCE_DEADLINE, READER, Validator};
+use crate::error::Error;
+use crate::games;
+use crate::store::Published;
+use arbiter_runtime::games::Announced;
+use arbiter_telemetry::metrics;
+use futures::StreamExt;
+use shogi_proto::convert::{result_code_from_pb, warning_pb};
+use shogi_proto::event::{Envelope, LogEntry, decode_verdict};
+use shogi_proto::log::Replay;
+use shogi_proto::subject;
+use shogi_proto::v1 as pb;
+
+impl Validator {
+    /// Appends `entry` to the game's log, guarded by the log's expected last sequence.
+    pub(super) async fn append(
+        &self,
+        replay: &Replay,
+        entry: LogEntry,
+    ) -> Result<Published, Error> {
+        self.inner
+            .bus
+            .write(entry.envelope(replay.last_seq()))
+            .await
+    }
+
+    /// Appends the verdict of an ending that does not follow from the moves to the log.
+    pub(super) async fn append_end(
+        &self,
+        replay: &Replay,
+        verdict: &pb::Verdict,
+    ) -> Result<Published, Error> {
+        self.append(replay, LogEntry::Ending(verdict.clone())).await
+    }
+
+    /// Publishes a notice on a game's `.declare` or `.warning` subject. The log already holds
+    /// what it says (or it follows from the log), so a failure here is logged, not returned.
+    pub(super) async fn notify(&self, id: &str, notice: Envelope) {
+        let msg_id = notice.msg_id.clone();
+        if let Err(e) = self.inner.bus.write(notice).await {
+            tracing::warn!(game_id = id, msg_id, error = %e, "notice not published");
+        }
+    }
+
+    /// Announces a verdict on `.verdict`, which holds one message per game: the publish
+    /// expects the subject empty, so a second announcement stores nothing (and the stream
+    /// republishes only what it stores to the core subject platforms subscribe to); an entry
+    /// there that is not this verdict is set aside, never taken for an announcement
+    /// (`Reader::announce`).
+    pub(super) async fn notify_verdict(&self, verdict: &pb::Verdict) {
+        let id = &verdict.game_id;
+        if !self.inner.bus.inner.connected() {
+            tracing::warn!(game_id = %id, "verdict not announced: not connected");
+            return;
+        }
+        match READER.announce(&self.inner.bus.inner, verdict).await {
+            Ok(Announced::Stored(_)) => {
+                let code = result_code_from_pb(verdict.code).map_or("?", |c| c.as_str());
+                metrics().count_verdict(code, "move-validator");
+            }
+            Ok(Announced::Already) => {
+                tracing::debug!(game_id = %id, ply = verdict.ply, "verdict already announced");
+            }
+            Err(e) => tracing::warn!(game_id = %id, error = %e, "verdict not announced"),
+        }
+    }
+
+    /// After a ply is stored: its warnings and verdict go on their subjects, unless the
+    /// pipeline announces them.
+    pub(super) async fn publish_consequences(&self, replay: &Replay) {
+        if self.inner.pipeline {
+            return;
+        }
+        let id = replay.id();
+        for (i, w) in replay.last_warnings().iter().enumerate() {
+            self.notify(id, Envelope::warning(&warning_pb(id, w), i))
+                .await;
+        }
+        if let Some(v) = games::verdict(replay) {
+            self.notify_verdict(&v).await;
+        }
+    }
+
+    /// After an ending recorded in the log (a report, a declaration, a forfeit): announced
+    /// here unless the pipeline (the impasse-judge) announces it from the log.
+    pub(super) async fn announce_recorded(&self, verdict: &pb::Verdict) {
+        if !self.inner.pipeline {
+            self.notify_verdict(verdict).await;
+        }
+    }
+
+    /// Waits until the game's verdict is announced on `.verdict` (by this service, or by the
+    /// watcher or the judge that owns it), within [`ANNOUNCE_DEADLINE`].
+    pub(super) async fn announced(&self, id: &str) -> Result<pb::Verdict, Error> {
+        let mut notices = self
+            .inner
+            .bus
+            .inner
+            .follow(&subject::verdict(id))
+            .await
+            .map_err(Error::unavailable)?;
+        let deadline = tokio::time::Instant::now() + ANNOUNCE_DEADLINE;
+        loop {
+            match tokio::time::timeout_at(deadline, notices.next()).await {
+                Ok(Some(Ok(m))) => {
+                    // Only a Verdict of this game is an announcement; anything else on
+                    // `.verdict` is passed over (its announcer sets it aside, issue 20).
+                    let verdict = decode_verdict(m.message_type.as_deref(), &m.payload)
+                        .ok()
+                        .filter(|v| v.game_id == id);
+                    match verdict {
+                        Some(v) => return Ok(v),
+                        None => tracing::error!(
+                            game_id = id,
+                            seq = m.sequence,
+                            "an entry on the game's .verdict is not a verdict of the game: passed over"
+                        ),
+                    }
+                }
+                Ok(Some(Err(e))) => return Err(Error::unavailable(e)),
+                Ok(None) | Err(_) => {
+                    return Err(Error::VerdictPending(format!(
+                        "the verdict of game {id} was not announced within {ANNOUNCE_DEADLINE:?}; \
+                         is the pipeline (repetition-watcher, impasse-judge) running?"
+                    )));
+                }
+            }
+        }
+    }
+}
