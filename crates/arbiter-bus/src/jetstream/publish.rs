@@ -85,11 +85,15 @@ impl JetStreamBus {
                     .await
             }
             // No answer, or the connection lost while waiting for it: it may have been stored.
+            // So may one the stream's store was closed under (10077, "stream store closed",
+            // while the stream is reset or its leader changes): the entry its Raft group
+            // committed is stored when it is applied again. Other store failures under the same
+            // code (10077, "maximum messages exceeded") are refusals.
             Err(e)
                 if matches!(
                     e.kind(),
                     PublishErrorKind::TimedOut | PublishErrorKind::BrokenPipe
-                ) =>
+                ) || store_closed(&e) =>
             {
                 Err(BusError::Publish {
                     msg_id: out.msg_id.clone(),
@@ -159,6 +163,12 @@ impl JetStreamBus {
     }
 }
 
+/// Whether the server answered `e` because the stream's store was closed under the write.
+fn store_closed(e: &jetstream::context::PublishError) -> bool {
+    server_error(e) == Some(ErrorCode::STREAM_STORE_FAILED)
+        && e.to_string().contains("store closed")
+}
+
 /// The JetStream error code of the server's answer `e` carries, if it carries one.
 fn server_error(e: &jetstream::context::PublishError) -> Option<ErrorCode> {
     std::error::Error::source(e)?
@@ -176,3 +186,39 @@ enum Stored {
 /// How long a publish waits for an earlier one of the same message, or to the same subject,
 /// that the server has proposed to its replicas but not stored.
 const IN_FLIGHT_PATIENCE: Duration = Duration::from_secs(5);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error async-nats gives for the server's JSON answer `{"code", "err_code",
+    /// "description"}`.
+    fn answered(err_code: u64, description: &str) -> jetstream::context::PublishError {
+        let server: jetstream::Error = serde_json::from_value(serde_json::json!({
+            "code": 400,
+            "err_code": err_code,
+            "description": description,
+        }))
+        .expect("a JetStream error");
+        jetstream::context::PublishError::with_source(PublishErrorKind::Other, server)
+    }
+
+    #[test]
+    fn the_servers_answers_that_a_write_may_yet_land_are_told_from_refusals() {
+        let in_process = answered(10158, "duplicate message id is in process");
+        assert_eq!(
+            server_error(&in_process),
+            Some(ErrorCode::STREAM_DUPLICATE_MESSAGE_CONFLICT)
+        );
+        assert!(!store_closed(&in_process));
+        assert!(store_closed(&answered(10077, "stream store closed")));
+        // The same code for a full stream is a refusal.
+        assert!(!store_closed(&answered(10077, "maximum messages exceeded")));
+        assert_eq!(
+            server_error(&jetstream::context::PublishError::new(
+                PublishErrorKind::TimedOut
+            )),
+            None
+        );
+    }
+}
