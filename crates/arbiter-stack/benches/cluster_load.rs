@@ -627,6 +627,7 @@ async fn main() {
                         String::new()
                     },
                     log_dir: run_dir.clone(),
+                    ..ClusterOptions::default()
                 };
                 Nats::Cluster(Arc::new(
                     tokio::task::spawn_blocking(move || NatsCluster::start_with(&options))
