@@ -78,6 +78,28 @@ async fn stream_leader_but(
     }
 }
 
+/// A 3-node cluster started with `options`, the arbiter's stream on it made R3 (before any
+/// service starts: they find it and leave it as it is), the node that leads the stream, its
+/// URL, and a bus connected to it.
+async fn cluster_with_stream(
+    options: &ClusterOptions,
+) -> (Arc<Mutex<NatsCluster>>, usize, String, Bus) {
+    let cluster = Arc::new(Mutex::new(NatsCluster::start_with(options)));
+    let seed = cluster.lock().unwrap().url(0);
+    JetStreamBus::connect(&NatsOptions::new(&seed), "cluster-test", &replicated())
+        .await
+        .unwrap();
+    let js = async_nats::jetstream::new(async_nats::connect(&seed).await.unwrap());
+    let leader = stream_leader(&js, &cluster).await;
+    let url = cluster.lock().unwrap().url(leader);
+    let bus: Bus = Arc::new(
+        JetStreamBus::connect(&NatsOptions::new(&url), "cluster-test", &replicated())
+            .await
+            .unwrap(),
+    );
+    (cluster, leader, url, bus)
+}
+
 /// Kills node `i` on a blocking thread (the kill waits until the others agree on a metadata
 /// leader, asking their monitoring endpoints).
 async fn stop(cluster: &Arc<Mutex<NatsCluster>>, i: usize) {
@@ -143,19 +165,7 @@ async fn a_replicated_stream_keeps_its_messages_and_takes_writes_with_its_leader
 // they are back it finds the one message stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_of_a_publish_not_yet_replicated_waits_for_it() {
-    let cluster = Arc::new(Mutex::new(NatsCluster::start()));
-    let seed = cluster.lock().unwrap().url(0);
-    JetStreamBus::connect(&NatsOptions::new(&seed), "cluster-test", &replicated())
-        .await
-        .unwrap();
-    let js = async_nats::jetstream::new(async_nats::connect(&seed).await.unwrap());
-    let leader = stream_leader(&js, &cluster).await;
-    let url = cluster.lock().unwrap().url(leader);
-    let bus: Bus = Arc::new(
-        JetStreamBus::connect(&NatsOptions::new(&url), "cluster-test", &replicated())
-            .await
-            .unwrap(),
-    );
+    let (cluster, leader, url, bus) = cluster_with_stream(&ClusterOptions::default()).await;
     let subject = subject::created("in-flight");
     let msg = Outgoing::new(&subject, "test", "in-flight:created", "x").expect(0);
     let others: Vec<usize> = (0..3).filter(|&i| i != leader).collect();
@@ -246,17 +256,11 @@ enum Isolation {
 /// `isolation` says, then once healed; the answers checked against the contract and the log.
 async fn move_in_flight(isolation: Isolation) {
     let dir = tempfile::tempdir().unwrap();
-    let cluster = Arc::new(Mutex::new(NatsCluster::start_with(&ClusterOptions {
+    let (cluster, leader, url, _) = cluster_with_stream(&ClusterOptions {
         links: isolation == Isolation::CutOff,
         ..ClusterOptions::default()
-    })));
-    let seed = cluster.lock().unwrap().url(0);
-    JetStreamBus::connect(&NatsOptions::new(&seed), "cluster-test", &replicated())
-        .await
-        .unwrap();
-    let js = async_nats::jetstream::new(async_nats::connect(&seed).await.unwrap());
-    let leader = stream_leader(&js, &cluster).await;
-    let url = cluster.lock().unwrap().url(leader);
+    })
+    .await;
     let port = free_port();
     let args: Vec<String> = [
         "--listen",
@@ -441,23 +445,11 @@ async fn under_fault(delivery: &str, fault: Fault) {
         .unwrap()
         .keep();
     eprintln!("services' logs in {}", dir.display());
-    let cluster = Arc::new(Mutex::new(NatsCluster::start_with(&ClusterOptions {
+    let (cluster, doomed, url, bus) = cluster_with_stream(&ClusterOptions {
         links: fault == Fault::LeaderCutOff,
         ..ClusterOptions::default()
-    })));
-    let any = cluster.lock().unwrap().url(0);
-    // The stream, made R3 before the services start (they find it and leave it as it is).
-    JetStreamBus::connect(&NatsOptions::new(&any), "cluster-test", &replicated())
-        .await
-        .unwrap();
-    let js = async_nats::jetstream::new(async_nats::connect(&any).await.unwrap());
-    let doomed = stream_leader(&js, &cluster).await;
-    let url = cluster.lock().unwrap().url(doomed);
-    let bus: Bus = Arc::new(
-        JetStreamBus::connect(&NatsOptions::new(&url), "cluster-test", &replicated())
-            .await
-            .unwrap(),
-    );
+    })
+    .await;
 
     let (procs, validator_ports) =
         start_services(&dir, &url, &["--stream-replicas", "3"], |_, i| {
