@@ -2637,8 +2637,9 @@ export enum ErrorReason {
   OUTCOME_UNKNOWN = 10,
 
   /**
-   * UNAVAILABLE: the bus could not be reached or read, and nothing was written. Retry with
-   * backoff, the same request or another.
+   * UNAVAILABLE: the bus could not be reached or read, or refused the write: this call wrote
+   * nothing. Retry with backoff. A request that an earlier call left OUTCOME_UNKNOWN may still
+   * be stored: retry that same request until it answers, and send nothing else in its place.
    *
    * @generated from enum value: ERROR_REASON_BUS_UNAVAILABLE = 11;
    */
