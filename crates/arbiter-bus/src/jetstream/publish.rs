@@ -2,7 +2,7 @@
 //! conflict, refused, unknown, or still in flight on the server and sent again).
 
 use super::JetStreamBus;
-use crate::{BusError, MESSAGE_TYPE_HEADER, Outgoing, Published};
+use crate::{BusError, EventBus, MESSAGE_TYPE_HEADER, Outgoing, Published};
 use async_nats::jetstream::{
     self, ErrorCode, context::PublishErrorKind, message::PublishMessage,
     stream::RawMessageErrorKind,
@@ -14,9 +14,9 @@ impl JetStreamBus {
     ///
     /// A replicated stream's leader answers the retry of a publish it has proposed but not yet
     /// stored (its replicas have not confirmed it) as a duplicate at sequence 0 (nats-server
-    /// stages the message id before the proposal commits), or, where it checks the expected
-    /// sequence first, as a conflict with nothing stored after that sequence. Neither is an
-    /// outcome: the caller would read a game that is not there yet (issue 18: a CreateGame
+    /// stages the message id before the proposal commits; 2.14 and later answer it with error
+    /// 10158, "duplicate message id is in process"), or, where it checks the expected sequence
+    /// first, as a conflict with nothing stored after that sequence. None is an outcome: the caller would read a game that is not there yet (issue 18: a CreateGame
     /// answered NOT_FOUND with a node killed). The publish is sent again after a pause until the
     /// server answers with a sequence or a real conflict, for at most [`IN_FLIGHT_PATIENCE`];
     /// then the outcome is unknown, as for a publish with no answer.
@@ -148,11 +148,9 @@ impl JetStreamBus {
             Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => {}
             Err(e) => return Err(read_error(e.to_string())),
         }
-        let last = match self.stream.get_last_raw_message_by_subject(subject).await {
-            Ok(m) => m.sequence,
-            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => 0,
-            Err(e) => return Err(read_error(e.to_string())),
-        };
+        let last = EventBus::last(self, subject)
+            .await?
+            .map_or(0, |m| m.sequence);
         Ok(if last == expected {
             Stored::InFlight(
                 "the server refused the expected sequence with a publish to the subject not yet stored",
