@@ -224,8 +224,9 @@ async fn a_retry_of_a_publish_not_yet_replicated_waits_for_it() {
 // A validator whose server loses the rest of the cluster while a SubmitMove is in flight: both
 // peers frozen (a silent partition: connections open, nothing answered), so the stream's
 // leader holds the move without the quorum to store it. The move can land once they are back,
-// so no answer meanwhile may say it was not stored (BUS_UNAVAILABLE): the first try and its
-// retry are OUTCOME_UNKNOWN, and once healed the same move is ACCEPTED at its ply and is in
+// so no answer meanwhile may say that its write was not stored (BUS_UNAVAILABLE): the first try
+// is OUTCOME_UNKNOWN, its retry OUTCOME_UNKNOWN or, when reading the game failed before it
+// wrote anything, BUS_UNAVAILABLE; once healed the same move is ACCEPTED at its ply and is in
 // the log once (issue 21 item 4, the in-flight fault; the retry is the case that 2.14 and
 // later answer "duplicate message id is in process").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -347,12 +348,23 @@ async fn move_in_flight(isolation: Isolation) {
             .error_info()
             .map(|i| i.reason.clone())
             .unwrap_or_default();
-        let allowed: &[&str] = match (isolation, n) {
-            (Isolation::CutOff, 1..) => &["OUTCOME_UNKNOWN", "BUS_UNAVAILABLE"],
-            _ => &["OUTCOME_UNKNOWN"],
+        // The first try answers OUTCOME_UNKNOWN: its write may land. The retry finds the
+        // game dropped from the validator's cache (a write without an outcome leaves the
+        // cached game ahead of the log), so it reads the game again first; that read can fail
+        // (a server whose meta group has lost its leader answers 10008), and then this call
+        // wrote nothing: BUS_UNAVAILABLE, which the contract allows (docs/errors.md; the
+        // client retries the same request). What must never be BUS_UNAVAILABLE with the peers
+        // frozen is the write itself: its first try is still in flight, and can land.
+        let honest = match (isolation, n, reason.as_str()) {
+            (_, _, "OUTCOME_UNKNOWN") => true,
+            (Isolation::CutOff, 1.., "BUS_UNAVAILABLE") => true,
+            (Isolation::PeersFrozen, 1.., "BUS_UNAVAILABLE") => {
+                status.message().starts_with("bus unavailable: read ")
+            }
+            _ => false,
         };
         assert!(
-            status.code() == tonic::Code::Unavailable && allowed.contains(&reason.as_str()),
+            status.code() == tonic::Code::Unavailable && honest,
             "answer {n} while isolated: {status:?}"
         );
     }

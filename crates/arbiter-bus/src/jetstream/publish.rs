@@ -19,27 +19,10 @@ impl JetStreamBus {
     /// first, as a conflict with nothing stored after that sequence. None is an outcome: the caller would read a game that is not there yet (issue 18: a CreateGame
     /// answered NOT_FOUND with a node killed). The publish is sent again after a pause until the
     /// server answers with a sequence or a real conflict, for at most [`IN_FLIGHT_PATIENCE`];
-    /// then the outcome is unknown, as for a publish with no answer.
+    /// then the outcome is unknown, as for a publish with no answer. So is any later answer
+    /// that is not an outcome ([`until_stored`]).
     pub(super) async fn store(&self, out: Outgoing) -> Result<Published, BusError> {
-        let deadline = tokio::time::Instant::now() + IN_FLIGHT_PATIENCE;
-        let mut pause = Duration::from_millis(10);
-        loop {
-            let why = match self.store_once(&out).await? {
-                Stored::Done(published) => return Ok(published),
-                Stored::InFlight(why) => why,
-            };
-            if tokio::time::Instant::now() + pause > deadline {
-                return Err(BusError::Publish {
-                    msg_id: out.msg_id,
-                    reason: format!(
-                        "{why}, still after {IN_FLIGHT_PATIENCE:?}: it may yet be stored"
-                    ),
-                });
-            }
-            tracing::debug!(msg_id = %out.msg_id, subject = %out.subject, why, "publish in flight on the server: sent again after a pause");
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_millis(500));
-        }
+        until_stored(&out.msg_id, IN_FLIGHT_PATIENCE, || self.store_once(&out)).await
     }
 
     /// One publish of `out` and what the server's answer says of it.
@@ -161,6 +144,58 @@ impl JetStreamBus {
     }
 }
 
+/// Sends a publish by `attempt` until the server answers with an outcome, while it answers that
+/// an earlier send is still in flight, for at most `patience`.
+///
+/// Once one send was in flight, no later answer can say that the publish was not stored: a
+/// refusal (no stream leader, a leader that lost its quorum) or a failed read speaks only of
+/// that send, and the earlier one may still be stored when its Raft entry commits (a replica
+/// that had it can be the next leader). Those answers are then "outcome unknown"
+/// ([`BusError::Publish`]), like the patience running out; before any send was in flight, a
+/// refusal is one.
+async fn until_stored<F, Fut>(
+    msg_id: &str,
+    patience: Duration,
+    mut attempt: F,
+) -> Result<Published, BusError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Stored, BusError>>,
+{
+    let deadline = tokio::time::Instant::now() + patience;
+    let mut pause = Duration::from_millis(10);
+    let mut in_flight: Option<&'static str> = None;
+    loop {
+        let why = match (attempt().await, in_flight) {
+            (Ok(Stored::Done(published)), _) => return Ok(published),
+            (Ok(Stored::InFlight(why)), _) => why,
+            (Err(e @ BusError::Publish { .. }), _) | (Err(e), None) => return Err(e),
+            (Err(e), Some(earlier)) => {
+                return Err(BusError::Publish {
+                    msg_id: msg_id.to_owned(),
+                    reason: format!(
+                        "{e}, after an earlier send was in flight ({earlier}): it may yet be stored"
+                    ),
+                });
+            }
+        };
+        in_flight = Some(why);
+        if tokio::time::Instant::now() + pause > deadline {
+            return Err(BusError::Publish {
+                msg_id: msg_id.to_owned(),
+                reason: format!("{why}, still after {patience:?}: it may yet be stored"),
+            });
+        }
+        tracing::debug!(
+            msg_id,
+            why,
+            "publish in flight on the server: sent again after a pause"
+        );
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(500));
+    }
+}
+
 /// Whether the server answered `e` because the stream's store was closed under the write.
 fn store_closed(e: &jetstream::context::PublishError) -> bool {
     server_error(e) == Some(ErrorCode::STREAM_STORE_FAILED)
@@ -218,5 +253,80 @@ mod tests {
             )),
             None
         );
+    }
+
+    /// `until_stored` over `answers`, given one per send (a send past the last is in flight),
+    /// with a patience of `patience_ms`; its result and how many sends it made.
+    async fn sends(
+        answers: Vec<Result<Stored, BusError>>,
+        patience_ms: u64,
+    ) -> (Result<Published, BusError>, usize) {
+        let answers = std::sync::Mutex::new(std::collections::VecDeque::from(answers));
+        let sent = std::sync::atomic::AtomicUsize::new(0);
+        let result = until_stored("m-1", Duration::from_millis(patience_ms), || {
+            sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let next = answers.lock().unwrap().pop_front();
+            async move { next.unwrap_or(Ok(Stored::InFlight("still"))) }
+        })
+        .await;
+        (result, sent.into_inner())
+    }
+
+    fn refused() -> Result<Stored, BusError> {
+        Err(BusError::PublishRefused {
+            msg_id: "m-1".into(),
+            reason: "no responders".into(),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_send_in_flight_is_sent_again_until_it_has_an_outcome() {
+        let (result, sent) = sends(
+            vec![
+                Ok(Stored::InFlight("staged")),
+                Ok(Stored::InFlight("staged")),
+                Ok(Stored::Done(Published::Stored(7))),
+            ],
+            5_000,
+        )
+        .await;
+        assert!(matches!(result, Ok(Published::Stored(7))), "{result:?}");
+        assert_eq!(sent, 3);
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_an_outcome_only_before_any_send_was_in_flight() {
+        let (first, sent) = sends(vec![refused()], 5_000).await;
+        assert!(
+            matches!(first, Err(BusError::PublishRefused { .. })),
+            "{first:?}"
+        );
+        assert_eq!(sent, 1);
+        let (later, _) = sends(vec![Ok(Stored::InFlight("staged")), refused()], 5_000).await;
+        assert!(
+            matches!(&later, Err(BusError::Publish { msg_id, reason }) if msg_id == "m-1" && reason.contains("no responders")),
+            "{later:?}"
+        );
+        let read = Err(BusError::Read {
+            filter: "shogi.game.g.move.3".into(),
+            reason: "timed out".into(),
+        });
+        let (after_read, _) = sends(vec![Ok(Stored::InFlight("staged")), read], 5_000).await;
+        assert!(
+            matches!(after_read, Err(BusError::Publish { .. })),
+            "{after_read:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_send_still_in_flight_after_the_patience_has_no_known_outcome() {
+        let started = std::time::Instant::now();
+        let (result, sent) = sends(Vec::new(), 100).await;
+        assert!(
+            matches!(&result, Err(BusError::Publish { reason, .. }) if reason.contains("still after")),
+            "{result:?}"
+        );
+        assert!(sent >= 2, "sent {sent} times");
+        assert!(started.elapsed() >= Duration::from_millis(50));
     }
 }
