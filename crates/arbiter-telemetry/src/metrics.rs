@@ -289,7 +289,10 @@ fn qualified(method: &'static str) -> opentelemetry::StringValue {
         "EvaluateImpasse",
         "GetGame",
         "WatchGame",
-        "EndGame"
+        "EndGame",
+        "LegalMoves",
+        "ListGames",
+        "AnalyzeGame"
     )
 }
 

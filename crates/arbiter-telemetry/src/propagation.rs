@@ -1,9 +1,9 @@
 //! The W3C trace context (`traceparent`, `tracestate`) across the arbiter's hops.
 //!
-//! A hop's receiving side extracts the caller's context (from gRPC metadata, [`from_metadata`],
-//! or from a bus message's headers, [`from_headers`]) and runs its work with [`within`]: the
-//! work's span gets the caller's context as its parent, and the context is attached while the
-//! work runs. The sending side writes the current context into the outgoing message's headers
+//! A hop's receiving side extracts the caller's context (from a gRPC request's HTTP headers,
+//! [`from_http_headers`], or from a bus message's headers, [`from_headers`]) and runs its work
+//! with [`within`]: the work's span gets the caller's context as its parent, and the context is
+//! attached while the work runs. The sending side writes the current context into the outgoing message's headers
 //! with [`inject`]. With OpenTelemetry installed the current context is the innermost span's,
 //! so each hop is a child of the one before it; without it, the current context is the one
 //! received, so the caller's trace context is carried through unchanged.
@@ -45,21 +45,15 @@ impl Extractor for HeaderSlice<'_> {
     }
 }
 
-struct Metadata<'a>(&'a tonic::metadata::MetadataMap);
+struct HttpHeaders<'a>(&'a http::HeaderMap);
 
-impl Extractor for Metadata<'_> {
+impl Extractor for HttpHeaders<'_> {
     fn get(&self, key: &str) -> Option<&str> {
         self.0.get(key).and_then(|v| v.to_str().ok())
     }
 
     fn keys(&self) -> Vec<&str> {
-        self.0
-            .keys()
-            .filter_map(|k| match k {
-                tonic::metadata::KeyRef::Ascii(k) => Some(k.as_str()),
-                tonic::metadata::KeyRef::Binary(_) => None,
-            })
-            .collect()
+        self.0.keys().map(http::HeaderName::as_str).collect()
     }
 }
 
@@ -85,9 +79,10 @@ pub fn from_headers(headers: &[(String, String)]) -> Context {
     TraceContextPropagator::new().extract(&HeaderSlice(headers))
 }
 
-/// The trace context a gRPC request carries (empty when none, or malformed).
-pub fn from_metadata(metadata: &tonic::metadata::MetadataMap) -> Context {
-    TraceContextPropagator::new().extract(&Metadata(metadata))
+/// The trace context a gRPC request carries in its HTTP headers (empty when none, or
+/// malformed); a `tonic::metadata::MetadataMap` gives them with `as_ref()`.
+pub fn from_http_headers(headers: &http::HeaderMap) -> Context {
+    TraceContextPropagator::new().extract(&HttpHeaders(headers))
 }
 
 /// Runs `work` in `span`, as a continuation of the remote context `parent`: `parent` becomes the
@@ -97,11 +92,27 @@ pub fn within<F: Future>(
     parent: Context,
     work: F,
 ) -> impl Future<Output = F::Output> {
+    set_parent(&span, &parent);
+    attached(span, parent, work)
+}
+
+/// Makes the remote context `parent` the parent of `span`, when it names a trace. Only before
+/// `span` is first entered: its OpenTelemetry span starts then, with the parent it has.
+pub fn set_parent(span: &tracing::Span, parent: &Context) {
     if parent.span().span_context().is_valid() {
-        // Fails only without the OpenTelemetry layer, where the attached context carries the
-        // caller's trace through instead.
+        // Fails without the OpenTelemetry layer, where the attached context carries the
+        // caller's trace through instead, and once the span has started.
         let _ = span.set_parent(parent.clone());
     }
+}
+
+/// Runs `work` in `span` with `parent` the current context while it runs; `span`'s parent set
+/// already ([`set_parent`]).
+pub fn attached<F: Future>(
+    span: tracing::Span,
+    parent: Context,
+    work: F,
+) -> impl Future<Output = F::Output> {
     work.instrument(span).with_context(parent)
 }
 
@@ -143,6 +154,11 @@ mod tests {
                 .parse()
                 .unwrap(),
         );
-        assert!(from_metadata(&md).span().span_context().is_valid());
+        assert!(
+            from_http_headers(md.as_ref())
+                .span()
+                .span_context()
+                .is_valid()
+        );
     }
 }

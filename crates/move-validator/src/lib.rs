@@ -23,6 +23,7 @@
 //! health, reflection, limits, authentication and TLS as configured.
 
 mod auth;
+mod calls;
 mod config;
 mod console;
 mod error;
@@ -101,11 +102,16 @@ pub async fn serve(
         BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
     );
     let follower = tokio::spawn(follow_the_bus(health.clone(), bus, connected));
-    let validator_service = InterceptedService::new(
-        MoveValidatorServer::new(validator)
-            .max_decoding_message_size(config.max_message_bytes)
-            .max_encoding_message_size(config.max_message_bytes),
-        BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
+    // Every call's span, trace context and metrics are one layer's, outside the token check so
+    // that a refused call is counted too (`calls.rs`).
+    let validator_service = tower::Layer::layer(
+        &calls::CallTelemetry::new(Some(config.request_timeout)),
+        InterceptedService::new(
+            MoveValidatorServer::new(validator)
+                .max_decoding_message_size(config.max_message_bytes)
+                .max_encoding_message_size(config.max_message_bytes),
+            BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
+        ),
     );
     let routes = tonic::service::Routes::new(health_service)
         .add_service(grpc::reflection()?)

@@ -10,8 +10,9 @@
 //! - `moves`: SubmitMove, and ValidateMove and LegalMoves (pure, no game involved);
 //! - `endings`: Declare, EvaluateImpasse and EndGame;
 //! - `queries`: GetGame, ListGames, AnalyzeGame and WatchGame;
-//! - `rpc`: the tonic trait: per call a span, the caller's trace and the RPC metrics, then the
-//!   method above that does the work.
+//! - `rpc`: the tonic trait: per call the game and the ply on the call's span, then the method
+//!   above that does the work (the span, the caller's trace and the RPC metrics are the layer's
+//!   around the service, `crate::calls`).
 //!
 //! Imports go one way: each file uses this one (the state) and `rpc` uses `moves` and
 //! `queries`; this file uses none of them.

@@ -136,7 +136,6 @@ impl Validator {
             .map_err(Error::unavailable)?;
         let mut shutdown = self.inner.shutdown.clone();
         let (tx, rx) = tokio::sync::mpsc::channel(64);
-        let game_id = req.game_id.clone();
         tokio::spawn(
             async move {
                 // The log is read through the one replay, as every reader reads it: a move is
@@ -179,7 +178,9 @@ impl Validator {
                     }
                 }
             }
-            .instrument(tracing::info_span!("watch_game", game_id = %game_id)),
+            // In the call's span (the layer's, `crate::calls`), which names the game and lasts
+            // as long as the stream.
+            .instrument(tracing::Span::current()),
         );
         Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
     }

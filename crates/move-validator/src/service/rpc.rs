@@ -1,11 +1,11 @@
-//! The `MoveValidator` trait: each call gets its span, continues the caller's trace and is
-//! counted in the RPC metrics here, in one place, then the method that does the work answers.
+//! The `MoveValidator` trait: each method takes its request apart, records the game and the
+//! ply on the call's span, and the method that does the work answers. The span, the caller's
+//! trace and the RPC metrics are the layer's around the service ([`crate::calls`]).
 
 use super::Validator;
 use super::moves::{legal_moves, validate_move};
 use super::queries::EventStream;
-use crate::error::Error;
-use arbiter_telemetry::{metrics, propagation};
+use arbiter_telemetry::metrics;
 use shogi_proto::convert;
 use shogi_proto::v1::{self as pb, move_validator_server::MoveValidator};
 use tonic::{Request, Response, Status};
@@ -21,45 +21,10 @@ fn strict_requested(metadata: &tonic::metadata::MetadataMap) -> bool {
         .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
 }
 
-/// Declares the span of a call to `MoveValidator/<method>`: a server span in OpenTelemetry's
-/// terms, with the game's id and ply (recorded later when the request does not name them), so
-/// that every line logged while serving the call names the game.
-macro_rules! rpc_span {
-    ($name:literal, $method:literal) => {
-        tracing::info_span!(
-            $name,
-            otel.name = concat!("shogi.v1.MoveValidator/", $method),
-            otel.kind = "server",
-            otel.status_code = tracing::field::Empty,
-            rpc.system = "grpc",
-            rpc.method = $method,
-            game_id = tracing::field::Empty,
-            ply = tracing::field::Empty,
-        )
-    };
-}
-
-/// Serves one call: `work` runs in `span`, continuing the caller's trace (the W3C trace context
-/// in `metadata`), and its handling time is recorded by method and status code.
-async fn traced<T>(
-    method: &'static str,
-    metadata: &tonic::metadata::MetadataMap,
-    span: tracing::Span,
-    work: impl std::future::Future<Output = Result<T, Error>>,
-) -> Result<T, Status> {
-    let started = std::time::Instant::now();
-    let parent = propagation::from_metadata(metadata);
-    let result = propagation::within(span.clone(), parent, work)
-        .await
-        .map_err(Status::from);
-    let code = result
-        .as_ref()
-        .map_or_else(Status::code, |_| tonic::Code::Ok);
-    if result.is_err() {
-        span.record("otel.status_code", "ERROR");
-    }
-    metrics().record_rpc(method, code, started.elapsed().as_secs_f64());
-    result
+/// Records `field` on the call's span, which the layer around the service opened
+/// ([`crate::calls`]): what only the request body names.
+fn record(field: &'static str, value: impl tracing::Value) {
+    tracing::Span::current().record(field, value);
 }
 
 #[tonic::async_trait]
@@ -69,18 +34,11 @@ impl MoveValidator for Validator {
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let strict = strict_requested(request.metadata()) || request.get_ref().strict;
-        let (metadata, _, req) = request.into_parts();
-        let span = rpc_span!("create_game", "CreateGame");
+        let req = request.into_inner();
         if !req.game_id.is_empty() {
-            span.record("game_id", req.game_id.as_str());
+            record("game_id", req.game_id.as_str());
         }
-        let game = traced(
-            "CreateGame",
-            &metadata,
-            span,
-            Validator::create_game(self, req, strict),
-        )
-        .await?;
+        let game = Validator::create_game(self, req, strict).await?;
         Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
     }
 
@@ -89,29 +47,19 @@ impl MoveValidator for Validator {
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
         let strict = strict_requested(request.metadata()) || request.get_ref().strict;
-        let (metadata, _, req) = request.into_parts();
-        let span = rpc_span!("submit_move", "SubmitMove");
-        span.record("game_id", req.game_id.as_str());
-        span.record("ply", req.ply);
-        let answer = traced(
-            "SubmitMove",
-            &metadata,
-            span,
-            Validator::submit_move(self, req, strict),
-        )
-        .await?;
-        Ok(Response::new(answer))
+        let req = request.into_inner();
+        record("game_id", req.game_id.as_str());
+        record("ply", req.ply);
+        Ok(Response::new(
+            Validator::submit_move(self, req, strict).await?,
+        ))
     }
 
     async fn validate_move(
         &self,
         request: Request<pb::ValidateMoveRequest>,
     ) -> Result<Response<pb::ValidateMoveResponse>, Status> {
-        let span = rpc_span!("validate_move", "ValidateMove");
-        let answer = traced("ValidateMove", request.metadata(), span, async {
-            validate_move(request.get_ref())
-        })
-        .await?;
+        let answer = validate_move(request.get_ref())?;
         let (outcome, kind) = if answer.legal {
             ("accepted", None)
         } else {
@@ -128,43 +76,29 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::DeclareRequest>,
     ) -> Result<Response<pb::DeclareResponse>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        let span = rpc_span!("declare", "Declare");
-        span.record("game_id", req.game_id.as_str());
-        Ok(Response::new(
-            traced("Declare", &metadata, span, Validator::declare(self, req)).await?,
-        ))
+        let req = request.into_inner();
+        record("game_id", req.game_id.as_str());
+        Ok(Response::new(Validator::declare(self, req).await?))
     }
 
     async fn evaluate_impasse(
         &self,
         request: Request<pb::EvaluateImpasseRequest>,
     ) -> Result<Response<pb::EvaluateImpasseResponse>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        let span = rpc_span!("evaluate_impasse", "EvaluateImpasse");
+        let req = request.into_inner();
         if let Some(pb::evaluate_impasse_request::Target::GameId(id)) = &req.target {
-            span.record("game_id", id.as_str());
+            record("game_id", id.as_str());
         }
-        Ok(Response::new(
-            traced(
-                "EvaluateImpasse",
-                &metadata,
-                span,
-                Validator::evaluate_impasse(self, req),
-            )
-            .await?,
-        ))
+        Ok(Response::new(Validator::evaluate_impasse(self, req).await?))
     }
 
     async fn get_game(
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        let id = req.game_id;
-        let span = rpc_span!("get_game", "GetGame");
-        span.record("game_id", id.as_str());
-        let game = traced("GetGame", &metadata, span, Validator::get_game(self, &id)).await?;
+        let id = request.into_inner().game_id;
+        record("game_id", id.as_str());
+        let game = Validator::get_game(self, &id).await?;
         Ok(Response::new(pb::GetGameResponse { game: Some(game) }))
     }
 
@@ -174,50 +108,33 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
-        Ok(Response::new(
-            Validator::watch_game(self, request.into_inner()).await?,
-        ))
+        let req = request.into_inner();
+        record("game_id", req.game_id.as_str());
+        Ok(Response::new(Validator::watch_game(self, req).await?))
     }
 
     async fn end_game(
         &self,
         request: Request<pb::EndGameRequest>,
     ) -> Result<Response<pb::EndGameResponse>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        let span = rpc_span!("end_game", "EndGame");
-        span.record("game_id", req.game_id.as_str());
-        Ok(Response::new(
-            traced("EndGame", &metadata, span, Validator::end_game(self, req)).await?,
-        ))
+        let req = request.into_inner();
+        record("game_id", req.game_id.as_str());
+        Ok(Response::new(Validator::end_game(self, req).await?))
     }
 
     async fn legal_moves(
         &self,
         request: Request<pb::LegalMovesRequest>,
     ) -> Result<Response<pb::LegalMovesResponse>, Status> {
-        let span = rpc_span!("legal_moves", "LegalMoves");
-        Ok(Response::new(
-            traced("LegalMoves", request.metadata(), span, async {
-                legal_moves(request.get_ref())
-            })
-            .await?,
-        ))
+        Ok(Response::new(legal_moves(request.get_ref())?))
     }
 
     async fn list_games(
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        let span = rpc_span!("list_games", "ListGames");
         Ok(Response::new(
-            traced(
-                "ListGames",
-                &metadata,
-                span,
-                Validator::list_games(self, req),
-            )
-            .await?,
+            Validator::list_games(self, request.into_inner()).await?,
         ))
     }
 
@@ -225,17 +142,8 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::AnalyzeGameRequest>,
     ) -> Result<Response<pb::AnalyzeGameResponse>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        let span = rpc_span!("analyze_game", "AnalyzeGame");
-        span.record("game_id", req.game_id.as_str());
-        Ok(Response::new(
-            traced(
-                "AnalyzeGame",
-                &metadata,
-                span,
-                Validator::analyze_game(self, req),
-            )
-            .await?,
-        ))
+        let req = request.into_inner();
+        record("game_id", req.game_id.as_str());
+        Ok(Response::new(Validator::analyze_game(self, req).await?))
     }
 }
