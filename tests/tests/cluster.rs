@@ -441,6 +441,15 @@ enum Fault {
     LeaderCutOff,
 }
 
+/// Says that the fault is over when dropped: at its end, or when it panics.
+struct FaultOver(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for FaultOver {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// How long a service instance may take to exit after SIGTERM, and to be SERVING again.
 const SERVICE_RESTART: Duration = Duration::from_secs(30);
 
@@ -487,6 +496,10 @@ async fn under_fault(delivery: &str, fault: Fault) {
         let procs = procs.clone();
         let fault_over = fault_over.clone();
         tokio::spawn(async move {
+            // Ends the games however the fault ends: a panic in it (a node that does not come
+            // back) would otherwise leave new games starting for ever, and the test hanging
+            // where it should fail with the panic's message.
+            let _over = FaultOver(fault_over);
             let after = match fault {
                 Fault::LeaderKilled | Fault::LeaderCutOff => GAMES / 3,
                 Fault::RollingUpgrade => GAMES / 10,
@@ -501,7 +514,6 @@ async fn under_fault(delivery: &str, fault: Fault) {
                 Fault::RollingUpgrade => rolling_upgrade(&cluster, &procs).await,
                 Fault::LeaderCutOff => cut_off(&cluster, doomed).await,
             }
-            fault_over.store(true, std::sync::atomic::Ordering::SeqCst);
             (
                 at,
                 t.elapsed(),
