@@ -161,11 +161,11 @@ impl MoveValidator for Validator {
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
         let (metadata, _, req) = request.into_parts();
-        let id = req.game_id;
         let span = rpc_span!("get_game", "GetGame");
-        span.record("game_id", id.as_str());
-        let game = traced("GetGame", &metadata, span, Validator::get_game(self, &id)).await?;
-        Ok(Response::new(pb::GetGameResponse { game: Some(game) }))
+        span.record("game_id", req.game_id.as_str());
+        Ok(Response::new(
+            traced("GetGame", &metadata, span, Validator::get_game(self, req)).await?,
+        ))
     }
 
     type WatchGameStream = EventStream;
