@@ -1467,7 +1467,7 @@ export const EvaluateImpasseResponseSchema: GenMessage<EvaluateImpasseResponse> 
 /**
  * GetGame request. Without `from_ply` and `max_plies` (both 0) it asks for every move: the
  * answer is the whole game when it fits the server's largest message (`max_message_bytes`, 64
- * KiB by default, about 9,000 moves), and otherwise FAILED_PRECONDITION with ErrorInfo reason
+ * KiB by default: about 10,000 moves), and otherwise FAILED_PRECONDITION with ErrorInfo reason
  * `ANSWER_TOO_LARGE`, never a list cut short. With either set it asks for a page of the moves,
  * and the answer's `next_ply` says where the next one starts.
  *
@@ -1919,7 +1919,7 @@ export const PositionAnalysisSchema: GenMessage<PositionAnalysis> = /*@__PURE__*
 /**
  * AnalyzeGame request. Without `from_ply` and `max_plies` (both 0) it asks for every position:
  * the answer is the whole game when it fits the server's largest message (`max_message_bytes`,
- * 64 KiB by default, about 1,500 positions), and otherwise FAILED_PRECONDITION with ErrorInfo
+ * 64 KiB by default: about 3,000 positions), and otherwise FAILED_PRECONDITION with ErrorInfo
  * reason `ANSWER_TOO_LARGE`, never a list cut short. With either set it asks for a page of the
  * positions, and the answer's `next_ply` says where the next one starts.
  *
