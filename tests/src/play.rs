@@ -194,6 +194,7 @@ pub async fn assert_every_move_logged(clients: &Clients, prefix: &str, games: &[
         let id = format!("{prefix}-{i}");
         let req = pb::GetGameRequest {
             game_id: id.clone(),
+            ..Default::default()
         };
         let state = clients
             .call(&id, |mut c| {

@@ -382,6 +382,7 @@ async fn move_in_flight(isolation: Isolation) {
     );
     let get = pb::GetGameRequest {
         game_id: id.to_owned(),
+        ..Default::default()
     };
     let state = clients
         .call("GetGame", |mut c| {

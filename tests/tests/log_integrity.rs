@@ -277,6 +277,7 @@ async fn bad_log_entries_are_set_aside_and_every_reader_plays_on() {
         .client
         .get_game(pb::GetGameRequest {
             game_id: "bad".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

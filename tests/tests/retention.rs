@@ -138,7 +138,13 @@ async fn finished_games_are_archived_then_purged_and_live_ones_stay() {
         let answer = clients
             .call(&id, |mut c| {
                 let id = id.clone();
-                async move { c.get_game(pb::GetGameRequest { game_id: id }).await }
+                async move {
+                    c.get_game(pb::GetGameRequest {
+                        game_id: id,
+                        ..Default::default()
+                    })
+                    .await
+                }
             })
             .await;
         match answer {

@@ -80,6 +80,20 @@ pub enum Error {
         /// Plies played in the game.
         current_ply: u32,
     },
+    /// The answer would be larger than the largest message the service sends: a whole long
+    /// game asked for without paging, or a page when not even one ply fits.
+    #[error(
+        "the answer for game {game_id} at ply {current_ply} is larger than the largest message; \
+         ask for pages of at most {max_plies} plies"
+    )]
+    AnswerTooLarge {
+        /// The game.
+        game_id: String,
+        /// Plies played in the game.
+        current_ply: u32,
+        /// A page size whose answer fits (0 when none does).
+        max_plies: u32,
+    },
     /// Concurrent writers kept winning the race for this game; the client may retry.
     #[error("game {0} is being changed concurrently, retry")]
     Contended(String),
@@ -207,6 +221,21 @@ pub fn to_status(err: Error) -> Status {
         }
         Error::DeclarationNotAllowed(id) => {
             details.info(ErrorReason::DeclarationNotAllowed, [("game_id", id)]);
+            Code::FailedPrecondition
+        }
+        Error::AnswerTooLarge {
+            game_id,
+            current_ply,
+            max_plies,
+        } => {
+            details.info(
+                ErrorReason::AnswerTooLarge,
+                [
+                    ("game_id", game_id),
+                    ("current_ply", current_ply.to_string()),
+                    ("max_plies", max_plies.to_string()),
+                ],
+            );
             Code::FailedPrecondition
         }
         Error::FailedPrecondition(_) => {

@@ -9,6 +9,7 @@
 use shogi_proto::convert::{self, illegal_kind_pb, verdict_pb, warning_pb};
 use shogi_proto::log::Replay;
 use shogi_proto::v1 as pb;
+use std::collections::HashMap;
 
 /// The answer SubmitMove gave for ply `ply`, if that ply was played.
 pub fn answer(replay: &Replay, ply: u32) -> Option<pb::SubmitMoveResponse> {
@@ -55,6 +56,13 @@ pub fn verdict(replay: &Replay) -> Option<pb::Verdict> {
 /// The game's state as a message, with the effective ruleset: the preset expanded into every
 /// option, as the game is judged.
 pub fn state(replay: &Replay) -> pb::GameState {
+    let mut state = head(replay);
+    state.moves = replay.game().moves().map(|m| m.to_string()).collect();
+    state
+}
+
+/// [`state`] without its moves: what describes the whole game in every page of it.
+pub fn head(replay: &Replay) -> pb::GameState {
     let game = replay.game();
     let pos = game.position();
     pb::GameState {
@@ -68,7 +76,7 @@ pub fn state(replay: &Replay) -> pb::GameState {
         ply: game.plies(),
         side_to_move: convert::color_pb(pos.side_to_move()),
         in_check: pos.in_check(),
-        moves: game.moves().map(|m| m.to_string()).collect(),
+        moves: Vec::new(),
         verdict: verdict(replay),
         position_hash: pos.hash(),
     }
@@ -84,9 +92,10 @@ pub fn footprint(replay: &Replay) -> usize {
     BASE + PER_PLY * replay.ply() as usize
 }
 
-/// AnalyzeGame's answer: the state, every position's occurrence count and check streaks, both
-/// sides' declaration reports at the current position and the last ply's warnings.
-pub fn analysis(replay: &Replay) -> pb::AnalyzeGameResponse {
+/// AnalyzeGame's answer without its positions and moves (what describes the whole game in
+/// every page of it): the state, both sides' declaration reports at the current position and
+/// the last ply's warnings.
+pub fn analysis_head(replay: &Replay) -> pb::AnalyzeGameResponse {
     let game = replay.game();
     let id = replay.id();
     let report = |side| {
@@ -94,8 +103,8 @@ pub fn analysis(replay: &Replay) -> pb::AnalyzeGameResponse {
             .map(|r| convert::report_pb(&r))
     };
     pb::AnalyzeGameResponse {
-        game: Some(state(replay)),
-        positions: positions(game),
+        game: Some(head(replay)),
+        positions: Vec::new(),
         black_declaration: report(shogi_rules::Color::Black),
         white_declaration: report(shogi_rules::Color::White),
         warnings: replay
@@ -103,54 +112,111 @@ pub fn analysis(replay: &Replay) -> pb::AnalyzeGameResponse {
             .iter()
             .map(|w| warning_pb(id, w))
             .collect(),
+        next_ply: 0,
     }
 }
 
-/// Each position of `game` from ply 0 on, counted as the repetition rules count (RULES.md
-/// sections 2 and 3): on the hashes, over the counted part of the game, a position being
-/// equal only to positions of the same parity (the side to move is part of it).
-fn positions(game: &shogi_adjudication::Game) -> Vec<pb::PositionAnalysis> {
-    use shogi_rules::Color;
-    let history = game.history();
-    let hashes = history.hashes();
-    let first =
-        shogi_adjudication::repetition::first_counted_ply(game.ruleset().start_position_counted);
-    let mut streaks = [0u32; 2];
-    let mut out = Vec::with_capacity(hashes.len());
-    for (p, &hash) in hashes.iter().enumerate() {
-        let ply = p as u32;
-        if ply > 0 {
-            // The mover's streak grows with a check and ends without one; the other side's
-            // stands as it was.
-            let mover = history.mover_of_ply(ply);
-            let streak = &mut streaks[usize::from(mover == Color::White)];
-            *streak = if history.gave_check(ply) {
-                *streak + 1
-            } else {
-                0
-            };
+/// The positions of `game` from ply `from` on, as AnalyzeGame lists them, counted as the
+/// repetition rules count (RULES.md sections 2 and 3): on the hashes, over the counted part of
+/// the game, a position being equal only to positions of the same parity (the side to move is
+/// part of it). Each is built when it is asked for, so that a page stops where its answer is
+/// full; `until` (exclusive) bounds how far a page may go, so that the earlier occurrences are
+/// looked up in one pass over the game up to there, not one per position.
+pub struct Positions<'a> {
+    history: &'a shogi_adjudication::repetition::History,
+    first: usize,
+    next: u32,
+    until: u32,
+    /// The check streaks, Black's then White's, after ply `next - 1`.
+    streaks: [u32; 2],
+    /// For each hash of a position in `from..until`: its counted plies in `..until`, ascending.
+    seen: HashMap<u64, Vec<u32>>,
+}
+
+impl<'a> Positions<'a> {
+    /// The positions of plies `from..until` (`until` at most the game's ply + 1).
+    pub fn new(game: &'a shogi_adjudication::Game, from: u32, until: u32) -> Positions<'a> {
+        let history = game.history();
+        let hashes = history.hashes();
+        let until = until.min(hashes.len() as u32);
+        let first = shogi_adjudication::repetition::first_counted_ply(
+            game.ruleset().start_position_counted,
+        );
+        let mut seen: HashMap<u64, Vec<u32>> = (from..until)
+            .map(|p| (hashes[p as usize], Vec::new()))
+            .collect();
+        for (q, hash) in hashes.iter().enumerate().take(until as usize).skip(first) {
+            if let Some(plies) = seen.get_mut(hash) {
+                plies.push(q as u32);
+            }
         }
-        let (occurrence, earlier_plies) = if p < first {
+        let mut positions = Positions {
+            history,
+            first,
+            next: 0,
+            until,
+            streaks: [0; 2],
+            seen,
+        };
+        // The streaks as they stand before `from`: arithmetic over the plies, nothing built.
+        while positions.next < from.min(until) {
+            positions.advance_streaks();
+            positions.next += 1;
+        }
+        positions
+    }
+
+    /// Counts ply `next` into the check streaks: the mover's grows with a check and ends
+    /// without one; the other side's stands as it was.
+    fn advance_streaks(&mut self) {
+        let ply = self.next;
+        if ply == 0 {
+            return;
+        }
+        let mover = self.history.mover_of_ply(ply);
+        let streak = &mut self.streaks[usize::from(mover == shogi_rules::Color::White)];
+        *streak = if self.history.gave_check(ply) {
+            *streak + 1
+        } else {
+            0
+        };
+    }
+}
+
+impl Iterator for Positions<'_> {
+    type Item = pb::PositionAnalysis;
+
+    fn next(&mut self) -> Option<pb::PositionAnalysis> {
+        if self.next >= self.until {
+            return None;
+        }
+        self.advance_streaks();
+        let ply = self.next;
+        self.next += 1;
+        let p = ply as usize;
+        let (occurrence, earlier_plies) = if p < self.first {
             (0, Vec::new())
         } else {
-            let earlier: Vec<u32> = (first..p)
-                .filter(|&q| (p - q) % 2 == 0 && hashes[q] == hash)
-                .map(|q| q as u32)
+            let hash = self.history.hashes()[p];
+            let earlier: Vec<u32> = self.seen[&hash]
+                .iter()
+                .copied()
+                .filter(|&q| q < ply && (ply - q).is_multiple_of(2))
                 .collect();
             (earlier.len() as u32 + 1, earlier)
         };
-        out.push(pb::PositionAnalysis {
+        Some(pb::PositionAnalysis {
             ply,
-            usi: history
+            usi: self
+                .history
                 .move_at(ply)
                 .map(|m| m.to_string())
                 .unwrap_or_default(),
-            gave_check: history.gave_check(ply),
+            gave_check: self.history.gave_check(ply),
             occurrence,
             earlier_plies,
-            black_check_streak: streaks[0],
-            white_check_streak: streaks[1],
-        });
+            black_check_streak: self.streaks[0],
+            white_check_streak: self.streaks[1],
+        })
     }
-    out
 }

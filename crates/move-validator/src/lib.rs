@@ -30,6 +30,7 @@ mod error;
 mod games;
 mod incoming;
 mod operator;
+mod pages;
 mod service;
 mod store;
 mod tls;
@@ -38,6 +39,7 @@ pub use auth::{BearerAuth, RefusalReason, Refusals, auth_token_from_env_or};
 pub use config::{Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
 pub use games::footprint as cached_game_bytes;
+pub use pages::MAX_PAGE_PLIES;
 pub use service::moves::{legal_moves, validate_move};
 pub use service::{CacheLimits, READER, Validator};
 pub use tls::TlsConfig;
@@ -91,6 +93,7 @@ pub async fn serve(
         stop_rx,
         config.cache(),
         config.pipeline,
+        config.max_message_bytes,
     );
     let (health, health_service) = Health::new(&[SERVICE_NAME]).await;
     // As the bus is now, before the first call can ask; then followed.

@@ -158,6 +158,7 @@ async fn refused_rulesets_and_positions_name_their_field() {
         let missing = c
             .get_game(pb::GetGameRequest {
                 game_id: id.clone(),
+                ..Default::default()
             })
             .await
             .expect_err("nothing created");
@@ -235,6 +236,7 @@ async fn a_move_after_the_end_carries_the_verdict_and_get_game_the_effective_rul
     let got = c
         .get_game(pb::GetGameRequest {
             game_id: "mate".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -316,6 +318,7 @@ async fn a_purged_game_is_not_found_on_the_instance_that_cached_it() {
     let status = c
         .get_game(pb::GetGameRequest {
             game_id: "gone".into(),
+            ..Default::default()
         })
         .await
         .expect_err("purged");
@@ -565,144 +568,4 @@ async fn list_games_pages_in_creation_order_and_refuses_bad_pages() {
         assert_eq!(field(&status), want, "{req:?}");
         assert_eq!(reason(&status), "INVALID_REQUEST");
     }
-}
-
-/// AnalyzeGame counts each position's occurrences and each side's check streak as the game
-/// goes, reports both sides' declarations and the last ply's warnings; a bad id is
-/// INVALID_ARGUMENT naming `game_id`, an unknown one NOT_FOUND.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn analyze_game_counts_occurrences_and_check_streaks() {
-    let nats = NatsServer::start();
-    let (mut c, _stop) = start(&nats).await;
-    c.create_game(create(
-        "perpetual",
-        "online",
-        None,
-        Some("6k2/1+p7/9/9/9/9/9/1+P2R4/6K2 b - 1"),
-    ))
-    .await
-    .unwrap();
-    let moves = "5h3h 3a2a 3h2h 2a3a 2h3h 3a2a 3h2h 2a3a 2h3h".split(' ');
-    for (i, usi) in moves.enumerate() {
-        c.submit_move(submit("perpetual", i as u32 + 1, usi))
-            .await
-            .unwrap();
-    }
-    let analysis = c
-        .analyze_game(pb::AnalyzeGameRequest {
-            game_id: "perpetual".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(analysis.game.as_ref().map(|g| g.ply), Some(9));
-    assert_eq!(analysis.positions.len(), 10, "plies 0 to 9");
-    let at = |ply: usize| &analysis.positions[ply];
-    assert_eq!(
-        (at(0).ply, at(0).usi.as_str(), at(0).occurrence),
-        (0, "", 1)
-    );
-    assert_eq!((at(1).usi.as_str(), at(1).gave_check), ("5h3h", true));
-    assert_eq!((at(2).usi.as_str(), at(2).gave_check), ("3a2a", false));
-    assert_eq!(
-        (at(5).occurrence, at(5).earlier_plies.as_slice()),
-        (2, &[1][..])
-    );
-    assert_eq!(
-        (at(9).occurrence, at(9).earlier_plies.as_slice()),
-        (3, &[1, 5][..])
-    );
-    // Rook on 2h, king on 3a, Black to move: first seen at ply 4.
-    assert_eq!(at(4).occurrence, 1);
-    assert_eq!(
-        (at(6).occurrence, at(6).earlier_plies.as_slice()),
-        (2, &[2][..])
-    );
-    // Black checked with each of its five moves, White never.
-    assert_eq!((at(9).black_check_streak, at(9).white_check_streak), (5, 0));
-    assert_eq!(at(3).black_check_streak, 2);
-    let kinds: Vec<_> = analysis
-        .warnings
-        .iter()
-        .map(|w| match &w.kind {
-            Some(pb::warning::Kind::ThirdOccurrence(t)) => format!("third {:?}", t.plies),
-            Some(pb::warning::Kind::PerpetualCheckRisk(r)) => {
-                format!("risk {} since {}", r.checker, r.since_ply)
-            }
-            None => "none".into(),
-        })
-        .collect();
-    assert_eq!(
-        kinds,
-        [
-            "third [1, 5, 9]".to_owned(),
-            format!("risk {} since 1", pb::Color::Black as i32)
-        ]
-    );
-    // The 27-point rule of `online`: both sides' reports. It is White's turn after ply 9, so
-    // Black's first condition fails and White's holds.
-    let black = analysis.black_declaration.as_ref().expect("black's report");
-    let white = analysis.white_declaration.as_ref().expect("white's report");
-    assert_eq!(
-        (black.rule.as_str(), black.declarer),
-        ("points27", pb::Color::Black as i32)
-    );
-    assert_eq!(white.declarer, pb::Color::White as i32);
-    let declarers_turn = |r: &pb::DeclarationReport| {
-        r.conditions
-            .iter()
-            .find(|c| c.name == "declarers_turn")
-            .map(|c| c.met)
-    };
-    assert_eq!(declarers_turn(black), Some(false));
-    assert_eq!(declarers_turn(white), Some(true));
-
-    // A ruleset that does not count the start position: ply 0 is not an occurrence.
-    c.create_game(create(
-        "csa-count",
-        "online",
-        Some(pb::RulesetOverrides {
-            start_position_counted: Some(false),
-            declaration: pb::DeclarationRule::None as i32,
-            declaration_trigger: pb::DeclarationTrigger::Explicit as i32,
-            ..Default::default()
-        }),
-        None,
-    ))
-    .await
-    .unwrap();
-    let analysis = c
-        .analyze_game(pb::AnalyzeGameRequest {
-            game_id: "csa-count".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(analysis.positions[0].occurrence, 0);
-    assert!(analysis.black_declaration.is_none() && analysis.white_declaration.is_none());
-
-    let status = c
-        .analyze_game(pb::AnalyzeGameRequest {
-            game_id: "no.such game".into(),
-        })
-        .await
-        .expect_err("bad id");
-    assert_eq!(
-        (
-            status.code(),
-            field(&status).as_str(),
-            reason(&status).as_str()
-        ),
-        (Code::InvalidArgument, "game_id", "INVALID_REQUEST")
-    );
-    let status = c
-        .analyze_game(pb::AnalyzeGameRequest {
-            game_id: "nobody".into(),
-        })
-        .await
-        .expect_err("unknown");
-    assert_eq!(
-        (status.code(), reason(&status).as_str()),
-        (Code::NotFound, "GAME_NOT_FOUND")
-    );
 }

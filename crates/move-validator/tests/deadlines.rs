@@ -245,6 +245,7 @@ async fn interrupted_submit_leaves_no_partial_state(
     let game = c
         .get_game(pb::GetGameRequest {
             game_id: game_id.into(),
+            ..Default::default()
         })
         .await
         .expect("get game")

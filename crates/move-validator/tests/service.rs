@@ -236,6 +236,7 @@ async fn short_game_to_checkmate() {
     let state = c
         .get_game(pb::GetGameRequest {
             game_id: "mate-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -442,6 +443,7 @@ async fn unknown_game_is_not_found() {
     let e = c
         .get_game(pb::GetGameRequest {
             game_id: "nope".into(),
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -564,7 +566,10 @@ async fn two_instances_racing_one_ply_never_both_succeed() {
     // Both instances, and the bus, agree on one history.
     for c in [&mut ca, &mut cb] {
         let state = c
-            .get_game(pb::GetGameRequest { game_id: id.into() })
+            .get_game(pb::GetGameRequest {
+                game_id: id.into(),
+                ..Default::default()
+            })
             .await
             .unwrap()
             .into_inner()
@@ -615,6 +620,7 @@ async fn a_new_instance_rebuilds_games_from_the_bus() {
     let state = cb
         .get_game(pb::GetGameRequest {
             game_id: "rebuild-2".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -1045,6 +1051,7 @@ async fn a_move_racing_a_verdict_on_another_instance_is_answered_as_the_log_deci
         // B learns the game before the race, so both sides start from the same state.
         cb.get_game(pb::GetGameRequest {
             game_id: id.clone(),
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -1068,6 +1075,7 @@ async fn a_move_racing_a_verdict_on_another_instance_is_answered_as_the_log_deci
         let state = cc
             .get_game(pb::GetGameRequest {
                 game_id: id.clone(),
+                ..Default::default()
             })
             .await
             .unwrap()
@@ -1105,6 +1113,7 @@ async fn a_stale_instance_reads_the_log_before_answering() {
     // B loads the game at ply 0; then A plays ply 1 behind its back.
     cb.get_game(pb::GetGameRequest {
         game_id: "stale-1".into(),
+        ..Default::default()
     })
     .await
     .unwrap();

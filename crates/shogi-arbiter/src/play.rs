@@ -156,6 +156,7 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         .get_game(request(
             GetGameRequest {
                 game_id: game.game_id.clone(),
+                ..Default::default()
             },
             token,
         )?)

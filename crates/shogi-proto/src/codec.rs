@@ -238,3 +238,39 @@ mod tests {
         assert!(methods >= 10, "{methods} methods");
     }
 }
+
+/// Sizes on the wire, for a service that sizes an answer as it builds it (a page of a long
+/// game that stops where it is full), without prost outside this crate.
+pub mod wire_size {
+    /// The bytes `message` takes encoded.
+    pub fn of(message: &impl prost::Message) -> usize {
+        message.encoded_len()
+    }
+
+    /// The bytes a length-delimited field of number 1 to 15 holding `len` bytes takes: its
+    /// one-byte tag, its length as a varint, and the bytes.
+    pub fn field(len: usize) -> usize {
+        1 + prost::encoding::encoded_len_varint(len as u64) + len
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use crate::v1 as pb;
+
+        #[test]
+        fn a_field_is_its_tag_its_length_and_its_bytes() {
+            let state = pb::GameState {
+                moves: vec!["7g7f".into()],
+                ..Default::default()
+            };
+            assert_eq!(super::field(4), 6);
+            assert_eq!(super::of(&state), super::field(4));
+            let answer = pb::GetGameResponse {
+                game: Some(state.clone()),
+                ..Default::default()
+            };
+            assert_eq!(super::of(&answer), super::field(super::of(&state)));
+            assert_eq!(super::field(200), 1 + 2 + 200);
+        }
+    }
+}

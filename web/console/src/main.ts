@@ -616,10 +616,30 @@ function extendLine(startSfen: string, moves: string[]): void {
   }
 }
 
+/** The largest page AnalyzeGame gives (`max_plies`); the arbiter cuts a page where its answer
+ * is full, and says where the next starts. */
+const MAX_PAGE_PLIES = 10000;
+
+/** The game's analysis a page at a time, as a long game's does not fit one answer: the last
+ * page's state and reports (the freshest), with every page's positions and moves. */
+async function analyzeAll(id: string): Promise<AnalyzeGameResponse> {
+  let a = await client.analyzeGame({ gameId: id, fromPly: 0, maxPlies: MAX_PAGE_PLIES });
+  const positions = [...a.positions];
+  const moves = [...(a.game?.moves ?? [])];
+  while (a.nextPly !== 0) {
+    a = await client.analyzeGame({ gameId: id, fromPly: a.nextPly, maxPlies: MAX_PAGE_PLIES });
+    positions.push(...a.positions);
+    moves.push(...(a.game?.moves ?? []));
+  }
+  a.positions = positions;
+  if (a.game) a.game.moves = moves;
+  return a;
+}
+
 async function refresh(): Promise<void> {
   if (!gameId) return;
   const id = gameId;
-  const a = await client.analyzeGame({ gameId: id });
+  const a = await analyzeAll(id);
   if (gameId !== id || a.game?.gameId !== id) return; // another game was opened meanwhile
   // A move the stream brought in meanwhile is not taken back by an older answer.
   if (analysis?.game && analysis.game.ply > a.game.ply && !a.game.verdict) return;

@@ -75,6 +75,9 @@ struct Inner {
     /// Whether the repetition-watcher and the impasse-judge announce the endings
     /// ([`shogi_adjudication::ResultCode::announcer`]).
     pipeline: bool,
+    /// The largest answer gRPC sends (`max_message_bytes`): what GetGame and AnalyzeGame size
+    /// their answers against (`pages.rs`).
+    max_answer_bytes: usize,
 }
 
 /// The reader of game logs this service is, as its copies set aside and its counts name it.
@@ -86,12 +89,14 @@ impl Validator {
     /// With `pipeline`, the repetition-watcher and the impasse-judge run beside this service
     /// and announce every ending the log decides; this service still judges every ply with the
     /// whole adjudication layer, so that it never accepts a move after an ending. Without it,
-    /// this service announces every ending itself.
+    /// this service announces every ending itself. GetGame and AnalyzeGame answers stay within
+    /// `max_answer_bytes`, the largest message the server sends.
     pub fn new(
         bus: Bus,
         shutdown: watch::Receiver<bool>,
         cache: CacheLimits,
         pipeline: bool,
+        max_answer_bytes: usize,
     ) -> Validator {
         metrics().observe_set_aside(READER.name(), || READER.counts());
         Validator {
@@ -103,6 +108,7 @@ impl Validator {
                 cached_bytes: AtomicUsize::new(0),
                 shutdown,
                 pipeline,
+                max_answer_bytes,
             }),
         }
     }

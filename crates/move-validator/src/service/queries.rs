@@ -3,7 +3,7 @@
 
 use super::Validator;
 use crate::error::Error;
-use crate::games;
+use crate::pages::{self, Page};
 use futures::StreamExt;
 use shogi_proto::convert::{self, check_game_id};
 use shogi_proto::event::{decode_created, decode_verdict};
@@ -28,14 +28,18 @@ pub(super) type EventStream =
     Pin<Box<dyn futures::Stream<Item = Result<pb::WatchGameResponse, Status>> + Send>>;
 
 impl Validator {
-    /// GetGame: the game brought up to date with the bus.
-    pub(super) async fn get_game(&self, id: &str) -> Result<pb::GameState, Error> {
-        check_game_id("game_id", id)?;
-        let guard = self.game(id, true).await?;
+    /// GetGame: the game brought up to date with the bus, with all its moves or a page of them.
+    pub(super) async fn get_game(
+        &self,
+        req: pb::GetGameRequest,
+    ) -> Result<pb::GetGameResponse, Error> {
+        check_game_id("game_id", &req.game_id)?;
+        let page = Page::parse(req.from_ply, req.max_plies)?;
+        let guard = self.game(&req.game_id, true).await?;
         let replay = guard
             .as_ref()
-            .ok_or_else(|| Error::NotFound(id.to_owned()))?;
-        Ok(games::state(replay))
+            .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
+        pages::game(replay, page, self.inner.max_answer_bytes)
     }
 
     /// ListGames: the creation events on the bus from the page token on, each with the
@@ -108,17 +112,19 @@ impl Validator {
         })
     }
 
-    /// AnalyzeGame: the game brought up to date with the bus, analysed.
+    /// AnalyzeGame: the game brought up to date with the bus, analysed, with all its positions
+    /// or a page of them.
     pub(super) async fn analyze_game(
         &self,
         req: pb::AnalyzeGameRequest,
     ) -> Result<pb::AnalyzeGameResponse, Error> {
         check_game_id("game_id", &req.game_id)?;
+        let page = Page::parse(req.from_ply, req.max_plies)?;
         let guard = self.game(&req.game_id, true).await?;
         let replay = guard
             .as_ref()
             .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
-        Ok(games::analysis(replay))
+        pages::analysis(replay, page, self.inner.max_answer_bytes)
     }
 
     /// WatchGame: the game's events as the bus stores them, from its creation, until its

@@ -96,10 +96,9 @@ impl MoveValidator for Validator {
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
-        let id = request.into_inner().game_id;
-        record("game_id", id.as_str());
-        let game = Validator::get_game(self, &id).await?;
-        Ok(Response::new(pb::GetGameResponse { game: Some(game) }))
+        let req = request.into_inner();
+        record("game_id", req.game_id.as_str());
+        Ok(Response::new(Validator::get_game(self, req).await?))
     }
 
     type WatchGameStream = EventStream;
