@@ -51,6 +51,7 @@ async fn each_call_is_timed_once_with_its_status() {
     let missing = c
         .get_game(pb::GetGameRequest {
             game_id: "nowhere".into(),
+            ..Default::default()
         })
         .await
         .unwrap_err();
