@@ -14,6 +14,9 @@ use tonic::transport::Channel;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
+mod common;
+use common::{create, field, reason, serve, submit};
+
 async fn start(
     nats: &NatsServer,
 ) -> (
@@ -26,62 +29,7 @@ async fn start(
 
 /// The validator on loopback, and a channel to it.
 async fn start_channel(nats: &NatsServer) -> (Channel, tokio::sync::oneshot::Sender<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(move_validator::run(
-        listener,
-        Config::new(nats.url()),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect_lazy();
-    (channel, stop)
-}
-
-fn reason(status: &Status) -> String {
-    status
-        .get_error_details()
-        .error_info()
-        .map(|i| i.reason.clone())
-        .unwrap_or_else(|| panic!("no ErrorInfo: {status:?}"))
-}
-
-fn field(status: &Status) -> String {
-    let details = status.get_error_details();
-    let bad = details.bad_request().expect("a BadRequest");
-    bad.field_violations[0].field.clone()
-}
-
-fn create(
-    id: &str,
-    preset: &str,
-    overrides: Option<pb::RulesetOverrides>,
-    sfen: Option<&str>,
-) -> pb::CreateGameRequest {
-    pb::CreateGameRequest {
-        ruleset: Some(pb::Ruleset {
-            preset: preset.into(),
-            overrides,
-        }),
-        start: sfen.map(|s| pb::StartPosition {
-            start: Some(pb::start_position::Start::Sfen(s.into())),
-        }),
-        game_id: id.into(),
-        strict: false,
-    }
-}
-
-fn submit(id: &str, ply: u32, usi: &str) -> pb::SubmitMoveRequest {
-    pb::SubmitMoveRequest {
-        game_id: id.into(),
-        ply,
-        usi: usi.into(),
-        strict: false,
-    }
+    serve(Config::new(nats.url())).await
 }
 
 /// Item 8: out-of-range and contradicting ruleset options, and a start position no game

@@ -13,6 +13,9 @@ use tonic::transport::Channel;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
+mod common;
+use common::{create, field, reason, serve, submit};
+
 /// The largest message of the server the long game is too long for.
 const SMALL: usize = 2048;
 
@@ -24,26 +27,10 @@ async fn start(
     MoveValidatorClient<Channel>,
     tokio::sync::oneshot::Sender<()>,
 ) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let mut config = Config::new(nats.url());
     config.max_message_bytes = max_message_bytes;
-    tokio::spawn(move_validator::run(listener, config, async {
-        let _ = stopped.await;
-    }));
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect_lazy();
+    let (channel, stop) = serve(config).await;
     (MoveValidatorClient::new(channel), stop)
-}
-
-fn reason(status: &Status) -> String {
-    status
-        .get_error_details()
-        .error_info()
-        .map(|i| i.reason.clone())
-        .unwrap_or_else(|| panic!("no ErrorInfo: {status:?}"))
 }
 
 fn metadata(status: &Status, key: &str) -> String {
@@ -53,40 +40,6 @@ fn metadata(status: &Status, key: &str) -> String {
         .get(key)
         .unwrap_or_else(|| panic!("no {key} in {info:?}"))
         .clone()
-}
-
-fn field(status: &Status) -> String {
-    let details = status.get_error_details();
-    let bad = details.bad_request().expect("a BadRequest");
-    bad.field_violations[0].field.clone()
-}
-
-fn create(
-    id: &str,
-    preset: &str,
-    overrides: Option<pb::RulesetOverrides>,
-    sfen: Option<&str>,
-) -> pb::CreateGameRequest {
-    pb::CreateGameRequest {
-        ruleset: Some(pb::Ruleset {
-            preset: preset.into(),
-            overrides,
-        }),
-        start: sfen.map(|s| pb::StartPosition {
-            start: Some(pb::start_position::Start::Sfen(s.into())),
-        }),
-        game_id: id.into(),
-        strict: false,
-    }
-}
-
-fn submit(id: &str, ply: u32, usi: &str) -> pb::SubmitMoveRequest {
-    pb::SubmitMoveRequest {
-        game_id: id.into(),
-        ply,
-        usi: usi.into(),
-        strict: false,
-    }
 }
 
 fn get(id: &str, from_ply: u32, max_plies: u32) -> pb::GetGameRequest {

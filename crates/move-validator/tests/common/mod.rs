@@ -1,0 +1,71 @@
+//! What the contract tests share: the validator on loopback against a real nats-server, the
+//! requests they send, and the parts of a refusal they read.
+
+// Each test binary uses the part it needs.
+#![allow(dead_code)]
+
+use move_validator::Config;
+use shogi_proto::v1 as pb;
+use tonic::Status;
+use tonic::transport::Channel;
+use tonic_types::StatusExt;
+
+/// The validator with `config` on loopback, a channel to it, and what stops it.
+pub async fn serve(config: Config) -> (Channel, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(move_validator::run(listener, config, async {
+        let _ = stopped.await;
+    }));
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    (channel, stop)
+}
+
+/// The ErrorInfo reason of a refusal.
+pub fn reason(status: &Status) -> String {
+    status
+        .get_error_details()
+        .error_info()
+        .map(|i| i.reason.clone())
+        .unwrap_or_else(|| panic!("no ErrorInfo: {status:?}"))
+}
+
+/// The field the first BadRequest violation of a refusal names.
+pub fn field(status: &Status) -> String {
+    let details = status.get_error_details();
+    let bad = details.bad_request().expect("a BadRequest");
+    bad.field_violations[0].field.clone()
+}
+
+/// A CreateGame request.
+pub fn create(
+    id: &str,
+    preset: &str,
+    overrides: Option<pb::RulesetOverrides>,
+    sfen: Option<&str>,
+) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        ruleset: Some(pb::Ruleset {
+            preset: preset.into(),
+            overrides,
+        }),
+        start: sfen.map(|s| pb::StartPosition {
+            start: Some(pb::start_position::Start::Sfen(s.into())),
+        }),
+        game_id: id.into(),
+        strict: false,
+    }
+}
+
+/// A SubmitMove request, not strict.
+pub fn submit(id: &str, ply: u32, usi: &str) -> pb::SubmitMoveRequest {
+    pb::SubmitMoveRequest {
+        game_id: id.into(),
+        ply,
+        usi: usi.into(),
+        strict: false,
+    }
+}
