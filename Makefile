@@ -31,11 +31,15 @@ test: setup
 	$(MAKE) test-interop
 	$(MAKE) test-browser
 
-# --workspace, as `test` builds, so that nothing is compiled again.
+# --workspace, as `test` builds, so that nothing is compiled again. The rolling upgrade is left
+# out on the oldest server, by name: on 2.10.26 a node restarted under load can keep a stream
+# replica that never catches up (2 of 7 soak runs, 2026-12-02; nats-io/nats-server#8319 and
+# #6964, "2.11 has quite a number of replication and catchup related fixes"), which the
+# arbiter cannot mend. deploy/STREAMS.md "Upgrading the servers" says what to do instead.
 test-nats-oldest:
 	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path oldest)" $(CARGO) test --workspace --locked \
 	  --test behaviour --test pipeline --test crash --test cluster --test nats_permissions \
-	  --test log_integrity
+	  --test log_integrity -- --skip every_game_gets_its_one_verdict_through_a_rolling_upgrade
 
 # The browser console (web/console/): its pinned front-end toolchain from npm, the TypeScript
 # generated from proto/ and the bundle the binaries embed. The built files are committed, so

@@ -420,6 +420,9 @@ async fn every_game_gets_its_one_verdict_with_the_stream_leader_cut_off() {
 }
 
 // A rolling upgrade, as Kubernetes runs one, with the games going on throughout (issue 21).
+// Not run on the oldest server (`make test-nats-oldest` skips it by name): on 2.10.26 a node
+// restarted under load can keep a replica that never catches up, a server defect the arbiter
+// cannot mend (deploy/STREAMS.md, "Upgrading the servers").
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_game_gets_its_one_verdict_through_a_rolling_upgrade() {
     under_fault("pull", Fault::RollingUpgrade).await;
