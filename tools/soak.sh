@@ -5,7 +5,9 @@
 #   tools/soak.sh ROUNDS TEST...        e.g. tools/soak.sh 30 crash cluster log_integrity
 #
 # TEST is an integration test's name (the file name under some tests/ folder). NATS_KEY=oldest
-# runs them on the oldest supported nats-server (default: current). The test and service
+# runs them on the oldest supported nats-server (default: current); SOAK_ARGS is passed to each
+# test binary (`SOAK_ARGS="--skip every_game_gets_its_one_verdict_through_a_rolling_upgrade"`,
+# as `make test-nats-oldest` runs the cluster tests on the oldest server). The test and service
 # binaries are copied aside first, so that builds meanwhile do not change them; a failing run's
 # output stays in $SOAK_LOGS (default /tmp/soak) as <test>-<round>.log, with ARBITER_TEST_LOG=info
 # so that the services' logs are kept. Under load: `tools/busy.sh tools/soak.sh 30 crash`.
@@ -34,7 +36,7 @@ declare -A failed
 for i in $(seq "$rounds"); do
   for t in "$@"; do
     start=$(date +%s)
-    if ARBITER_TEST_LOG=info "$bin/deps/$t" >"$logs/$t-$i.log" 2>&1; then
+    if ARBITER_TEST_LOG=info "$bin/deps/$t" ${SOAK_ARGS:-} >"$logs/$t-$i.log" 2>&1; then
       ok=$((ok + 1)); rm -f "$logs/$t-$i.log"
     else
       fail=$((fail + 1)); failed[$t]=$(( ${failed[$t]:-0} + 1 ))
