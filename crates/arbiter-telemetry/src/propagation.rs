@@ -3,10 +3,10 @@
 //! A hop's receiving side extracts the caller's context (from a gRPC request's HTTP headers,
 //! [`from_http_headers`], or from a bus message's headers, [`from_headers`]) and runs its work
 //! with [`within`]: the work's span gets the caller's context as its parent, and the context is
-//! attached while the work runs. The sending side writes the current context into the outgoing message's headers
-//! with [`inject`]. With OpenTelemetry installed the current context is the innermost span's,
-//! so each hop is a child of the one before it; without it, the current context is the one
-//! received, so the caller's trace context is carried through unchanged.
+//! attached while the work runs. The sending side writes the current context into the outgoing
+//! message's headers with [`inject`]. With OpenTelemetry installed the current context is the
+//! innermost span's, so each hop is a child of the one before it; without it, the current
+//! context is the one received, so the caller's trace context is carried through unchanged.
 
 use opentelemetry::Context;
 use opentelemetry::context::FutureExt as _;

@@ -96,8 +96,7 @@ pub fn game(
             .move_at(ply)
             .map(|m| m.to_string())
             .unwrap_or_default();
-        // Its tag, its length (one byte: a move is under 128 characters) and the characters.
-        let cost = 2 + usi.len();
+        let cost = wire_size::field(usi.len());
         if used + cost > budget {
             break;
         }
@@ -142,7 +141,7 @@ pub fn analysis(
     for position in games::Positions::new(replay.game(), from, from + reach) {
         let mut cost = wire_size::field(wire_size::of(&position));
         if !position.usi.is_empty() {
-            cost += 2 + position.usi.len();
+            cost += wire_size::field(position.usi.len());
         }
         if used + cost > budget {
             break;

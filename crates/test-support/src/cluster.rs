@@ -623,8 +623,7 @@ impl NatsCluster {
     pub fn restart(&mut self, i: usize) {
         assert!(self.nodes[i].child.is_none(), "node {i} is running");
         self.spawn(i);
-        self.wait_leader();
-        self.wait_replicas_current();
+        self.wait_healthy();
     }
 
     /// Spawns node `i` and waits for its "Server is ready".
