@@ -25,8 +25,8 @@ use tonic_types::StatusExt;
 
 const GAMES: usize = 200;
 const IN_FLIGHT: usize = 16;
-const CALL_DEADLINE: Duration = Duration::from_secs(60);
-const VERDICT_DEADLINE: Duration = Duration::from_secs(60);
+const CALL_DEADLINE: test_support::Deadline = test_support::Deadline::secs(60);
+const VERDICT_DEADLINE: test_support::Deadline = test_support::Deadline::secs(60);
 
 /// The settings of the arbiter's stream with every node keeping a copy.
 fn replicated() -> StreamSettings {
@@ -52,7 +52,7 @@ async fn stream_leader_but(
             .map(|i| (i, c.name(i).to_owned()))
             .collect()
     };
-    let deadline = Instant::now() + VERDICT_DEADLINE;
+    let deadline = Instant::now() + VERDICT_DEADLINE.get();
     loop {
         let info = match js.get_stream(shogi_proto::STREAM).await {
             Ok(mut stream) => stream.info().await.cloned().map_err(|e| e.to_string()),
@@ -114,7 +114,11 @@ async fn stop(cluster: &Arc<Mutex<NatsCluster>>, i: usize) {
 /// retry with the same message id is stored once, or found to be a duplicate.
 async fn write(bus: &Bus, subject: &str, n: u32, last: &mut u64) {
     let msg = Outgoing::new(subject, "test", format!("r3:{n}"), "x").expect(*last);
-    match read("publish", VERDICT_DEADLINE, || bus.publish(msg.clone())).await {
+    match read("publish", VERDICT_DEADLINE.get(), || {
+        bus.publish(msg.clone())
+    })
+    .await
+    {
         Published::Stored(seq) | Published::Duplicate(seq) => *last = seq,
         Published::Conflict => panic!("write {n}: conflict after {last}"),
     }
@@ -143,9 +147,11 @@ async fn a_replicated_stream_keeps_its_messages_and_takes_writes_with_its_leader
     // All hundred, in order, once each, read back from the two nodes left.
     let mut seq = 0;
     for n in 0..100 {
-        let m = read("read", VERDICT_DEADLINE, || bus.next(&subject, seq + 1))
-            .await
-            .unwrap_or_else(|| panic!("message {n} is missing"));
+        let m = read("read", VERDICT_DEADLINE.get(), || {
+            bus.next(&subject, seq + 1)
+        })
+        .await
+        .unwrap_or_else(|| panic!("message {n} is missing"));
         seq = m.sequence;
     }
     assert_eq!(seq, last);
@@ -203,20 +209,25 @@ async fn a_retry_of_a_publish_not_yet_replicated_waits_for_it() {
             cluster.resume(i);
         }
     }
-    let seq = match read("publish", VERDICT_DEADLINE, || bus.publish(msg.clone())).await {
+    let seq = match read("publish", VERDICT_DEADLINE.get(), || {
+        bus.publish(msg.clone())
+    })
+    .await
+    {
         Published::Stored(seq) | Published::Duplicate(seq) => seq,
         Published::Conflict => panic!("its own retry conflicted"),
     };
     assert!(seq > 0, "stored at sequence 0");
     // Read back with retries: the leader may have stepped down while it had no quorum.
-    let stored = read("last", VERDICT_DEADLINE, || bus.last(&subject))
+    let stored = read("last", VERDICT_DEADLINE.get(), || bus.last(&subject))
         .await
         .expect("the message is stored");
     assert_eq!(stored.sequence, seq);
     assert!(
-        read("next", VERDICT_DEADLINE, || bus.next(&subject, seq + 1))
-            .await
-            .is_none(),
+        read("next", VERDICT_DEADLINE.get(), || bus
+            .next(&subject, seq + 1))
+        .await
+        .is_none(),
         "stored once"
     );
 }
@@ -280,7 +291,7 @@ async fn move_in_flight(isolation: Isolation) {
         &args,
         &dir.path().join("validator.log"),
     );
-    let clients = Clients::new(&[port], CALL_DEADLINE);
+    let clients = Clients::new(&[port], CALL_DEADLINE.get());
     let id = "in-flight-move";
     let submit = |ply: u32, usi: &str| pb::SubmitMoveRequest {
         game_id: id.to_owned(),
@@ -455,7 +466,7 @@ impl Drop for FaultOver {
 }
 
 /// How long a service instance may take to exit after SIGTERM, and to be SERVING again.
-const SERVICE_RESTART: Duration = Duration::from_secs(30);
+const SERVICE_RESTART: test_support::Deadline = test_support::Deadline::secs(30);
 
 /// Plays the games on a 3-node cluster with the workers' consumers in `delivery` mode while
 /// `fault` happens, and checks that every game gets its one right verdict, on the stream and on
@@ -483,7 +494,7 @@ async fn under_fault(delivery: &str, fault: Fault) {
             flags
         });
     let procs = Arc::new(Mutex::new(procs));
-    let clients = Clients::new(&validator_ports, CALL_DEADLINE);
+    let clients = Clients::new(&validator_ports, CALL_DEADLINE.get());
     // A platform listening to the republished verdicts with core NATS, on every node.
     let all_nodes = {
         let c = cluster.lock().unwrap();
@@ -571,9 +582,9 @@ async fn under_fault(delivery: &str, fault: Fault) {
     // Every game gets its verdict...
     for (i, g) in games.iter().enumerate() {
         let id = format!("cluster-{i}");
-        let deadline = Instant::now() + VERDICT_DEADLINE;
+        let deadline = Instant::now() + VERDICT_DEADLINE.get();
         let verdict_subject = subject::verdict(&id);
-        while read(&id, VERDICT_DEADLINE, || bus.last(&verdict_subject))
+        while read(&id, VERDICT_DEADLINE.get(), || bus.last(&verdict_subject))
             .await
             .is_none()
         {
@@ -587,7 +598,7 @@ async fn under_fault(delivery: &str, fault: Fault) {
     let survivor = cluster.lock().unwrap().url((doomed + 1) % 3);
     let js = async_nats::jetstream::new(async_nats::connect(&survivor).await.unwrap());
     let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
-    let deadline = Instant::now() + VERDICT_DEADLINE;
+    let deadline = Instant::now() + VERDICT_DEADLINE.get();
     let mut durables = 0;
     loop {
         let infos: Vec<_> = stream.consumers().try_collect().await.unwrap();
@@ -631,7 +642,7 @@ async fn under_fault(delivery: &str, fault: Fault) {
             &bus,
             "cluster",
             games.len(),
-            VERDICT_DEADLINE,
+            VERDICT_DEADLINE.get(),
             Some(failover),
         )
         .await;
@@ -717,7 +728,7 @@ async fn rolling_upgrade(cluster: &Arc<Mutex<NatsCluster>>, procs: &Arc<Mutex<Ve
         let (name, addr) = tokio::task::spawn_blocking(move || {
             let mut procs = procs.lock().unwrap();
             let p = &mut procs[k];
-            let status = p.terminate(test_support::patience(SERVICE_RESTART));
+            let status = p.terminate(SERVICE_RESTART.get());
             assert!(
                 status.is_some_and(|s| s.success()),
                 "{} did not exit cleanly on SIGTERM: {status:?}",
@@ -734,6 +745,6 @@ async fn rolling_upgrade(cluster: &Arc<Mutex<NatsCluster>>, procs: &Arc<Mutex<Ve
         .await
         .expect("restart a service");
         eprintln!("{name} restarted");
-        wait_serving(&addr, test_support::patience(SERVICE_RESTART)).await;
+        wait_serving(&addr, SERVICE_RESTART.get()).await;
     }
 }

@@ -15,8 +15,8 @@ use tokio::time::Instant;
 
 const GAMES: usize = 200;
 const IN_FLIGHT: usize = 16;
-const CALL_DEADLINE: Duration = Duration::from_secs(60);
-const VERDICT_DEADLINE: Duration = Duration::from_secs(90);
+const CALL_DEADLINE: test_support::Deadline = test_support::Deadline::secs(60);
+const VERDICT_DEADLINE: test_support::Deadline = test_support::Deadline::secs(90);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
@@ -59,7 +59,7 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
             fixed_share(i)
         }
     });
-    let clients = Clients::new(&validator_ports, CALL_DEADLINE);
+    let clients = Clients::new(&validator_ports, CALL_DEADLINE.get());
 
     // Chaos, on a thread of its own: every 250 ms one instance is killed and restarted, in
     // turn; once, nats-server is killed and restarted on the same store.
@@ -113,10 +113,10 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
     // Every game gets its verdict...
     for (i, g) in games.iter().enumerate() {
         let id = format!("crash-{i}");
-        let deadline = Instant::now() + VERDICT_DEADLINE;
+        let deadline = Instant::now() + VERDICT_DEADLINE.get();
         loop {
             let verdict_subject = subject::verdict(&id);
-            let last = read(&id, VERDICT_DEADLINE, || bus.last(&verdict_subject)).await;
+            let last = read(&id, VERDICT_DEADLINE.get(), || bus.last(&verdict_subject)).await;
             if last.is_some() {
                 break;
             }
@@ -127,7 +127,7 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
     // ...and once every consumer has judged everything, exactly one, the right one.
     let js = async_nats::jetstream::new(async_nats::connect(&url).await.unwrap());
     let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
-    let deadline = Instant::now() + VERDICT_DEADLINE;
+    let deadline = Instant::now() + VERDICT_DEADLINE.get();
     for name in ["repetition-watcher", "impasse-judge"] {
         for p in 0..shogi_proto::PARTITIONS {
             let durable = format!("{name}-p{p}");
@@ -143,7 +143,7 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
     }
     assert_one_right_verdict(&bus, "crash", &games).await;
     let exempt = subscriber
-        .assert_each_heard_once(&bus, "crash", games.len(), VERDICT_DEADLINE)
+        .assert_each_heard_once(&bus, "crash", games.len(), VERDICT_DEADLINE.get())
         .await;
     eprintln!(
         "core subscriber: each verdict heard once; {exempt} stored while it was away (nats-server restarting)"

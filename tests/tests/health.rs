@@ -5,7 +5,7 @@ use arbiter_tests::{Nats, Proc, bin, free_port};
 use std::time::Duration;
 use tonic_health::pb::health_check_response::ServingStatus;
 
-const DEADLINE: Duration = Duration::from_secs(20);
+const DEADLINE: test_support::Deadline = test_support::Deadline::secs(20);
 
 async fn serving(port: u16, service: &str) -> bool {
     status(port, service).await == Some(ServingStatus::Serving)
@@ -34,12 +34,12 @@ async fn watcher_and_judge_report_health_and_stop_on_sigterm() {
             &args,
             &dir.path().join(format!("{name}.log")),
         );
-        let deadline = tokio::time::Instant::now() + DEADLINE;
+        let deadline = tokio::time::Instant::now() + DEADLINE.get();
         while !serving(port, name).await {
             assert!(tokio::time::Instant::now() < deadline, "{name} not SERVING");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let status = tokio::task::block_in_place(|| p.terminate(DEADLINE));
+        let status = tokio::task::block_in_place(|| p.terminate(DEADLINE.get()));
         assert!(status.is_some_and(|s| s.success()), "{name}: {status:?}");
     }
 }
@@ -80,7 +80,7 @@ async fn a_service_started_before_jetstream_answers_waits_then_serves() {
     let text = |log: &std::path::Path| std::fs::read_to_string(log).unwrap_or_default();
     for (service, port, log, p) in &mut services {
         let is_worker = *service != move_validator::SERVICE_NAME;
-        let deadline = tokio::time::Instant::now() + DEADLINE;
+        let deadline = tokio::time::Instant::now() + DEADLINE.get();
         loop {
             if text(log).contains(WAITING)
                 && (!is_worker || status(*port, service).await == Some(ServingStatus::NotServing))
@@ -102,7 +102,7 @@ async fn a_service_started_before_jetstream_answers_waits_then_serves() {
     }
     tokio::task::block_in_place(|| nats.enable_jetstream());
     for (service, port, log, p) in &mut services {
-        let deadline = tokio::time::Instant::now() + DEADLINE;
+        let deadline = tokio::time::Instant::now() + DEADLINE.get();
         while !serving(*port, service).await {
             assert!(
                 p.is_running() && tokio::time::Instant::now() < deadline,
@@ -111,7 +111,7 @@ async fn a_service_started_before_jetstream_answers_waits_then_serves() {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let status = tokio::task::block_in_place(|| p.terminate(DEADLINE));
+        let status = tokio::task::block_in_place(|| p.terminate(DEADLINE.get()));
         assert!(status.is_some_and(|s| s.success()), "{service}: {status:?}");
     }
 }
@@ -152,7 +152,7 @@ async fn health_follows_the_bus_and_default_ports_do_not_collide() {
             &[("RUST_LOG", "info")],
         );
         procs.push(p);
-        let deadline = tokio::time::Instant::now() + DEADLINE;
+        let deadline = tokio::time::Instant::now() + DEADLINE.get();
         let port = loop {
             if let Some(port) = health_port(&log) {
                 break port;
@@ -184,7 +184,7 @@ async fn health_follows_the_bus_and_default_ports_do_not_collide() {
         (validator_port, "shogi.v1.MoveValidator"),
     ];
     let until = |want: bool| async move {
-        let deadline = tokio::time::Instant::now() + DEADLINE;
+        let deadline = tokio::time::Instant::now() + DEADLINE.get();
         for (port, service) in checks {
             while serving(port, service).await != want {
                 assert!(
@@ -202,7 +202,7 @@ async fn health_follows_the_bus_and_default_ports_do_not_collide() {
     nats.restart();
     until(true).await;
     for mut p in procs {
-        let status = tokio::task::block_in_place(|| p.terminate(DEADLINE));
+        let status = tokio::task::block_in_place(|| p.terminate(DEADLINE.get()));
         assert!(
             status.is_some_and(|s| s.success()),
             "{}: {status:?}",

@@ -21,7 +21,7 @@ use tonic::Code;
 use tonic::transport::Channel;
 use tonic_types::StatusExt;
 
-const DEADLINE: Duration = Duration::from_secs(20);
+const DEADLINE: test_support::Deadline = test_support::Deadline::secs(20);
 
 fn reason(status: &tonic::Status) -> String {
     status
@@ -158,7 +158,7 @@ async fn a_write_the_bus_did_not_answer_is_outcome_unknown_and_safe_to_retry() {
     assert_eq!(reason(&status), "OUTCOME_UNKNOWN", "{status:?}");
     // The write was held by the connection and is stored now that the server is back: the
     // answer said so. The same request again gets the stored move's answer...
-    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let deadline = tokio::time::Instant::now() + DEADLINE.get();
     let again = loop {
         match v.client.submit_move(submit("paused", 1, "7g7f")).await {
             Ok(a) => break a.into_inner(),
@@ -308,7 +308,7 @@ async fn bad_log_entries_are_set_aside_and_every_reader_plays_on() {
     }
     // The workers read the same log the same way: the random bytes marked as a verdict did not
     // end the game for them, and the perpetual check is announced once, by its owner.
-    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let deadline = tokio::time::Instant::now() + DEADLINE.get();
     let verdict = loop {
         if let Some(m) = bus.last(&subject::verdict("bad")).await.unwrap() {
             break pb::Verdict::decode(m.payload).unwrap();
@@ -336,7 +336,7 @@ async fn bad_log_entries_are_set_aside_and_every_reader_plays_on() {
         .await
         .unwrap(),
     );
-    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let deadline = tokio::time::Instant::now() + DEADLINE.get();
     loop {
         let mut copies = std::collections::BTreeMap::<String, usize>::new();
         let mut from = 1;

@@ -5,11 +5,10 @@ use arbiter_tests::bin;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
 use test_support::NatsServer;
 
 /// A refused binary must have exited well within this.
-const DEADLINE: Duration = Duration::from_secs(15);
+const DEADLINE: test_support::Deadline = test_support::Deadline::secs(15);
 
 /// Runs `cmd` to its end, or fails the test if it is still running after [`DEADLINE`]: the
 /// output, from a thread, so that a hung binary fails the test instead of hanging it.
@@ -25,7 +24,7 @@ fn run_to_exit(name: &str, mut cmd: Command) -> std::process::Output {
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    match rx.recv_timeout(DEADLINE) {
+    match rx.recv_timeout(DEADLINE.get()) {
         Ok(output) => output.expect("wait for the binary"),
         Err(_) => {
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
@@ -100,7 +99,7 @@ fn a_service_with_the_nkey_seed_file_connects() {
         let _ = BufReader::new(stdout).read_line(&mut line);
         let _ = tx.send(line);
     });
-    let line = rx.recv_timeout(DEADLINE);
+    let line = rx.recv_timeout(DEADLINE.get());
     let _ = child.kill();
     let _ = child.wait();
     let line = line.expect("serve printed its address");

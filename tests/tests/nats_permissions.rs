@@ -22,7 +22,7 @@ use std::time::Duration;
 use test_support::NatsServer;
 use tokio::time::Instant;
 
-const DEADLINE: Duration = Duration::from_secs(60);
+const DEADLINE: test_support::Deadline = test_support::Deadline::secs(60);
 const USERS: [&str; 5] = ["admin", "validator", "watcher", "judge", "reader"];
 
 fn password(user: &str) -> String {
@@ -70,7 +70,7 @@ impl Heard {
 
     /// Waits until the server reported a violation naming `what`.
     async fn wait_for(&self, what: &str) {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + test_support::patience(Duration::from_secs(10));
         loop {
             if self.violations().iter().any(|v| v.contains(what)) {
                 return;
@@ -233,7 +233,7 @@ async fn each_user_does_its_job_and_nothing_else() {
     let mut all = games::repetition();
     all.extend(games::single_moves());
     all.extend(games::corpus(60, 6));
-    let clients = Clients::new(&[port], DEADLINE);
+    let clients = Clients::new(&[port], DEADLINE.get());
     futures::stream::iter(all.iter().enumerate())
         .for_each_concurrent(8, |(i, g)| {
             let clients = clients.clone();
@@ -400,18 +400,21 @@ async fn each_user_does_its_job_and_nothing_else() {
     );
     for i in 0..all.len() {
         let id = format!("perm-{i}");
-        let deadline = Instant::now() + DEADLINE;
+        let deadline = Instant::now() + DEADLINE.get();
         let verdict = subject::verdict(&id);
-        while read(&id, DEADLINE, || bus.last(&verdict)).await.is_none() {
+        while read(&id, DEADLINE.get(), || bus.last(&verdict))
+            .await
+            .is_none()
+        {
             assert!(Instant::now() < deadline, "{id}: no verdict");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
     assert_one_right_verdict(&bus, "perm", &all).await;
     let forged = subject::verdict("perm-forged");
-    let deadline = Instant::now() + DEADLINE;
+    let deadline = Instant::now() + DEADLINE.get();
     let announced = loop {
-        let last = read("perm-forged", DEADLINE, || bus.last(&forged)).await;
+        let last = read("perm-forged", DEADLINE.get(), || bus.last(&forged)).await;
         if let Some(m) =
             last.filter(|m| m.message_type.as_deref() == Some(shogi_proto::VERDICT_TYPE))
         {
@@ -645,7 +648,7 @@ impl Probe {
             )
             .await
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + test_support::patience(Duration::from_secs(10));
         loop {
             if let Ok(Some(m)) =
                 tokio::time::timeout(Duration::from_millis(20), answers.next()).await
@@ -722,7 +725,7 @@ impl Probe {
             .count();
         let mut sub = self.client.subscribe(filter.to_owned()).await.unwrap();
         self.client.flush().await.unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + test_support::patience(Duration::from_secs(10));
         loop {
             trigger().await;
             if let Ok(Some(_)) = tokio::time::timeout(Duration::from_millis(50), sub.next()).await {

@@ -6,9 +6,8 @@
 use arbiter_tests::{bin, games, play, serve};
 use shogi_proto::v1 as pb;
 use std::process::Command;
-use std::time::Duration;
 
-const DEADLINE: Duration = Duration::from_secs(30);
+const DEADLINE: test_support::Deadline = test_support::Deadline::secs(30);
 
 fn prune(url: &str, extra: &[&str]) -> (bool, String, String) {
     let out = Command::new(bin("shogi-arbiter"))
@@ -29,7 +28,7 @@ async fn finished_games_are_archived_then_purged_and_live_ones_stay() {
     let url = nats.url().to_owned();
     let (mut child, addr) = serve(&["--nats-url", &url]);
     let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
-    let clients = play::Clients::new(&[port], DEADLINE);
+    let clients = play::Clients::new(&[port], DEADLINE.get());
 
     let mut finished = games::repetition();
     finished.extend(games::corpus(80, 8));

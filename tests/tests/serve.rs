@@ -7,7 +7,7 @@ use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use std::process::Command;
 use std::time::Duration;
 
-const DEADLINE: Duration = Duration::from_secs(20);
+const DEADLINE: test_support::Deadline = test_support::Deadline::secs(20);
 
 #[tokio::test]
 async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
@@ -52,7 +52,7 @@ async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
             .into_inner();
         assert_eq!(answer.outcome, pb::MoveOutcome::Accepted as i32);
     }
-    let verdict = tokio::time::timeout(DEADLINE, async {
+    let verdict = tokio::time::timeout(DEADLINE.get(), async {
         while let Some(event) = watch.next().await {
             if let Some(pb::watch_game_response::Event::Verdict(v)) = event.expect("event").event {
                 return v;
@@ -67,7 +67,7 @@ async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
     assert_eq!(verdict.winner, game.expected.winner);
 
     // SIGTERM drains and exits cleanly.
-    let status = arbiter_tests::terminate(&mut child, DEADLINE).await;
+    let status = arbiter_tests::terminate(&mut child, DEADLINE.get()).await;
     assert!(status.success(), "{status:?}");
 }
 
@@ -83,7 +83,7 @@ async fn serve_over_nats_announces_each_verdict_once_to_a_core_subscriber() {
     let subscriber = arbiter_tests::play::VerdictSubscriber::start(nats.url()).await;
     let (mut child, addr) = serve(&["--nats-url", nats.url()]);
     let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
-    let clients = arbiter_tests::play::Clients::new(&[port], DEADLINE);
+    let clients = arbiter_tests::play::Clients::new(&[port], DEADLINE.get());
     // Every kind of ending: checkmate, a forfeit, repetition, perpetual check, a move cap.
     let mut picked = Vec::new();
     for g in games::at_least(200) {
@@ -110,7 +110,7 @@ async fn serve_over_nats_announces_each_verdict_once_to_a_core_subscriber() {
     );
     arbiter_tests::play::assert_one_right_verdict(&bus, "serve", &picked).await;
     let exempt = subscriber
-        .assert_each_heard_once(&bus, "serve", picked.len(), DEADLINE)
+        .assert_each_heard_once(&bus, "serve", picked.len(), DEADLINE.get())
         .await;
     assert_eq!(exempt, 0, "the subscriber was never away");
     // The stored subject's raw publishes: one announcer per ending, so one each here too.
@@ -188,6 +188,6 @@ async fn serve_over_nats_announces_each_verdict_once_to_a_core_subscriber() {
             }
         }
     }
-    let status = arbiter_tests::terminate(&mut child, DEADLINE).await;
+    let status = arbiter_tests::terminate(&mut child, DEADLINE.get()).await;
     assert!(status.success(), "{status:?}");
 }

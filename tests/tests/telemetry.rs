@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-const DEADLINE: Duration = Duration::from_secs(20);
+const DEADLINE: test_support::Deadline = test_support::Deadline::secs(20);
 
 /// What the collector received.
 #[derive(Debug, Default, Clone)]
@@ -109,12 +109,12 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
             })
             .collect::<Vec<_>>()
     });
-    let addr = rx.recv_timeout(DEADLINE).expect("the address line");
+    let addr = rx.recv_timeout(DEADLINE.get()).expect("the address line");
     // The metrics endpoint was bound on a free port before the gRPC one; its log line says
     // which.
     let metrics_addr = loop {
         let line = line_rx
-            .recv_timeout(DEADLINE)
+            .recv_timeout(DEADLINE.get())
             .expect("the metrics endpoint's log line");
         let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
         if v["fields"]["message"] == "metrics endpoint serving /metrics" {
@@ -190,7 +190,7 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
             .map(|s| s.name.clone())
             .collect()
     };
-    let deadline = std::time::Instant::now() + DEADLINE;
+    let deadline = std::time::Instant::now() + DEADLINE.get();
     while !["repetition-watcher process", "impasse-judge process"]
         .iter()
         .all(|w| names(&collector).iter().any(|n| n == w))
@@ -202,7 +202,7 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let status = arbiter_tests::terminate(&mut child, DEADLINE).await;
+    let status = arbiter_tests::terminate(&mut child, DEADLINE.get()).await;
     assert!(status.success(), "{status:?}");
     let log = log.join().expect("the log reader");
 
@@ -265,7 +265,7 @@ async fn scrape(addr: &str) -> String {
         .await
         .unwrap();
     let mut answer = String::new();
-    tokio::time::timeout(DEADLINE, stream.read_to_string(&mut answer))
+    tokio::time::timeout(DEADLINE.get(), stream.read_to_string(&mut answer))
         .await
         .expect("the scrape within the deadline")
         .unwrap();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const T: &str = "test.Type";
-const WAIT: Duration = Duration::from_secs(10);
+const WAIT: test_support::Deadline = test_support::Deadline::secs(10);
 
 fn out(subject: &str, id: &str, body: &'static str) -> Outgoing {
     Outgoing::new(subject, T, id, body.as_bytes())
@@ -99,7 +99,7 @@ async fn publish_dedupes_and_guards_sequences(bus: Bus) {
         .publish(out("shogi.game.a.verdict", "a-v", "v"))
         .await
         .unwrap();
-    let live = tokio::time::timeout(WAIT, follow.next())
+    let live = tokio::time::timeout(WAIT.get(), follow.next())
         .await
         .unwrap()
         .unwrap()
@@ -132,7 +132,7 @@ async fn headers_round_trip(bus: Bus) {
     let last = bus.last("shogi.game.h.move").await.unwrap().unwrap();
     assert!(last.headers.is_empty(), "{:?}", last.headers);
     let mut follow = bus.follow("shogi.game.h.>").await.unwrap();
-    let followed = tokio::time::timeout(WAIT, follow.next())
+    let followed = tokio::time::timeout(WAIT.get(), follow.next())
         .await
         .unwrap()
         .unwrap()
@@ -149,7 +149,7 @@ async fn headers_round_trip(bus: Bus) {
         delivery: arbiter_bus::DeliveryMode::Pull,
     };
     let mut deliveries = bus.consume(&config).await.unwrap();
-    let d = tokio::time::timeout(WAIT, deliveries.next())
+    let d = tokio::time::timeout(WAIT.get(), deliveries.next())
         .await
         .unwrap()
         .unwrap()
@@ -162,7 +162,7 @@ async fn headers_round_trip(bus: Bus) {
 /// Waits for the consumer `name`'s lag to be `want` (an ack reaches a JetStream server a
 /// little after it is sent).
 async fn lag_becomes(bus: &Bus, name: &str, want: ConsumerLag) {
-    let deadline = tokio::time::Instant::now() + WAIT;
+    let deadline = tokio::time::Instant::now() + WAIT.get();
     loop {
         let lag = bus.consumer_lag(name).await.unwrap();
         if lag == Some(want) {
@@ -198,7 +198,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus, delivery: DeliveryMode) {
     let mut deliveries = bus.consume(&config).await.unwrap();
     let mut seen = Vec::new();
     for i in 0..5 {
-        let d = tokio::time::timeout(WAIT, deliveries.next())
+        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
             .await
             .unwrap()
             .unwrap()
@@ -221,7 +221,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus, delivery: DeliveryMode) {
         d.ack().await.unwrap();
     }
     lag_becomes(&bus, "behaviour", lag(0, 1)).await;
-    let again = tokio::time::timeout(WAIT, deliveries.next())
+    let again = tokio::time::timeout(WAIT.get(), deliveries.next())
         .await
         .unwrap()
         .unwrap()
@@ -236,7 +236,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus, delivery: DeliveryMode) {
         .await
         .unwrap();
     let mut deliveries = bus.consume(&config).await.unwrap();
-    let d = tokio::time::timeout(WAIT, deliveries.next())
+    let d = tokio::time::timeout(WAIT.get(), deliveries.next())
         .await
         .unwrap()
         .unwrap()
@@ -262,7 +262,7 @@ async fn durable_consumers_give_up_after_max_deliver(bus: Bus, delivery: Deliver
         .unwrap();
     let mut deliveries = bus.consume(&config).await.unwrap();
     for n in 1..=2 {
-        let d = tokio::time::timeout(WAIT, deliveries.next())
+        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
             .await
             .unwrap()
             .unwrap()
@@ -275,7 +275,7 @@ async fn durable_consumers_give_up_after_max_deliver(bus: Bus, delivery: Deliver
     bus.publish(out("shogi.game.l2.move", "l2", "m"))
         .await
         .unwrap();
-    let d = tokio::time::timeout(WAIT, deliveries.next())
+    let d = tokio::time::timeout(WAIT.get(), deliveries.next())
         .await
         .unwrap()
         .unwrap()

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tonic::transport::Channel;
 
-const DEADLINE: Duration = Duration::from_secs(20);
+const DEADLINE: test_support::Deadline = test_support::Deadline::secs(20);
 
 struct Arbiter {
     bus: Bus,
@@ -139,7 +139,7 @@ async fn play(
 /// The game's verdict notice, waited for on the bus.
 async fn verdict(bus: &Bus, id: &str) -> pb::Verdict {
     let mut follow = bus.follow(&subject::verdict(id)).await.unwrap();
-    let m = tokio::time::timeout(DEADLINE, follow.next())
+    let m = tokio::time::timeout(DEADLINE.get(), follow.next())
         .await
         .unwrap_or_else(|_| panic!("{id}: no verdict within {DEADLINE:?}"))
         .unwrap()
@@ -161,7 +161,7 @@ async fn count(bus: &Bus, subject: &str) -> usize {
 /// Waits until every worker has judged or set aside what the bus holds: the sum of a
 /// counter over `stats` reaches `n`.
 async fn wait_for(what: &str, stats: &[Arc<Stats>], get: fn(&Stats) -> u64, n: u64) {
-    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let deadline = tokio::time::Instant::now() + DEADLINE.get();
     loop {
         let got: u64 = stats.iter().map(|s| get(s)).sum();
         if got >= n {
@@ -343,7 +343,7 @@ async fn deliveries_out_of_order_and_again_are_judged_once() {
     durable.name = "again".into();
     let mut replay = bus.consume(&durable).await.unwrap();
     let last = loop {
-        let d = tokio::time::timeout(DEADLINE, replay.next())
+        let d = tokio::time::timeout(DEADLINE.get(), replay.next())
             .await
             .unwrap()
             .unwrap()
@@ -576,7 +576,7 @@ impl Instance {
     async fn stop(mut self) {
         let _ = self.stop.send(true);
         if let Some(task) = self.task.take() {
-            tokio::time::timeout(DEADLINE, task)
+            tokio::time::timeout(DEADLINE.get(), task)
                 .await
                 .expect("stopped within the deadline")
                 .unwrap();
@@ -623,7 +623,7 @@ async fn lease_holders(leases: &Bus, role: Role) -> Vec<String> {
 
 /// Waits until `role`'s partitions are all held, by exactly the instances `who`.
 async fn wait_for_holders(leases: &Bus, role: Role, who: &[&str]) {
-    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let deadline = tokio::time::Instant::now() + DEADLINE.get();
     loop {
         let holders = lease_holders(leases, role).await;
         let mut distinct: Vec<&str> = holders.iter().map(String::as_str).collect();

@@ -27,7 +27,7 @@ pub const NODES: usize = 3;
 /// How long a node, or the cluster's leader election, may take before the test fails. A
 /// deadline, not a sleep: waits end as soon as the logs say so. An election after a node is
 /// killed takes a few seconds (Raft timeouts); on a loaded 2-core machine, more.
-const DEADLINE: Duration = Duration::from_secs(30);
+const DEADLINE: crate::Deadline = crate::Deadline::secs(30);
 
 /// The cluster's name (every node's `cluster { name }`).
 const CLUSTER_NAME: &str = "arbiter-test";
@@ -40,7 +40,7 @@ const BOOTSTRAPS: usize = 3;
 
 /// How long, on an idle machine, a metadata group may count fewer than [`NODES`] once its
 /// leader is known before the cluster is taken as formed without a node.
-const SIZE_SETTLES: Duration = Duration::from_secs(5);
+const SIZE_SETTLES: crate::Deadline = crate::Deadline::secs(5);
 
 /// Three `nats-server -js` nodes in one cluster on loopback; every node is killed on drop and
 /// the stores removed.
@@ -338,19 +338,19 @@ impl NatsCluster {
     }
 
     /// Waits until every node is running and agrees on a metadata leader (within
-    /// `patience(DEADLINE)`), then until each counts all [`NODES`] in the metadata group. The
+    /// `DEADLINE`, scaled by `patience`), then until each counts all [`NODES`] in the metadata group. The
     /// group's size is settled by its first election: one that stays smaller for
     /// [`SIZE_SETTLES`] (scaled to the load) after the leader is known stays so for good (seen
     /// for 33 minutes), so `false` then.
     fn wait_formed(&self) -> bool {
-        let deadline = Instant::now() + crate::patience(DEADLINE);
+        let deadline = Instant::now() + DEADLINE.get();
         while self.meta_leader().is_none() {
             if Instant::now() >= deadline {
                 return false;
             }
             std::thread::sleep(POLL);
         }
-        let deadline = Instant::now() + crate::patience(SIZE_SETTLES);
+        let deadline = Instant::now() + SIZE_SETTLES.get();
         loop {
             if self.meta_sizes().iter().all(|s| *s == Some(NODES)) {
                 return true;
@@ -432,13 +432,13 @@ impl NatsCluster {
     /// [`NatsCluster::stop`].
     pub fn terminate(&mut self, i: usize) {
         self.signal(i, "-TERM");
-        let deadline = Instant::now() + crate::patience(DEADLINE);
+        let deadline = Instant::now() + DEADLINE.get();
         let child = self.nodes[i].child.as_mut().expect("node running");
         while child.try_wait().expect("wait for the node").is_none() {
             assert!(
                 Instant::now() < deadline,
                 "node {i} did not exit within {:?} of SIGTERM",
-                crate::patience(DEADLINE)
+                DEADLINE.get()
             );
             std::thread::sleep(POLL);
         }
@@ -509,7 +509,7 @@ impl NatsCluster {
     ///
     /// When they are not current within 30 seconds (scaled to the load), with what lags.
     pub fn wait_replicas_current(&self) {
-        let deadline = Instant::now() + crate::patience(DEADLINE);
+        let deadline = Instant::now() + DEADLINE.get();
         loop {
             let Err(lagging) = self.replicas_current() else {
                 return;
@@ -517,7 +517,7 @@ impl NatsCluster {
             assert!(
                 Instant::now() < deadline,
                 "the streams' replicas are not current within {:?}: {lagging}; logs:\n{}",
-                crate::patience(DEADLINE),
+                DEADLINE.get(),
                 self.logs()
             );
             std::thread::sleep(POLL);
@@ -669,7 +669,7 @@ impl NatsCluster {
         node.drain = Some(drain);
         let ready = node
             .log
-            .wait(from, Instant::now() + DEADLINE, |lines| {
+            .wait(from, Instant::now() + DEADLINE.get(), |lines| {
                 lines.iter().any(|l| l.contains(READY)).then_some(())
             })
             .is_some();
@@ -688,7 +688,7 @@ impl NatsCluster {
 
     /// Waits until the running nodes agree on a running metadata leader.
     fn wait_leader(&self) {
-        let deadline = Instant::now() + crate::patience(DEADLINE);
+        let deadline = Instant::now() + DEADLINE.get();
         while self.meta_leader().is_none() {
             assert!(
                 Instant::now() < deadline,

@@ -27,7 +27,7 @@ pub use ports::{free_port, free_ports};
 pub use restartable::Nats;
 mod patience;
 mod ports;
-pub use patience::patience;
+pub use patience::{Deadline, patience};
 
 /// The path of `path` in the shared fixtures and records (`../shared` beside the checkout).
 ///
@@ -74,7 +74,7 @@ pub use secure::{TestCa, TestPki};
 
 /// How long a server may take to report ready before the test fails. A deadline, not a sleep:
 /// the wait ends as soon as the server's log says it is ready.
-const READY_DEADLINE: Duration = Duration::from_secs(30);
+const READY_DEADLINE: crate::Deadline = crate::Deadline::secs(30);
 
 /// The log line nats-server writes once it has bound its client port.
 const LISTENING: &str = "Listening for client connections on ";
@@ -336,7 +336,7 @@ fn wait_ready(stderr: impl Read + Send + 'static) -> Result<u16, String> {
     });
     let mut log = String::new();
     let mut port = None;
-    let deadline = std::time::Instant::now() + READY_DEADLINE;
+    let deadline = std::time::Instant::now() + READY_DEADLINE.get();
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         let line = match rx.recv_timeout(left) {

@@ -20,6 +20,50 @@ fn load_factor() -> f64 {
         .map_or(1.0, |load| (load / cores).clamp(1.0, 8.0))
 }
 
+/// A deadline on an idle machine, read scaled by [`patience`] each time a wait starts, so a
+/// test states its deadline once as a constant and never waits a fixed time:
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use test_support::Deadline;
+/// const DEADLINE: Deadline = Deadline::secs(20);
+/// let until = Instant::now() + DEADLINE.get();
+/// assert!(DEADLINE.get() >= Duration::from_secs(20));
+/// ```
+///
+/// Its `Debug` is the scaled duration, so `"not within {DEADLINE:?}"` says how long the test
+/// waited.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Deadline(Duration);
+
+impl Deadline {
+    /// `secs` seconds on an idle machine.
+    pub const fn secs(secs: u64) -> Deadline {
+        Deadline(Duration::from_secs(secs))
+    }
+
+    /// `base` on an idle machine.
+    pub const fn new(base: Duration) -> Deadline {
+        Deadline(base)
+    }
+
+    /// The deadline on this machine now: the base scaled by [`patience`].
+    pub fn get(self) -> Duration {
+        patience(self.0)
+    }
+
+    /// The deadline on an idle machine.
+    pub const fn base(self) -> Duration {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for Deadline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
 fn env_factor() -> f64 {
     std::env::var("ARBITER_TEST_PATIENCE")
         .ok()
@@ -38,5 +82,13 @@ mod tests {
         let p = patience(base);
         assert!(p >= base, "{p:?}");
         assert!(p <= base * 8 * env_factor().ceil() as u32, "{p:?}");
+    }
+
+    #[test]
+    fn a_deadline_is_its_base_scaled_by_the_load() {
+        const D: Deadline = Deadline::secs(3);
+        assert_eq!(D.base(), Duration::from_secs(3));
+        assert!(D.get() >= D.base());
+        assert!(D.get() <= D.base() * 8 * env_factor().ceil() as u32);
     }
 }

@@ -18,7 +18,7 @@ pub struct Nats {
     jetstream: bool,
 }
 
-const NATS_READY: Duration = Duration::from_secs(30);
+const NATS_READY: crate::Deadline = crate::Deadline::secs(30);
 
 impl Nats {
     /// Starts one on a free port with its store in `store`.
@@ -79,7 +79,7 @@ impl Nats {
     pub fn pause(&self) {
         self.signal("-STOP");
         let pid = self.pid();
-        let deadline = std::time::Instant::now() + NATS_READY;
+        let deadline = std::time::Instant::now() + NATS_READY.get();
         while !all_threads_stopped(pid) {
             assert!(
                 std::time::Instant::now() < deadline,
@@ -162,7 +162,7 @@ impl Nats {
             // Keep draining so that the server never blocks on a full pipe.
             for _ in lines {}
         });
-        rx.recv_timeout(NATS_READY)
+        rx.recv_timeout(NATS_READY.get())
             .unwrap_or_else(|_| panic!("nats-server not ready within {NATS_READY:?}"));
         self.child = Some(child);
     }

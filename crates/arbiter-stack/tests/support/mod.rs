@@ -13,7 +13,7 @@ use test_support::LogBuffer;
 use tonic::transport::Channel;
 
 /// How long anything may take to show up.
-pub const DEADLINE: Duration = Duration::from_secs(10);
+pub const DEADLINE: test_support::Deadline = test_support::Deadline::secs(10);
 
 /// The process's telemetry, as a test sees it.
 pub struct Telemetry {
@@ -132,7 +132,7 @@ pub async fn submit(
 
 /// Polls `check` until it gives a value, within [`DEADLINE`]; `what` names it in the failure.
 pub async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let deadline = tokio::time::Instant::now() + DEADLINE.get();
     loop {
         if let Some(found) = check() {
             return found;
