@@ -231,7 +231,8 @@ async fn cancelled_watch_streams_free_their_consumers_at_once() {
     }
     assert_eq!(consumers().await, before, "no consumer per watcher");
     drop(streams);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+    // A bound of the product (watchers leave nothing behind at once), not a wait.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(1); // product bound
     loop {
         let now = consumers().await;
         if now == before {

@@ -580,14 +580,16 @@ impl NatsCluster {
     ///
     /// # Panics
     ///
-    /// When node `i` is not running, or not stopped within 30 seconds.
+    /// When node `i` is not running, or not stopped within 30 seconds (scaled by
+    /// [`crate::patience`]).
     pub fn pause(&self, i: usize) {
         let pid = self.signal(i, "-STOP");
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let patience = crate::patience(Duration::from_secs(30));
+        let deadline = Instant::now() + patience;
         while !crate::restartable::all_threads_stopped(pid) {
             assert!(
                 Instant::now() < deadline,
-                "node {i} (pid {pid}) not stopped within 30 s of SIGSTOP"
+                "node {i} (pid {pid}) not stopped within {patience:?} of SIGSTOP"
             );
             std::thread::sleep(Duration::from_millis(1));
         }
