@@ -266,3 +266,54 @@ async fn list_games_reads_an_index_and_answers_as_the_scan_did() {
         assert!(page.games.iter().all(|g| g.game_id != purged));
     }
 }
+
+fn password(user: &str) -> String {
+    format!("{user}-secret-for-the-test")
+}
+
+/// Under the shipped authorization (deploy/nats/auth.conf), as its own user and in bind mode,
+/// the validator keeps its index with the rights it had (STREAM.INFO and message gets on
+/// `SHOGI_GAMES`): no new subject, no consumer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_games_needs_no_right_the_validator_lacks() {
+    let auth = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../deploy/nats/auth.conf"
+    ))
+    .expect("deploy/nats/auth.conf");
+    let env: Vec<(String, String)> = ["admin", "validator", "watcher", "judge", "reader"]
+        .iter()
+        .map(|u| (format!("{}_PASSWORD", u.to_ascii_uppercase()), password(u)))
+        .collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let nats = NatsServer::start_with_config_env(&auth, &env);
+    let as_user = |user: &str| NatsOptions {
+        user: Some(user.into()),
+        password: Some(password(user)),
+        ..NatsOptions::new(nats.url())
+    };
+    // The streams, as `streams apply` makes them as admin.
+    arbiter_runtime::streams::connect(&as_user("admin"), "setup", shogi_proto::STREAM, 1)
+        .await
+        .unwrap();
+    let mut config = Config::new(nats.url());
+    config.nats = NatsOptions {
+        provision: arbiter_bus::Provision::Bind,
+        ..as_user("validator")
+    };
+    let (channel, _stop) = serve(config).await;
+    let mut c = MoveValidatorClient::new(channel);
+    for i in 0..3 {
+        c.create_game(create(&id(i), "online", None, None))
+            .await
+            .unwrap();
+    }
+    end(&mut c, &id(1)).await;
+    let all = c.list_games(list(0, "", false)).await.unwrap().into_inner();
+    let ids: Vec<_> = all.games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids, ["g000", "g001", "g002"]);
+    assert!(all.games[1].verdict.is_some());
+    let live = c.list_games(list(0, "", true)).await.unwrap().into_inner();
+    let ids: Vec<_> = live.games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids, ["g000", "g002"]);
+}
