@@ -267,6 +267,39 @@ async fn list_games_reads_an_index_and_answers_as_the_scan_did() {
     }
 }
 
+/// On the embedded bus (`shogi-arbiter serve`), the same index answers as the scan did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_games_on_the_embedded_bus_answers_as_the_scan_did() {
+    let bus: arbiter_bus::Bus = std::sync::Arc::new(arbiter_bus::MemoryBus::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(move_validator::serve(
+        listener,
+        bus.clone(),
+        Config::new("nats://unused"),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    let mut c = MoveValidatorClient::new(channel);
+    for i in 0..40 {
+        c.create_game(create(&id(i), "online", None, None))
+            .await
+            .unwrap();
+    }
+    for i in (0..40).step_by(3) {
+        end(&mut c, &id(i)).await;
+    }
+    assert_eq!(same_as_scan(&mut c, bus.as_ref(), 6, false).await, 40);
+    assert_eq!(same_as_scan(&mut c, bus.as_ref(), 6, true).await, 40 - 14);
+    end(&mut c, &id(1)).await;
+    assert_eq!(same_as_scan(&mut c, bus.as_ref(), 100, true).await, 40 - 15);
+}
+
 fn password(user: &str) -> String {
     format!("{user}-secret-for-the-test")
 }
