@@ -14,6 +14,8 @@
 //!   sequence of the subject (a wrong one stores nothing and reports a conflict);
 //! - read the first message of a subject filter at or after a stream sequence, and the last
 //!   message of a subject;
+//! - tell the stream's last sequence and how many messages were removed from it, so that a
+//!   reader that keeps what it read (ListGames' index) knows what is new and when to read again;
 //! - follow a filter live from the start of the stream (ordered, ephemeral);
 //! - consume a filter with a durable consumer: delivered at least once, acknowledged one by
 //!   one, redelivered when not acknowledged within the ack wait; the consumer's position
@@ -310,6 +312,18 @@ impl ConsumerLag {
     }
 }
 
+/// Where the stream stands: what a reader that keeps what it has read compares with what it
+/// saw last.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamState {
+    /// The sequence of the last message stored (0: none yet).
+    pub last_sequence: u64,
+    /// How many stored messages have been removed since the stream was created (purged,
+    /// deleted): a count that only grows while the stream lives. A reader that finds it
+    /// changed knows that some message it read is gone.
+    pub removed: u64,
+}
+
 /// The JetStream stream the bus lives in.
 #[derive(Debug, Clone)]
 pub struct StreamSettings {
@@ -367,6 +381,10 @@ pub trait EventBus: Send + Sync + std::fmt::Debug {
 
     /// The last message on `subject`, or `None`.
     async fn last(&self, subject: &str) -> Result<Option<Message>, BusError>;
+
+    /// The stream's last sequence and how many of its messages were removed so far, in one
+    /// request.
+    async fn state(&self) -> Result<StreamState, BusError>;
 
     /// Every message matching `filter`, from the start of the stream, in order, then live.
     async fn follow(

@@ -7,7 +7,7 @@
 
 use crate::{
     Acker, BusError, ConsumerLag, Delivery, DurableConfig, EventBus, Message, Outgoing, Published,
-    subject_matches,
+    StreamState, subject_matches,
 };
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -195,6 +195,14 @@ impl EventBus for MemoryBus {
             .get(subject)
             .and_then(|s| s.last())
             .map(|&s| state.log[s as usize - 1].clone()))
+    }
+
+    async fn state(&self) -> Result<StreamState, BusError> {
+        // Nothing is ever removed from the embedded bus.
+        Ok(StreamState {
+            last_sequence: lock(&self.inner.state).log.len() as u64,
+            removed: 0,
+        })
     }
 
     async fn follow(

@@ -2,7 +2,8 @@
 //! real nats-server.
 
 use arbiter_bus::{
-    Bus, ConsumerLag, DeliveryMode, DurableConfig, JetStreamBus, MemoryBus, Outgoing, Published,
+    Bus, ConsumerLag, DeliveryMode, DurableConfig, EventBus, JetStreamBus, MemoryBus, Outgoing,
+    Published, StreamState,
 };
 use futures::StreamExt;
 use std::sync::Arc;
@@ -108,6 +109,39 @@ async fn publish_dedupes_and_guards_sequences(bus: Bus) {
 }
 
 /// Headers as published, in name order.
+/// The stream's state follows its publishes: the last sequence stored, nothing removed; a
+/// duplicate or a conflict stores nothing.
+async fn state_follows_the_stream(bus: Bus) {
+    assert_eq!(bus.state().await.unwrap(), StreamState::default());
+    let mut last = 0;
+    for (i, subject) in ["shogi.game.s.created", "shogi.game.s.move.1"]
+        .into_iter()
+        .enumerate()
+    {
+        let Published::Stored(seq) = bus
+            .publish(out(subject, &format!("s{i}"), "x"))
+            .await
+            .unwrap()
+        else {
+            panic!("not stored")
+        };
+        last = seq;
+    }
+    bus.publish(out("shogi.game.s.move.1", "s1", "x"))
+        .await
+        .unwrap();
+    bus.publish(out("shogi.game.s.created", "s-again", "x").expect(0))
+        .await
+        .unwrap();
+    assert_eq!(
+        bus.state().await.unwrap(),
+        StreamState {
+            last_sequence: last,
+            removed: 0
+        }
+    );
+}
+
 fn traced_headers() -> Vec<(String, String)> {
     vec![
         (
@@ -293,6 +327,11 @@ async fn memory_bus_publish_and_read() {
 }
 
 #[tokio::test]
+async fn memory_bus_state() {
+    state_follows_the_stream(Arc::new(MemoryBus::default())).await;
+}
+
+#[tokio::test]
 async fn memory_bus_headers_round_trip() {
     headers_round_trip(Arc::new(MemoryBus::default())).await;
 }
@@ -318,6 +357,46 @@ async fn jetstream(nats: &test_support::NatsServer) -> Bus {
 async fn jetstream_bus_publish_and_read() {
     let nats = test_support::NatsServer::start();
     publish_dedupes_and_guards_sequences(jetstream(&nats).await).await;
+}
+
+#[tokio::test]
+async fn jetstream_bus_state() {
+    let nats = test_support::NatsServer::start();
+    state_follows_the_stream(jetstream(&nats).await).await;
+}
+
+/// A purge (what `streams prune` does, JetStream only) counts as removed, the last sequence
+/// staying where it was.
+#[tokio::test]
+async fn jetstream_bus_state_counts_a_purge() {
+    let nats = test_support::NatsServer::start();
+    let js = JetStreamBus::connect(
+        &arbiter_bus::NatsOptions::new(nats.url()),
+        "behaviour",
+        &arbiter_bus::StreamSettings::new("BEHAVIOUR", "shogi.game.>"),
+    )
+    .await
+    .unwrap();
+    for (i, subject) in [
+        "shogi.game.a.created",
+        "shogi.game.b.created",
+        "shogi.game.a.move.1",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        js.publish(out(subject, &format!("p{i}"), "x"))
+            .await
+            .unwrap();
+    }
+    assert_eq!(js.purge_subject("shogi.game.a.>").await.unwrap(), 2);
+    assert_eq!(
+        js.state().await.unwrap(),
+        StreamState {
+            last_sequence: 3,
+            removed: 2
+        }
+    );
 }
 
 #[tokio::test]

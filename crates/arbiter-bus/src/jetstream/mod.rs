@@ -23,7 +23,7 @@ pub use setup::deliver_subject;
 
 use crate::{
     BusError, ConsumerLag, Delivery, DurableConfig, EventBus, MAX_REPLICAS, Message, NatsOptions,
-    Outgoing, Provision, Published, StreamSettings,
+    Outgoing, Provision, Published, StreamSettings, StreamState,
 };
 use async_nats::jetstream::{
     self, consumer,
@@ -194,6 +194,23 @@ impl EventBus for JetStreamBus {
                 reason: e.to_string(),
             }),
         }
+    }
+
+    async fn state(&self) -> Result<StreamState, BusError> {
+        // One STREAM.INFO (no subject details): the leader's count of the messages it holds.
+        // Sequences from the first to the last are either held or removed, and JetStream
+        // never gives a sequence twice, so what is not held was removed.
+        let name = &self.stream.cached_info().config.name;
+        let mut stream = self.stream.clone();
+        let info = stream.info().await.map_err(|e| BusError::Read {
+            filter: format!("stream {name}"),
+            reason: format!("info: {e}"),
+        })?;
+        let s = &info.state;
+        Ok(StreamState {
+            last_sequence: s.last_sequence,
+            removed: s.last_sequence.saturating_sub(s.messages),
+        })
     }
 
     async fn follow(

@@ -10,6 +10,7 @@
 //! - `moves`: SubmitMove, and ValidateMove and LegalMoves (pure, no game involved);
 //! - `endings`: Declare, EvaluateImpasse and EndGame;
 //! - `queries`: GetGame, ListGames, AnalyzeGame and WatchGame;
+//! - `index`: ListGames' index of the games' creations and verdicts, read from the bus;
 //! - `rpc`: the tonic trait: per call the game and the ply on the call's span, then the method
 //!   above that does the work (the span, the caller's trace and the RPC metrics are the layer's
 //!   around the service, `crate::calls`).
@@ -20,6 +21,7 @@
 mod cache;
 mod create;
 mod endings;
+mod index;
 pub(crate) mod moves;
 mod publish;
 mod queries;
@@ -78,6 +80,8 @@ struct Inner {
     /// The largest answer gRPC sends (`max_message_bytes`): what GetGame and AnalyzeGame size
     /// their answers against (`pages.rs`).
     max_answer_bytes: usize,
+    /// ListGames' index, brought up to date with the bus by each call.
+    index: AsyncMutex<index::GameIndex>,
 }
 
 /// The reader of game logs this service is, as its copies set aside and its counts name it.
@@ -109,6 +113,7 @@ impl Validator {
                 shutdown,
                 pipeline,
                 max_answer_bytes,
+                index: AsyncMutex::new(index::GameIndex::default()),
             }),
         }
     }

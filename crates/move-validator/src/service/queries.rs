@@ -5,7 +5,7 @@ use super::Validator;
 use crate::error::Error;
 use crate::pages::{self, Page};
 use futures::StreamExt;
-use shogi_proto::convert::{self, check_game_id};
+use shogi_proto::convert::check_game_id;
 use shogi_proto::event::{decode_created, decode_verdict};
 use shogi_proto::log::{Applied, Replay};
 use shogi_proto::subject;
@@ -18,10 +18,6 @@ use tracing::Instrument;
 /// ListGames' default and largest page.
 const LIST_PAGE: u32 = 50;
 const LIST_PAGE_MAX: u32 = 100;
-
-/// How many creation events one ListGames call reads at most, so that a `live_only` call over
-/// a stream of finished games answers in bounded time (with a token to go on from).
-const LIST_SCAN_MAX: usize = 1000;
 
 /// The stream a WatchGame call answers with.
 pub(super) type EventStream =
@@ -42,12 +38,14 @@ impl Validator {
         pages::game(replay, page, self.inner.max_answer_bytes)
     }
 
-    /// ListGames: the creation events on the bus from the page token on, each with the
-    /// verdict stored on its `.verdict` subject, if any.
+    /// ListGames: the games created on the bus from the page token on, each with the verdict
+    /// stored on its `.verdict` subject, if any, answered from the index once it has read what
+    /// the bus stored since the last call (`index.rs`).
     pub(super) async fn list_games(
         &self,
         req: pb::ListGamesRequest,
     ) -> Result<pb::ListGamesResponse, Error> {
+        let asked = std::time::Instant::now();
         let size = match req.page_size {
             0 => LIST_PAGE,
             n if n <= LIST_PAGE_MAX => n,
@@ -58,7 +56,7 @@ impl Validator {
                 ));
             }
         } as usize;
-        let mut from: u64 = if req.page_token.is_empty() {
+        let from: u64 = if req.page_token.is_empty() {
             1
         } else {
             req.page_token
@@ -67,48 +65,15 @@ impl Validator {
                 .filter(|&seq| seq > 0)
                 .ok_or_else(|| Error::invalid("page_token", "not a token of a ListGames answer"))?
         };
-        let bus = &self.inner.bus.inner;
-        let mut games = Vec::new();
-        let mut scanned = 0;
-        let filter = subject::created("*");
-        while games.len() < size && scanned < LIST_SCAN_MAX {
-            let Some(msg) = bus.next(&filter, from).await.map_err(Error::unavailable)? else {
-                // Nothing later yet: the next page starts where this one stopped.
-                break;
-            };
-            from = msg.sequence + 1;
-            scanned += 1;
-            let created = match decode_created(&msg.payload) {
-                Ok(created) if subject::created(&created.game_id) == msg.subject => created,
-                // Garbage, or an event naming another game: not a game anyone can open.
-                _ => {
-                    tracing::debug!(seq = msg.sequence, subject = %msg.subject, "unreadable creation event left out of the list");
-                    continue;
-                }
-            };
-            let verdict = match bus
-                .last(&subject::verdict(&created.game_id))
-                .await
-                .map_err(Error::unavailable)?
-            {
-                Some(v) => decode_verdict(v.message_type.as_deref(), &v.payload).ok(),
-                None => None,
-            };
-            if req.live_only && verdict.is_some() {
-                continue;
-            }
-            let preset = convert::preset_of(created.ruleset.as_ref()).to_owned();
-            games.push(pb::GameSummary {
-                game_id: created.game_id,
-                created_sequence: msg.sequence,
-                preset,
-                start_sfen: created.start_sfen,
-                verdict,
-            });
-        }
+        let mut index = self.inner.index.lock().await;
+        index
+            .catch_up(self.inner.bus.inner.as_ref(), asked)
+            .await
+            .map_err(Error::unavailable)?;
+        let page = index.page(from, size, req.live_only);
         Ok(pb::ListGamesResponse {
-            games,
-            next_page_token: from.to_string(),
+            games: page.games,
+            next_page_token: page.next.to_string(),
         })
     }
 

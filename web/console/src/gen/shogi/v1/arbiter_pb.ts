@@ -1738,7 +1738,9 @@ export const LegalMovesResponseSchema: GenMessage<LegalMovesResponse> = /*@__PUR
   messageDesc(file_shogi_v1_arbiter, 37);
 
 /**
- * ListGames request: the games on the bus, in creation order (stream order).
+ * ListGames request: the games on the bus, in creation order (stream order). One call looks at
+ * 1,000 games at most, so a `live_only` page among many finished games may hold fewer games
+ * than asked, or none, with a token to go on from.
  *
  * @generated from message shogi.v1.ListGamesRequest
  */
@@ -1751,14 +1753,16 @@ export type ListGamesRequest = Message<"shogi.v1.ListGamesRequest"> & {
   pageSize: number;
 
   /**
-   * Empty for the first page, or `next_page_token` of the previous answer.
+   * Empty for the first page, or `next_page_token` of the previous answer (a position in the
+   * stream: valid on any instance, and after a restart).
    *
    * @generated from field: string page_token = 2;
    */
   pageToken: string;
 
   /**
-   * Only the games without a verdict.
+   * Only the games without a verdict when the page is read: a game whose verdict is announced
+   * between two pages is left out of the later one.
    *
    * @generated from field: bool live_only = 3;
    */
@@ -2802,6 +2806,9 @@ export const ErrorReasonSchema: GenEnum<ErrorReason> = /*@__PURE__*/
  * - LegalMoves: INVALID_ARGUMENT (INVALID_REQUEST: `sfen`). It reads no game and no bus.
  * - ListGames: INVALID_ARGUMENT (INVALID_REQUEST: `page_size`, `page_token`); UNAVAILABLE
  *   (BUS_UNAVAILABLE). A game whose creation event cannot be read is left out of the list.
+ *   A page is answered from the instance's index of the games, brought up to date with the
+ *   bus first: at most three bus requests a page, whatever its size (the first call of an
+ *   instance reads each game's creation and verdict once).
  * - AnalyzeGame: as GetGame.
  *
  * @generated from service shogi.v1.MoveValidator
