@@ -225,6 +225,23 @@ impl Reader {
     }
 }
 
+/// Publishes the warnings of one ply, in order, on their game's `.warning`, each with its
+/// message id (its ply and index), so that publishing them again stores nothing new; how many
+/// were stored now. The first failure stops it: the log holds what they say, and the reader
+/// that publishes them again (a redelivery, a retried call) sends them all again.
+pub async fn publish_warnings(
+    bus: &Bus,
+    warnings: impl IntoIterator<Item = pb::Warning>,
+) -> Result<u64, BusError> {
+    let mut stored = 0;
+    for (i, w) in warnings.into_iter().enumerate() {
+        if let Published::Stored(_) = bus.publish(Envelope::warning(&w, i).into()).await? {
+            stored += 1;
+        }
+    }
+    Ok(stored)
+}
+
 /// Whether `found`, an entry of `.verdict`, is `verdict` (its game, ending, winner and ply);
 /// if not, what it is.
 pub fn same_verdict(found: &Message, verdict: &pb::Verdict) -> Result<(), String> {

@@ -23,21 +23,51 @@ pub struct Health {
 }
 
 impl Health {
-    /// Health for the services `names`, NOT_SERVING until told otherwise, and its gRPC
-    /// service for [`serve`].
-    pub async fn new(
-        names: &[&'static str],
-    ) -> (
-        Health,
-        tonic_health::pb::health_server::HealthServer<impl tonic_health::pb::health_server::Health>,
-    ) {
-        let (reporter, service) = tonic_health::server::health_reporter();
+    /// Health for the services `names`, NOT_SERVING until told otherwise; [`Health::service`]
+    /// serves it.
+    pub async fn new(names: &[&'static str]) -> Health {
+        let (reporter, _) = tonic_health::server::health_reporter();
         let health = Health {
             reporter,
             names: names.to_vec(),
         };
         health.set(false).await;
-        (health, service)
+        health
+    }
+
+    /// The grpc.health.v1 service that answers with this health, for [`serve`]'s routes (each
+    /// call a service over the same statuses).
+    pub fn service(
+        &self,
+    ) -> tonic_health::pb::health_server::HealthServer<tonic_health::server::HealthService> {
+        tonic_health::pb::health_server::HealthServer::new(
+            tonic_health::server::HealthService::from_health_reporter(self.reporter.clone()),
+        )
+    }
+
+    /// What a health check of service `name` answers now (`None`: the service is unknown).
+    pub async fn status(&self, name: &str) -> Option<ServingStatus> {
+        use tonic_health::pb::health_server::Health as _;
+        let service =
+            tonic_health::server::HealthService::from_health_reporter(self.reporter.clone());
+        let request = tonic::Request::new(tonic_health::pb::HealthCheckRequest {
+            service: name.to_owned(),
+        });
+        let answer = service.check(request).await.ok()?.into_inner();
+        Some(match answer.status() {
+            tonic_health::pb::health_check_response::ServingStatus::Serving => {
+                ServingStatus::Serving
+            }
+            tonic_health::pb::health_check_response::ServingStatus::ServiceUnknown => {
+                ServingStatus::Unknown
+            }
+            _ => ServingStatus::NotServing,
+        })
+    }
+
+    /// The names of the services this health reports on (besides the server's, `""`).
+    pub fn names(&self) -> &[&'static str] {
+        &self.names
     }
 
     /// Every named service and the server: SERVING when `serving`, NOT_SERVING otherwise.

@@ -1,13 +1,17 @@
 //! What every arbiter service runs on, in one place:
 //!
+//! - [`compose`]: the one composition every process starts through: its parts over one bus,
+//!   with one health, one follower of it and one drain;
 //! - [`games`]: a game read from the bus (its creation event and its log) through the one
 //!   replay of the contract crate ([`shogi_proto::log::Replay`]), with entries that cannot be
 //!   applied set aside on the bus, counted and logged the same way by every reader;
 //! - [`grpc`]: the one gRPC bootstrap (health, reflection, drain on shutdown) that the
 //!   validator and the workers' health endpoints share;
-//! - [`streams`]: the arbiter's streams, opened the same way by every service;
+//! - [`streams`]: the arbiter's streams, and the one function that opens a process's bus
+//!   ([`streams::open`]);
 //! - [`shutdown_signal`]: the first SIGTERM or SIGINT.
 
+pub mod compose;
 pub mod games;
 pub mod grpc;
 pub mod streams;

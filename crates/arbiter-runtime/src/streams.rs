@@ -1,8 +1,9 @@
 //! The arbiter's streams, as every service opens them: the games (`SHOGI_GAMES`, which
 //! republishes each stored verdict to core NATS), the entries set aside (`SHOGI_ASIDE`) and
-//! the partition leases (`SHOGI_LEASES`).
+//! the partition leases (`SHOGI_LEASES`); and [`open`], the one function every process opens
+//! its bus with.
 
-use arbiter_bus::{Bus, BusError, JetStreamBus, NatsOptions, StreamSettings};
+use arbiter_bus::{Bus, BusError, JetStreamBus, MemoryBus, NatsOptions, StreamSettings};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,17 +20,87 @@ pub fn games(name: &str, replicas: usize) -> StreamSettings {
     }
 }
 
+/// Which bus a process runs on.
+#[derive(Debug, Clone)]
+pub enum BusConfig {
+    /// The embedded in-process bus: nothing else to install, nothing kept after exit.
+    Embedded,
+    /// NATS JetStream: the servers, the games' stream and its replicas.
+    Nats {
+        /// How to reach the servers (URLs, credentials, TLS).
+        options: Box<NatsOptions>,
+        /// The games' stream.
+        stream: String,
+        /// Copies of each stream, when this process creates them.
+        replicas: usize,
+    },
+    /// A bus already open (a test's, or one shared by several compositions).
+    Open(Opened),
+}
+
+/// An open bus: the games' stream, and the lease stream's bus beside it.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// The games' stream (and, on JetStream, the set-aside stream's subjects through it).
+    pub bus: Bus,
+    /// The bus of the lease stream (`SHOGI_LEASES`: one message kept per subject).
+    pub leases: Bus,
+}
+
+impl From<Bus> for Opened {
+    /// `bus` for the games and the leases alike: right for the embedded bus, whose one store
+    /// holds every subject.
+    fn from(bus: Bus) -> Opened {
+        Opened {
+            leases: bus.clone(),
+            bus,
+        }
+    }
+}
+
+/// Opens the bus `config` names, as `client_name`: the embedded one, or a connection to NATS
+/// with the games' stream and the side streams (created when missing, unless the provision is
+/// `bind`). This is the one way a process opens its bus.
+pub async fn open(config: &BusConfig, client_name: &str) -> Result<Opened, BusError> {
+    Ok(match config {
+        BusConfig::Embedded => Opened::from(Arc::new(MemoryBus::default()) as Bus),
+        BusConfig::Nats {
+            options,
+            stream,
+            replicas,
+        } => {
+            let (js, leases) = connect_all(options, client_name, stream, *replicas).await?;
+            Opened {
+                bus: Arc::new(js),
+                leases,
+            }
+        }
+        BusConfig::Open(opened) => opened.clone(),
+    })
+}
+
 /// Connects to NATS as `client_name` and opens the games' stream `stream` (creating it, and
-/// the side streams, when missing).
+/// the side streams, when missing): [`open`]'s JetStream bus, for a caller that needs its
+/// JetStream calls (`shogi-arbiter streams`, the benchmarks' setup).
 pub async fn connect(
     nats: &NatsOptions,
     client_name: &str,
     stream: &str,
     replicas: usize,
 ) -> Result<JetStreamBus, BusError> {
+    Ok(connect_all(nats, client_name, stream, replicas).await?.0)
+}
+
+/// The games' stream and the lease stream's bus.
+async fn connect_all(
+    nats: &NatsOptions,
+    client_name: &str,
+    stream: &str,
+    replicas: usize,
+) -> Result<(JetStreamBus, Bus), BusError> {
     let bus = JetStreamBus::connect(nats, client_name, &games(stream, replicas)).await?;
-    side_streams(&bus, replicas).await?;
-    Ok(bus)
+    let leases = side_streams(&bus, replicas).await?;
+    Ok((bus, leases))
 }
 
 /// How long `SHOGI_ASIDE` keeps a copy set aside.

@@ -36,7 +36,9 @@
 //! (sent, answered) and its verdict's arrival, in UTC microseconds. Tracing slows the servers:
 //! compare traced runs with traced runs.
 
-use arbiter_bus::{Bus, JetStreamBus, NatsOptions, StreamSettings};
+use arbiter_bus::NatsOptions;
+use arbiter_runtime::compose::{self, Composition, Running};
+use arbiter_runtime::streams::BusConfig;
 use arbiter_worker::{Role, WorkerConfig};
 use futures::StreamExt;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
@@ -125,16 +127,22 @@ fn micros(t: SystemTime) -> u128 {
         .unwrap_or_default()
 }
 
-async fn connect(nats: &Nats, i: usize, name: &str) -> Bus {
-    let settings = StreamSettings {
-        replicas: nats.replicas(),
-        ..StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS)
-    };
-    Arc::new(
-        JetStreamBus::connect(&NatsOptions::new(nats.url(i)), name, &settings)
-            .await
-            .expect("connect to NATS"),
-    )
+/// A process of `parts` connected to node `i` as `name`, started as the binaries start: the one
+/// composition, opening the bus as they open it.
+async fn start(nats: &Nats, i: usize, name: &str, part: Box<dyn compose::Part>) -> Running {
+    compose::start(Composition {
+        bus: BusConfig::Nats {
+            options: Box::new(NatsOptions::new(nats.url(i))),
+            stream: shogi_proto::STREAM.to_owned(),
+            replicas: nats.replicas(),
+        },
+        client_name: name.to_owned(),
+        parts: vec![part],
+        health: None,
+        grace_period: Duration::from_secs(10),
+    })
+    .await
+    .expect("connect to NATS")
 }
 
 /// Starts `instances` of each service on `nats`, plays `games`, and measures.
@@ -147,21 +155,15 @@ async fn run(
     delivery: arbiter_bus::DeliveryMode,
     look_up: bool,
 ) -> Run {
-    let (stop, stop_rx) = tokio::sync::watch::channel(false);
-    let stopped = || {
-        let mut rx = stop_rx.clone();
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }
-    };
+    let mut running = Vec::new();
     let mut channels = Vec::new();
     for i in 0..instances {
-        let bus = connect(nats, i, "bench-validator").await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let mut config = move_validator::Config::new(nats.url(i));
         config.pipeline = true;
-        tokio::spawn(move_validator::serve(listener, bus, config, stopped()));
+        let part = move_validator::part(listener, config);
+        running.push(start(nats, i, "bench-validator", part).await);
         channels.push(
             Channel::from_shared(format!("http://{addr}"))
                 .unwrap()
@@ -171,7 +173,6 @@ async fn run(
     let mut workers = Vec::new();
     for role in [Role::Watcher, Role::Judge] {
         for i in 0..instances {
-            let bus = connect(nats, i + 1, role.name()).await;
             let mut config = WorkerConfig::new(role);
             config.instance = i as u32;
             config.instances = instances as u32;
@@ -180,7 +181,8 @@ async fn run(
             let stats = Arc::new(arbiter_worker::Stats::default());
             workers.push((stats.clone(), config.partitions().len() as u64));
             // As the binaries run them: a task per partition.
-            arbiter_worker::spawn_workers(bus, &config, None, stats, stop_rx.clone());
+            let part = arbiter_worker::part(config, None, stats);
+            running.push(start(nats, i + 1, role.name(), part).await);
         }
     }
     // The load starts once every worker consumes each of its partitions and every consumer
@@ -357,7 +359,9 @@ async fn run(
     } else {
         String::new()
     };
-    let _ = stop.send(true);
+    for r in running {
+        tokio::spawn(r.shutdown());
+    }
     Run {
         moves_per_sec: submits.len() as f64 / elapsed.as_secs_f64(),
         submit_p50: pct(&submits, 0.5),

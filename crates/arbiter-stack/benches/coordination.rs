@@ -12,7 +12,8 @@
 //!
 //! `cargo bench -p arbiter-stack --bench coordination`. Prints one line a measure.
 
-use arbiter_bus::{Bus, JetStreamBus, NatsOptions};
+use arbiter_bus::NatsOptions;
+use arbiter_runtime::streams::{self, BusConfig};
 use arbiter_worker::{LeaseConfig, Role, WorkerConfig, lease};
 use async_nats::jetstream::{self, consumer};
 use futures::StreamExt as _;
@@ -68,25 +69,19 @@ fn report(what: &str, before: &BTreeMap<u32, String>, takeovers: &mut [Duration]
 /// Our leases: `run_leased` instances over the real lease stream; the holders read from it.
 async fn leases(url: &str) {
     let role = Role::Watcher.name();
-    let admin =
-        arbiter_runtime::streams::connect(&NatsOptions::new(url), "bench", "SHOGI_GAMES", 1)
-            .await
-            .expect("streams");
-    let lease_bus = arbiter_runtime::streams::side_streams(&admin, 1)
-        .await
-        .unwrap();
+    // The bus as every process opens it (the games' stream and the side streams).
+    let nats = BusConfig::Nats {
+        options: Box::new(NatsOptions::new(url)),
+        stream: shogi_proto::STREAM.to_owned(),
+        replicas: 1,
+    };
+    let lease_bus = streams::open(&nats, "bench").await.expect("streams").leases;
     let mut tasks = Vec::new();
     for i in 0..INSTANCES {
-        let js = JetStreamBus::connect(
-            &NatsOptions::new(url),
-            &format!("lease-{i}"),
-            &arbiter_runtime::streams::games("SHOGI_GAMES", 1),
-        )
-        .await
-        .unwrap();
-        let bus: Bus = Arc::new(js.clone());
+        let opened = streams::open(&nats, &format!("lease-{i}")).await.unwrap();
+        let bus = opened.bus;
         let leases = LeaseConfig {
-            bus: Arc::new(js.with_stream(&lease_stream()).await.unwrap()),
+            bus: opened.leases,
             holder: format!("watcher-{i}"),
             ttl: TTL,
         };
@@ -156,14 +151,6 @@ async fn leases(url: &str) {
     for t in tasks {
         t.abort();
     }
-}
-
-fn lease_stream() -> arbiter_bus::StreamSettings {
-    let mut s =
-        arbiter_bus::StreamSettings::new(shogi_proto::LEASE_STREAM, shogi_proto::LEASE_SUBJECTS);
-    s.max_messages_per_subject = Some(1);
-    s.max_age = Some(Duration::from_secs(600));
-    s
 }
 
 fn most(holders: &BTreeMap<u32, String>) -> String {

@@ -12,7 +12,8 @@
 //! `cargo bench -p arbiter-stack --bench pipeline [-- GAMES]` (default 500 games, 50,000
 //! events).
 
-use arbiter_bus::{Bus, JetStreamBus};
+use arbiter_runtime::compose::{self, Composition};
+use arbiter_stack::{BusConfig, Opened};
 use arbiter_worker::{Role, Stats, WorkerConfig};
 use futures::StreamExt;
 use prost::Message as _;
@@ -49,33 +50,28 @@ async fn watcher_rate(
         let name = WorkerConfig::new(Role::Watcher).durable(p).name;
         let _ = stream.delete_consumer(&name).await;
     }
-    let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let mut stats = Vec::new();
-    // Each instance with a connection of its own, as separate processes would have.
-    let mut buses = Vec::new();
-    for i in 0..instances {
-        let bus: Bus = Arc::new(
-            JetStreamBus::connect(
-                &arbiter_bus::NatsOptions::new(url),
-                &format!("watcher-{i}"),
-                &arbiter_bus::StreamSettings::new(
-                    shogi_proto::STREAM,
-                    shogi_proto::STREAM_SUBJECTS,
-                ),
-            )
-            .await
-            .unwrap(),
-        );
-        buses.push(bus);
-    }
+    // Each instance with a connection of its own, as separate processes would have, started
+    // as the binaries start: the one composition, opening the bus as they open it.
     let start = Instant::now();
-    for (i, bus) in (0..instances).zip(buses) {
+    let mut running = Vec::new();
+    for i in 0..instances {
         let mut config = WorkerConfig::new(Role::Watcher);
         config.instance = i;
         config.instances = instances;
         let s = Arc::new(Stats::default());
         stats.push(s.clone());
-        arbiter_worker::spawn_workers(bus.clone(), &config, None, s, stop_rx.clone());
+        running.push(
+            compose::start(Composition {
+                bus: nats_bus(url),
+                client_name: format!("watcher-{i}"),
+                parts: vec![arbiter_worker::part(config, None, s)],
+                health: None,
+                grace_period: Duration::from_secs(10),
+            })
+            .await
+            .unwrap(),
+        );
     }
     loop {
         let judged: u64 = stats.iter().map(|s| Stats::get(&s.judged)).sum();
@@ -85,8 +81,20 @@ async fn watcher_rate(
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     let rate = total as f64 / start.elapsed().as_secs_f64();
-    let _ = stop.send(true);
+    for r in running {
+        r.shutdown().await.unwrap();
+    }
     rate
+}
+
+/// The bus on the server at `url` as every process opens it: the games' stream with its verdict
+/// republish, and the side streams.
+fn nats_bus(url: &str) -> BusConfig {
+    BusConfig::Nats {
+        options: Box::new(arbiter_bus::NatsOptions::new(url)),
+        stream: shogi_proto::STREAM.to_owned(),
+        replicas: 1,
+    }
 }
 
 #[tokio::main]
@@ -98,15 +106,7 @@ async fn main() {
     let nats = test_support::NatsServer::start();
     let client = async_nats::connect(nats.url()).await.unwrap();
     let js = async_nats::jetstream::new(client);
-    let bus: Bus = Arc::new(
-        JetStreamBus::connect(
-            &arbiter_bus::NatsOptions::new(nats.url()),
-            "bench",
-            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
-        )
-        .await
-        .unwrap(),
-    );
+    let bus = arbiter_stack::connect(&nats_bus(nats.url())).await.unwrap();
     let mut rng = Rng(0x5EED);
     let games: Vec<Vec<Move>> = (0..n_games).map(|_| random_game(&mut rng)).collect();
     let total = publish_games(&js, "w", &games).await as u64;
@@ -178,7 +178,7 @@ async fn main() {
     e2e(&bus, &nats, &games).await;
 }
 
-async fn e2e(bus: &Bus, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
+async fn e2e(bus: &Opened, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
     // The goal's rate; `E2E_TARGET` sets another, to see how the tail follows the load.
     let target: f64 = std::env::var("E2E_TARGET")
         .ok()

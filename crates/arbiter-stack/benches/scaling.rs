@@ -28,7 +28,8 @@
 //! default 4000). Where the cgroup controller cannot be written (not root, cgroup v2), it says
 //! so and measures nothing.
 
-use arbiter_bus::{Bus, JetStreamBus};
+use arbiter_runtime::compose::{self, Composition};
+use arbiter_runtime::streams::BusConfig;
 use arbiter_worker::{Role, Stats, WorkerConfig};
 use futures::StreamExt;
 use prost::Message as _;
@@ -226,16 +227,14 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-async fn connect(url: &str, name: &str) -> Bus {
-    Arc::new(
-        JetStreamBus::connect(
-            &arbiter_bus::NatsOptions::new(url),
-            name,
-            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
-        )
-        .await
-        .expect("connect to NATS"),
-    )
+/// The bus on the server at `url` as every process opens it: the games' stream with its verdict
+/// republish, and the side streams.
+fn nats_bus(url: &str) -> BusConfig {
+    BusConfig::Nats {
+        options: Box::new(arbiter_bus::NatsOptions::new(url)),
+        stream: shogi_proto::STREAM.to_owned(),
+        replicas: 1,
+    }
 }
 
 /// `n` instances of `role` over the whole stream, from fresh consumers.
@@ -262,14 +261,22 @@ async fn workers(
             let (url, stats, mut stopped) =
                 (url.to_owned(), stats[i as usize].clone(), stopped.clone());
             instance(group, move || async move {
-                let bus = connect(&url, &format!("{}-{i}", role.name())).await;
                 let mut config = WorkerConfig::new(role);
                 config.instance = i;
                 config.instances = n;
-                let done =
-                    arbiter_worker::spawn_workers(bus, &config, None, stats, stopped.clone());
-                let _ = stopped.wait_for(|s| *s).await;
-                let _ = done.await;
+                // As the binaries run it: the one composition.
+                let composition = Composition {
+                    bus: nats_bus(&url),
+                    client_name: format!("{}-{i}", role.name()),
+                    parts: vec![arbiter_worker::part(config, None, stats)],
+                    health: None,
+                    grace_period: Duration::from_secs(10),
+                };
+                compose::run(composition, async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                })
+                .await
+                .expect("the worker runs");
             })
         })
         .collect();
@@ -622,7 +629,9 @@ async fn main() {
     BROKER_PID.store(nats.pid(), Ordering::Relaxed);
     let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
     // The stream as the services create it.
-    drop(connect(nats.url(), "setup").await);
+    arbiter_runtime::streams::open(&nats_bus(nats.url()), "setup")
+        .await
+        .expect("connect to NATS");
     let mut rng = Rng(0x5CA1E);
     let games: Vec<Vec<Move>> = (0..n_games).map(|_| random_game(&mut rng)).collect();
     let total = publish_games(&js, "s", &games).await as u64;

@@ -1,18 +1,21 @@
 //! The whole arbiter in one process, assembled in one place: the move validator (gRPC), the
 //! repetition-watcher and the impasse-judge over one bus, the embedded in-process bus or NATS
 //! JetStream. `shogi-arbiter serve`, the tests and the benchmarks all start it here, so what
-//! they run is what ships.
+//! they run is what ships: the validator and the workers as parts ([`move_validator::part`],
+//! [`arbiter_worker::part`]) of the one composition ([`arbiter_runtime::compose`]), which the
+//! validator's and the workers' binaries run too, each with its own part alone.
 //!
 //! This crate composes services; it is not one. No service crate depends on another: the
 //! validator and the worker library meet only here and on the bus.
 
-use arbiter_bus::{Bus, MemoryBus, NatsOptions};
-use arbiter_worker::{Role, Stats, WorkerConfig};
+use arbiter_bus::Bus;
+use arbiter_runtime::compose::{self, Composition, Running};
+use arbiter_worker::{LeaseSettings, Role, Stats, WorkerConfig};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
+
+pub use arbiter_runtime::streams::{BusConfig, Opened};
 
 /// Everything that can stop the stack from starting.
 #[derive(Debug, thiserror::Error)]
@@ -26,22 +29,9 @@ pub enum Error {
     /// The listener has no address.
     #[error("listener: {0}")]
     Listener(#[from] std::io::Error),
-}
-
-/// Which bus the stack runs on.
-#[derive(Debug, Clone)]
-pub enum BusConfig {
-    /// The embedded in-process bus: nothing else to install, nothing kept after exit.
-    Embedded,
-    /// NATS JetStream: the servers, the games' stream and its replicas.
-    Nats {
-        /// How to reach the servers (URLs, credentials, TLS).
-        options: Box<NatsOptions>,
-        /// The games' stream.
-        stream: String,
-        /// Copies of each stream, when this process creates them.
-        replicas: usize,
-    },
+    /// A part failed to start.
+    #[error("{0}")]
+    Compose(#[from] compose::Error),
 }
 
 /// How the stack runs.
@@ -53,6 +43,11 @@ pub struct StackConfig {
     /// The workers: one each of the repetition-watcher and the impasse-judge by default, each
     /// consuming every partition.
     pub workers: Vec<WorkerConfig>,
+    /// Partitions by lease, as the worker binaries' `--leases` runs them: `holder` is the
+    /// stack's, each worker's the holder with its index in [`StackConfig::workers`]
+    /// (`<holder>-0`, `<holder>-1` ...). `None` (the default, as the binaries' default): each
+    /// worker's fixed share.
+    pub leases: Option<LeaseSettings>,
 }
 
 impl Default for StackConfig {
@@ -65,42 +60,32 @@ impl Default for StackConfig {
                 WorkerConfig::new(Role::Watcher),
                 WorkerConfig::new(Role::Judge),
             ],
+            leases: None,
         }
     }
 }
 
-/// Opens the bus `config` names: the embedded one, or a JetStream connection with the
-/// arbiter's streams.
-pub async fn connect(config: &BusConfig) -> Result<Bus, Error> {
-    Ok(match config {
-        BusConfig::Embedded => Arc::new(MemoryBus::default()),
-        BusConfig::Nats {
-            options,
-            stream,
-            replicas,
-        } => Arc::new(
-            arbiter_runtime::streams::connect(options, "shogi-arbiter", stream, *replicas).await?,
-        ),
-    })
+/// Opens the bus `config` names, as `shogi-arbiter`: the embedded one, or a JetStream
+/// connection with the arbiter's streams ([`arbiter_runtime::streams::open`]).
+pub async fn connect(config: &BusConfig) -> Result<Opened, Error> {
+    Ok(arbiter_runtime::streams::open(config, "shogi-arbiter").await?)
 }
 
 /// The running stack.
 #[derive(Debug)]
 pub struct Stack {
     addr: SocketAddr,
-    bus: Bus,
     stats: Vec<Arc<Stats>>,
-    stop: tokio::sync::watch::Sender<bool>,
-    validator: JoinHandle<Result<(), move_validator::Error>>,
-    workers: Vec<JoinHandle<Result<(), arbiter_worker::Error>>>,
-    grace: Duration,
+    running: Running,
 }
 
 impl Stack {
-    /// Starts the validator on `listener` and the workers, all over `bus`.
+    /// Starts the validator on `listener` and the workers, all over `bus` (a [`Bus`] for the
+    /// games and the leases alike, or an [`Opened`] one with its lease stream), through the one
+    /// composition ([`arbiter_runtime::compose`]): one health, one follower, one drain.
     pub async fn start(
         listener: TcpListener,
-        bus: Bus,
+        bus: impl Into<Opened>,
         config: StackConfig,
     ) -> Result<Stack, Error> {
         let addr = listener.local_addr()?;
@@ -110,38 +95,30 @@ impl Stack {
             .validate()
             .map_err(move_validator::Error::from)?;
         let grace = validator_config.grace_period;
-        let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        let stopped = |rx: &tokio::sync::watch::Receiver<bool>| {
-            let mut rx = rx.clone();
-            async move {
-                let _ = rx.wait_for(|s| *s).await;
-            }
-        };
         let mut stats = Vec::new();
-        let workers = config
-            .workers
-            .iter()
-            .map(|w| {
-                let s = Arc::new(Stats::default());
-                stats.push(s.clone());
-                arbiter_worker::spawn_workers(bus.clone(), w, None, s, stop_rx.clone())
-            })
-            .collect();
-        let validator = tokio::spawn(move_validator::serve(
-            listener,
-            bus.clone(),
-            validator_config,
-            stopped(&stop_rx),
-        ));
+        let mut parts = vec![move_validator::part(listener, validator_config)];
+        for (i, w) in config.workers.into_iter().enumerate() {
+            let s = Arc::new(Stats::default());
+            stats.push(s.clone());
+            let leases = config.leases.as_ref().map(|l| LeaseSettings {
+                holder: format!("{}-{i}", l.holder),
+                ttl: l.ttl,
+            });
+            parts.push(arbiter_worker::part(w, leases, s));
+        }
+        let running = compose::start(Composition {
+            bus: BusConfig::Open(bus.into()),
+            client_name: "shogi-arbiter".to_owned(),
+            parts,
+            health: None,
+            grace_period: grace,
+        })
+        .await?;
         tracing::info!(%addr, "arbiter stack serving");
         Ok(Stack {
             addr,
-            bus,
             stats,
-            stop,
-            validator,
-            workers,
-            grace,
+            running,
         })
     }
 
@@ -152,7 +129,7 @@ impl Stack {
 
     /// The bus the services share.
     pub fn bus(&self) -> &Bus {
-        &self.bus
+        self.running.bus()
     }
 
     /// The workers' counters, in the order of [`StackConfig::workers`].
@@ -160,13 +137,11 @@ impl Stack {
         &self.stats
     }
 
-    /// Stops everything: the validator drains within its grace period, then the workers stop
-    /// after the delivery in hand.
+    /// Stops everything: health NOT_SERVING, then the validator drains and the workers stop
+    /// after the delivery in hand, all within the validator's grace period.
     pub async fn shutdown(self) {
-        let _ = self.stop.send(true);
-        let _ = tokio::time::timeout(self.grace, self.validator).await;
-        for w in self.workers {
-            let _ = tokio::time::timeout(self.grace, w).await;
+        if let Err(e) = self.running.shutdown().await {
+            tracing::warn!(error = %e, "arbiter stack stopped with an error");
         }
     }
 }

@@ -3,6 +3,8 @@
 //! of each.
 
 use arbiter_bus::{Bus, JetStreamBus, MemoryBus, Outgoing};
+use arbiter_runtime::compose::{self, Composition};
+use arbiter_stack::BusConfig;
 use arbiter_worker::{Role, Stats, Worker, WorkerConfig};
 use futures::StreamExt;
 use prost::Message as _;
@@ -25,8 +27,21 @@ struct Arbiter {
 /// The arbiter as `shogi-arbiter serve` assembles it, with `instances` fixed-share instances
 /// of each worker.
 async fn start(bus: Bus, instances: u32) -> Arbiter {
+    start_with(bus.into(), instances, None).await
+}
+
+/// [`start`] over `bus` with its lease stream, the workers sharing the partitions by lease
+/// when `leases` is given, as the binaries' `--leases` runs them.
+async fn start_with(
+    bus: arbiter_stack::Opened,
+    instances: u32,
+    leases: Option<arbiter_worker::LeaseSettings>,
+) -> Arbiter {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mut config = arbiter_stack::StackConfig::default();
+    let mut config = arbiter_stack::StackConfig {
+        leases,
+        ..Default::default()
+    };
     config.workers.clear();
     for role in [Role::Watcher, Role::Judge] {
         for instance in 0..instances {
@@ -40,6 +55,7 @@ async fn start(bus: Bus, instances: u32) -> Arbiter {
     let stack = arbiter_stack::Stack::start(listener, bus.clone(), config)
         .await
         .unwrap();
+    let bus = bus.bus;
     let stats = stack.worker_stats().to_vec();
     let (watchers, judges) = stats.split_at(instances as usize);
     let client = MoveValidatorClient::connect(format!("http://{}", stack.addr()))
@@ -256,6 +272,32 @@ async fn two_instances_of_each_share_the_games_on_jetstream() {
             "watcher {i} was delivered another instance's game"
         );
     }
+}
+
+/// The stack with its workers on leases, as the binaries run with `--leases`: each worker
+/// joins the leases, holds every partition of its role (it is the only instance), and every
+/// game ends once.
+#[tokio::test]
+async fn the_stack_on_leases_ends_each_game_once_on_jetstream() {
+    let nats = test_support::NatsServer::start();
+    let opened = arbiter_stack::connect(&arbiter_stack::BusConfig::Nats {
+        options: Box::new(arbiter_bus::NatsOptions::new(nats.url())),
+        stream: shogi_proto::STREAM.to_owned(),
+        replicas: 1,
+    })
+    .await
+    .unwrap();
+    let leases = opened.leases.clone();
+    let settings = arbiter_worker::LeaseSettings {
+        holder: "stack".to_owned(),
+        ttl: LEASE_TTL,
+    };
+    let mut arbiter = start_with(opened, 1, Some(settings)).await;
+    // The workers are in the order of the config: the watcher first, then the judge.
+    wait_for_holders(&leases, Role::Watcher, &["stack-0"]).await;
+    wait_for_holders(&leases, Role::Judge, &["stack-1"]).await;
+    fixtures_end_once(&mut arbiter, "leased").await;
+    assert!(Stats::get(&arbiter.watchers[0].leases_taken) > 0);
 }
 
 #[tokio::test]
@@ -542,27 +584,30 @@ impl Instance {
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
         let (url, holder, s) = (url.to_owned(), holder.to_owned(), stats.clone());
         let task = runtime.spawn(async move {
-            let js = JetStreamBus::connect(
-                &arbiter_bus::NatsOptions::new(url),
-                &holder,
-                &arbiter_bus::StreamSettings::new(
-                    shogi_proto::STREAM,
-                    shogi_proto::STREAM_SUBJECTS,
-                ),
-            )
-            .await
-            .unwrap();
-            let leases = arbiter_worker::lease::side_streams(&js, 1).await.unwrap();
             let mut config = WorkerConfig::new(role);
             config.ack_wait = Duration::from_secs(1);
-            let leases = arbiter_worker::LeaseConfig {
-                bus: leases,
-                holder,
+            let leases = arbiter_worker::LeaseSettings {
+                holder: holder.clone(),
                 ttl: LEASE_TTL,
             };
-            let workers =
-                arbiter_worker::spawn_workers(Arc::new(js), &config, Some(leases), s, stop_rx);
-            workers.await.unwrap().unwrap();
+            // As the binary runs it with `--leases`: the one composition.
+            let composition = Composition {
+                bus: BusConfig::Nats {
+                    options: Box::new(arbiter_bus::NatsOptions::new(url)),
+                    stream: shogi_proto::STREAM.to_owned(),
+                    replicas: 1,
+                },
+                client_name: holder,
+                parts: vec![arbiter_worker::part(config, Some(leases), s)],
+                health: None,
+                grace_period: DEADLINE,
+            };
+            let mut stop_rx = stop_rx;
+            compose::run(composition, async move {
+                let _ = stop_rx.wait_for(|s| *s).await;
+            })
+            .await
+            .unwrap();
         });
         Instance {
             runtime: Some(runtime),

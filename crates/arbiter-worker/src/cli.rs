@@ -1,12 +1,15 @@
 //! What the two worker binaries are once their flags are read: one set of flags
 //! ([`Settings`]), each binary's environment variables under its role's prefix
 //! (`IMPASSE_JUDGE_STREAM`, [`ROLE_VARIABLES`]); then check the configuration, set up
-//! telemetry, connect, and run the service until SIGTERM or SIGINT. A binary's `main` is
+//! telemetry, and run the worker through the one composition (`arbiter_runtime::compose`)
+//! until SIGTERM or SIGINT. A binary's `main` is
 //! [`main`].
 
-use crate::lease::{self, LeaseConfig};
-use crate::pipeline::{Role, ServiceConfig, WorkerConfig, run_service_connecting};
+use crate::lease;
+use crate::pipeline::{LeaseSettings, Role, Stats, WorkerConfig};
 use anyhow::Context as _;
+use arbiter_runtime::compose::Composition;
+use arbiter_runtime::streams::BusConfig;
 use clap::{Args as _, FromArgMatches as _};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -148,28 +151,28 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     lease::check(&holder, lease_ttl).context("invalid configuration")?;
     let nats = s.nats.options(&s.nats_url);
     nats.validate().context("invalid configuration")?;
-    let config = ServiceConfig {
-        worker,
-        leases: None,
+    let shutdown = arbiter_runtime::shutdown_signal()?;
+    // Health is served NOT_SERVING while the bus and its streams are opened, however long
+    // JetStream takes to answer.
+    let composition = Composition {
+        bus: BusConfig::Nats {
+            options: Box::new(nats),
+            stream: s.stream,
+            replicas: s.stream_replicas.into(),
+        },
+        client_name: role.name().to_owned(),
+        parts: vec![crate::pipeline::part(
+            worker,
+            s.leases.then_some(LeaseSettings {
+                holder,
+                ttl: lease_ttl,
+            }),
+            Arc::new(Stats::default()),
+        )],
         health: Some(s.health_listen),
         grace_period: Duration::from_secs(s.grace_secs),
     };
-    let shutdown = arbiter_runtime::shutdown_signal()?;
-    // The games' stream, then the side streams once, keeping the lease stream's bus; health is
-    // served NOT_SERVING meanwhile, however long JetStream takes to answer.
-    let games = arbiter_runtime::streams::games(&s.stream, s.stream_replicas.into());
-    let (leases, replicas) = (s.leases, s.stream_replicas.into());
-    let connect = async move {
-        let bus = arbiter_bus::JetStreamBus::connect(&nats, role.name(), &games).await?;
-        let lease_bus = lease::side_streams(&bus, replicas).await?;
-        let leases = leases.then(|| LeaseConfig {
-            bus: lease_bus,
-            holder,
-            ttl: lease_ttl,
-        });
-        Ok((Arc::new(bus) as arbiter_bus::Bus, leases))
-    };
-    run_service_connecting(connect, config, shutdown)
+    arbiter_runtime::compose::run(composition, shutdown)
         .await
         .with_context(|| format!("{} failed", role.name()))
 }

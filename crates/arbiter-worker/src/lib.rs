@@ -16,7 +16,5 @@ pub mod pipeline;
 mod telemetry;
 
 pub use lease::{LeaseConfig, default_holder};
-pub use pipeline::{
-    Error, Role, ServiceConfig, Stats, Worker, WorkerConfig, run_service, spawn_workers,
-};
+pub use pipeline::{Error, LeaseSettings, Role, Stats, Worker, WorkerConfig, part, spawn_workers};
 pub use telemetry::poll_lag;

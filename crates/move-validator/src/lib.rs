@@ -44,11 +44,12 @@ pub use service::moves::{legal_moves, validate_move};
 pub use service::{CacheLimits, READER, Validator};
 pub use tls::TlsConfig;
 
+use arbiter_runtime::compose::{self, Composition};
 use arbiter_runtime::grpc::{self, Health};
+use arbiter_runtime::streams::BusConfig;
 use shogi_proto::v1::move_validator_server::MoveValidatorServer;
 use shogi_proto::v1::operator_server::OperatorServer;
 use std::future::Future;
-use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
 
@@ -56,7 +57,8 @@ use tonic::service::interceptor::InterceptedService;
 pub const SERVICE_NAME: &str = "shogi.v1.MoveValidator";
 
 /// Checks `config`, connects to NATS (creating the stream when missing) and [`serve`]s on
-/// `listener` until `shutdown` completes.
+/// `listener` until `shutdown` completes, through the one composition
+/// ([`arbiter_runtime::compose`]) with this service its only part.
 pub async fn run(
     listener: TcpListener,
     config: Config,
@@ -65,19 +67,19 @@ pub async fn run(
     config.validate()?;
     // Setting the streams up waits for JetStream as long as it takes to answer (a cluster
     // electing its leader, a busy server), logged; calls made meanwhile wait on the listener.
-    let connect = store::Bus::connect(&config.nats, &config.stream, config.stream_replicas);
-    tokio::pin!(shutdown);
-    let bus = tokio::select! {
-        () = &mut shutdown => return Ok(()),
-        bus = connect => bus?,
+    let bus = BusConfig::Nats {
+        options: Box::new(config.nats.clone()),
+        stream: config.stream.clone(),
+        replicas: config.stream_replicas,
     };
-    serve(listener, bus.inner, config, shutdown).await
+    alone(bus, listener, config, shutdown).await
 }
 
 /// Serves MoveValidator and Operator (behind the bearer-token interceptor when a token is
 /// configured), health, reflection and, with `config.console`, the browser console and gRPC-Web, on
 /// `listener` over `bus`, over TLS when `config.tls` is set, until
-/// `shutdown` completes. Health is SERVING while the bus is connected. When `shutdown`
+/// `shutdown` completes, through the one composition with this service its only part ([`part`]).
+/// Health is SERVING while the bus is connected. When `shutdown`
 /// completes, health turns NOT_SERVING first, new connections stop, open WatchGame streams end
 /// and in-flight calls get `config.grace_period` to finish. `config.nats` is not used.
 pub async fn serve(
@@ -87,6 +89,76 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
     config.validate()?;
+    alone(BusConfig::Open(bus.into()), listener, config, shutdown).await
+}
+
+/// The composition of this service alone over `bus`.
+async fn alone(
+    bus: BusConfig,
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error> {
+    let composition = Composition {
+        bus,
+        client_name: "move-validator".to_owned(),
+        grace_period: config.grace_period,
+        parts: vec![part(listener, config)],
+        health: None,
+    };
+    compose::run(composition, shutdown)
+        .await
+        .map_err(|e| match e {
+            compose::Error::Bus(e) => Error::unavailable(e),
+            compose::Error::Part { source, .. } => match source.downcast::<Error>() {
+                Ok(e) => *e,
+                Err(other) => Error::BusUnavailable(other.to_string()),
+            },
+            other @ compose::Error::Health { .. } => Error::BusUnavailable(other.to_string()),
+        })
+}
+
+/// This service as a part of the one composition ([`arbiter_runtime::compose`]), on `listener`
+/// as [`serve`] describes, with the composition's health (on its own port, beside the calls)
+/// and bus. It does its job whenever the bus is connected.
+pub fn part(listener: TcpListener, config: Config) -> Box<dyn compose::Part> {
+    Box::new(ValidatorPart { listener, config })
+}
+
+/// See [`part`].
+struct ValidatorPart {
+    listener: TcpListener,
+    config: Config,
+}
+
+impl compose::Part for ValidatorPart {
+    fn name(&self) -> &'static str {
+        SERVICE_NAME
+    }
+
+    fn start(self: Box<Self>, cx: compose::Context) -> Result<compose::Started, compose::BoxError> {
+        self.config.validate().map_err(Error::from)?;
+        let stopped = cx.stopped();
+        let run = async move {
+            serve_part(self.listener, cx.bus, self.config, cx.health, stopped)
+                .await
+                .map_err(compose::BoxError::from)
+        };
+        Ok(compose::Started {
+            ready: Box::new(|| true),
+            run: Box::pin(run),
+        })
+    }
+}
+
+/// [`serve`]'s work, with the composition's `health`, until `shutdown`.
+async fn serve_part(
+    listener: TcpListener,
+    bus: arbiter_bus::Bus,
+    config: Config,
+    health: Health,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let validator = Validator::new(
         store::Bus::new(bus.clone()),
@@ -95,16 +167,11 @@ pub async fn serve(
         config.pipeline,
         config.max_message_bytes,
     );
-    let (health, health_service) = Health::new(&[SERVICE_NAME]).await;
-    // As the bus is now, before the first call can ask; then followed.
-    let connected = bus.connected();
-    health.set(connected).await;
     let errors = operator::ErrorLog::default();
     let operator_service = InterceptedService::new(
         OperatorServer::new(operator::Overview::new(bus.clone(), errors.clone())),
         BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
     );
-    let follower = tokio::spawn(follow_the_bus(health.clone(), bus, connected));
     // Every call's span, trace context and metrics are one layer's, outside the token check so
     // that a refused call is counted too (`calls.rs`).
     let validator_service = tower::Layer::layer(
@@ -116,7 +183,7 @@ pub async fn serve(
             BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
         ),
     );
-    let routes = tonic::service::Routes::new(health_service)
+    let routes = tonic::service::Routes::new(health.service())
         .add_service(grpc::reflection()?)
         .add_service(grpc::reflection_v1alpha()?)
         .add_service(validator_service)
@@ -137,7 +204,6 @@ pub async fn serve(
     let local = listener.local_addr().ok();
     tracing::info!(addr = ?local, stream = %config.stream, pipeline = config.pipeline, console = config.console, "move-validator serving");
     let stop = move || {
-        follower.abort();
         let _ = stop_tx.send(true);
     };
     // TLS handshakes are run by the service, so that refused ones are counted (`incoming.rs`).
@@ -164,27 +230,4 @@ pub async fn serve(
         }
     };
     served.map_err(Error::from)
-}
-
-/// Keeps health SERVING while the bus is connected and NOT_SERVING while it is not, checked
-/// every 250 ms, until aborted; `serving` is what health was set to last. It sets health only
-/// on a change: a health watcher is sent every set, even of the same status, and a repeated
-/// SERVING could reach it after the NOT_SERVING of a shutdown had been decided.
-async fn follow_the_bus(health: Health, bus: arbiter_bus::Bus, serving: bool) {
-    let mut serving = Some(serving);
-    loop {
-        let now = bus.connected();
-        if serving != Some(now) {
-            if serving.is_some() {
-                if now {
-                    tracing::info!("bus connected again: SERVING");
-                } else {
-                    tracing::warn!("bus disconnected: NOT_SERVING");
-                }
-            }
-            health.set(now).await;
-            serving = Some(now);
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
 }

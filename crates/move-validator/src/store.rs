@@ -17,19 +17,6 @@ pub struct Bus {
 }
 
 impl Bus {
-    /// Connects to NATS and opens the arbiter's streams (created when missing: file storage,
-    /// `replicas` copies, a 2-minute duplicate window for `Nats-Msg-Id`).
-    pub async fn connect(
-        nats: &arbiter_bus::NatsOptions,
-        stream_name: &str,
-        replicas: usize,
-    ) -> Result<Bus, Error> {
-        let bus = arbiter_runtime::streams::connect(nats, "move-validator", stream_name, replicas)
-            .await
-            .map_err(Error::unavailable)?;
-        Ok(Bus::new(std::sync::Arc::new(bus)))
-    }
-
     /// The service's view of `bus`.
     pub fn new(bus: arbiter_bus::Bus) -> Bus {
         Bus { inner: bus }

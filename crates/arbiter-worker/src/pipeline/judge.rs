@@ -4,11 +4,10 @@
 
 use super::config::{Error, Role, Stats, WorkerConfig};
 use crate::telemetry;
-use arbiter_bus::{Bus, Delivery, Message, Published};
-use arbiter_runtime::games::Announced;
+use arbiter_bus::{Bus, Delivery, Message};
+use arbiter_runtime::games::{Announced, publish_warnings};
 use futures::StreamExt;
 use shogi_proto::convert::{result_code_from_pb, verdict_pb, warning_pb};
-use shogi_proto::event::Envelope;
 use shogi_proto::log::{Applied, AsideReason, Replay, SetAside};
 use shogi_proto::{PARTITIONS, subject, v1 as pb};
 use std::collections::{HashMap, HashSet};
@@ -424,13 +423,16 @@ impl Worker {
             Applied::Played { outcome, .. } => {
                 let ply = outcome.ply;
                 telemetry::record_game(game_id, Some(ply));
-                if role == Role::Watcher {
-                    for (i, w) in outcome.warnings.iter().enumerate() {
-                        let out = Envelope::warning(&warning_pb(game_id, w), i);
-                        if let Published::Stored(_) = self.bus.publish(out.into()).await? {
-                            Stats::bump(&self.stats.warnings);
-                            tracing::info!(game_id, ply, "warning");
-                        }
+                if role == Role::Watcher && !outcome.warnings.is_empty() {
+                    let warnings: Vec<_> = outcome
+                        .warnings
+                        .iter()
+                        .map(|w| warning_pb(game_id, w))
+                        .collect();
+                    let stored = publish_warnings(&self.bus, warnings).await?;
+                    if stored > 0 {
+                        self.stats.warnings.fetch_add(stored, Ordering::Relaxed);
+                        tracing::info!(game_id, ply, stored, "warning");
                     }
                 }
                 let Some(verdict) = outcome.verdict else {

@@ -25,8 +25,8 @@
 //!   [`Error`];
 //! - `judge`: the [`Worker`], its judging loop over the deliveries and the announcement of the
 //!   verdicts it decides;
-//! - `process`: a service process: the workers of an instance ([`spawn_workers`]), health and
-//!   the drain on shutdown ([`run_service`]).
+//! - `process`: a service process: the workers of an instance ([`spawn_workers`]) as a part of
+//!   the one composition ([`part`]), which serves health and drains.
 //!
 //! Imports go one way, with no loop: `config` uses none of the crate's modules, `telemetry`
 //! uses `config`, `judge` uses `config` and `telemetry`, [`crate::lease`] uses `config` and
@@ -38,4 +38,4 @@ pub(crate) mod process;
 
 pub use config::{Error, Role, Stats, WorkerConfig};
 pub use judge::Worker;
-pub use process::{ServiceConfig, run_service, run_service_connecting, spawn_workers};
+pub use process::{LeaseSettings, part, spawn_workers};

@@ -6,7 +6,7 @@ use super::{ANNOUNCE_DEADLINE, READER, Validator};
 use crate::error::Error;
 use crate::games;
 use crate::store::Published;
-use arbiter_runtime::games::Announced;
+use arbiter_runtime::games::{Announced, publish_warnings};
 use arbiter_telemetry::metrics;
 use futures::StreamExt;
 use shogi_proto::convert::{result_code_from_pb, warning_pb};
@@ -76,9 +76,18 @@ impl Validator {
             return;
         }
         let id = replay.id();
-        for (i, w) in replay.last_warnings().iter().enumerate() {
-            self.notify(id, Envelope::warning(&warning_pb(id, w), i))
-                .await;
+        if !replay.last_warnings().is_empty() {
+            let bus = &self.inner.bus.inner;
+            let warnings: Vec<_> = replay
+                .last_warnings()
+                .iter()
+                .map(|w| warning_pb(id, w))
+                .collect();
+            if !bus.connected() {
+                tracing::warn!(game_id = id, "warnings not published: not connected");
+            } else if let Err(e) = publish_warnings(bus, warnings).await {
+                tracing::warn!(game_id = id, error = %e, "warnings not published");
+            }
         }
         if let Some(v) = games::verdict(replay) {
             self.notify_verdict(&v).await;
