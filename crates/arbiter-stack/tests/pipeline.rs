@@ -600,7 +600,7 @@ impl Instance {
                 client_name: holder,
                 parts: vec![arbiter_worker::part(config, Some(leases), s)],
                 health: None,
-                grace_period: DEADLINE,
+                grace_period: DEADLINE.get(),
             };
             let mut stop_rx = stop_rx;
             compose::run(composition, async move {
