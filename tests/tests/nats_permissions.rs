@@ -1457,3 +1457,47 @@ async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_direc
         );
     }
 }
+
+/// `streams apply` as admin turns the workers' consumers from push (the default) to pull and
+/// back: each is replaced, starting after its ack floor, and said so; `platform-verdicts` stays
+/// as it is; a second run changes nothing (deploy/STREAMS.md, "Changing the delivery mode").
+#[test]
+fn streams_apply_replaces_the_workers_consumers_of_the_other_delivery_mode() {
+    let (_nats, url) = applied_server();
+    let apply = |delivery: &str| {
+        let out = Command::new(bin("shogi-arbiter"))
+            .args(["streams", "apply", "--nats-url", &url])
+            .envs(user_env("admin"))
+            .env("ARBITER_CONSUMER_DELIVERY", delivery)
+            .output()
+            .expect("run streams apply");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "streams apply: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("consumer "))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    for delivery in ["pull", "push"] {
+        let lines = apply(delivery);
+        assert_eq!(lines.len(), 2 * shogi_proto::PARTITIONS as usize + 1);
+        for line in &lines {
+            let want = if line.contains(shogi_proto::PLATFORM_VERDICTS) {
+                "unchanged".to_owned()
+            } else {
+                // Nothing was stored, so nothing acknowledged: from the first sequence.
+                format!("replaced ({delivery}, from stream sequence 1)")
+            };
+            assert!(line.ends_with(&want), "{line}: not {want}");
+        }
+        assert!(
+            apply(delivery).iter().all(|l| l.ends_with("unchanged")),
+            "a second run with {delivery}"
+        );
+    }
+}

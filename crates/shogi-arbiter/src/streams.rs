@@ -99,7 +99,7 @@ struct ApplyArgs {
     consumer_replicas: Option<u8>,
     /// How the workers' durable consumers deliver: `push` with flow control (the default) or
     /// `pull`. A consumer found in the other mode is replaced by one that starts right after
-    /// its acknowledged position (deploy/STREAMS.md, "Delivery"); stop the workers first.
+    /// its acknowledged position (deploy/STREAMS.md, "Changing the delivery mode").
     #[arg(long, env = "ARBITER_CONSUMER_DELIVERY", default_value = "push",
           value_parser = ["push", "pull"])]
     consumer_delivery: String,
