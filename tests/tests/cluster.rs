@@ -411,23 +411,24 @@ async fn move_in_flight(isolation: Isolation) {
     );
 }
 
+// The services as they ship: the workers' consumers push with flow control (their delivered
+// state replicated after sending, their acks as before).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_game_gets_its_one_verdict_with_a_nats_node_killed() {
-    under_fault("pull", Fault::LeaderKilled).await;
+    under_fault(None, Fault::LeaderKilled).await;
 }
 
-// The same with the workers' consumers pushing with flow control (`--consumer-delivery push`):
-// their delivered state is replicated after sending, their acks as before.
+// The same with pull consumers (`--consumer-delivery pull`), which a deployment may keep.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn every_game_gets_its_one_verdict_with_a_nats_node_killed_and_push_consumers() {
-    under_fault("push", Fault::LeaderKilled).await;
+async fn every_game_gets_its_one_verdict_with_a_nats_node_killed_and_pull_consumers() {
+    under_fault(Some("pull"), Fault::LeaderKilled).await;
 }
 
 // A partition: the stream leader, and the server every client is connected to, in the
 // minority, then healed (issue 21 item 4).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_game_gets_its_one_verdict_with_the_stream_leader_cut_off() {
-    under_fault("pull", Fault::LeaderCutOff).await;
+    under_fault(None, Fault::LeaderCutOff).await;
 }
 
 // A rolling upgrade, as Kubernetes runs one, with the games going on throughout (issue 21).
@@ -436,7 +437,7 @@ async fn every_game_gets_its_one_verdict_with_the_stream_leader_cut_off() {
 // cannot mend (deploy/STREAMS.md, "Upgrading the servers").
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_game_gets_its_one_verdict_through_a_rolling_upgrade() {
-    under_fault("pull", Fault::RollingUpgrade).await;
+    under_fault(None, Fault::RollingUpgrade).await;
 }
 
 /// What goes wrong while the games are played.
@@ -468,11 +469,12 @@ impl Drop for FaultOver {
 /// How long a service instance may take to exit after SIGTERM, and to be SERVING again.
 const SERVICE_RESTART: test_support::Deadline = test_support::Deadline::secs(30);
 
-/// Plays the games on a 3-node cluster with the workers' consumers in `delivery` mode while
+/// Plays the games on a 3-node cluster with the workers' consumers in `delivery` mode (`None`:
+/// the services' default, push) while
 /// `fault` happens, and checks that every game gets its one right verdict, on the stream and on
 /// a core subscription, that every acknowledged move is in the game's log, and that every
 /// service instance is still running.
-async fn under_fault(delivery: &str, fault: Fault) {
+async fn under_fault(delivery: Option<&str>, fault: Fault) {
     let scripts = games::at_least(GAMES);
     // Kept when the test fails, so that the services' logs can be read; removed when it passes.
     let dir = tempfile::Builder::new()
@@ -490,7 +492,9 @@ async fn under_fault(delivery: &str, fault: Fault) {
     let (procs, validator_ports) =
         start_services(&dir, &url, &["--stream-replicas", "3"], |_, i| {
             let mut flags = fixed_share(i);
-            flags.extend(["--consumer-delivery".to_owned(), delivery.to_owned()]);
+            if let Some(delivery) = delivery {
+                flags.extend(["--consumer-delivery".to_owned(), delivery.to_owned()]);
+            }
             flags
         });
     let procs = Arc::new(Mutex::new(procs));
@@ -685,6 +689,7 @@ async fn under_fault(delivery: &str, fault: Fault) {
         pct(&during, 99),
         during.last()
     );
+    let delivery = delivery.unwrap_or("push (default)");
     eprintln!(
         "{} games played in {elapsed:?} on 3 NATS nodes, {delivery} consumers, {fault:?} from \
          game {fault_at} (node {doomed} led the stream), over {recovery:?} later",

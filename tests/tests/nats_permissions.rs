@@ -14,7 +14,7 @@
 use arbiter_bus::{Bus, JetStreamBus, NatsOptions};
 use arbiter_tests::play::{Clients, assert_one_right_verdict, play, read};
 use arbiter_tests::{Proc, bin, free_port, games};
-use futures::StreamExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 use shogi_proto::subject;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -579,6 +579,35 @@ fn the_workers_consumers_are_all_listed_and_no_other_role_is_reachable() {
             }
             let ack = format!("\"$JS.ACK.SHOGI_GAMES.{role}-p{p}.>\"");
             assert_eq!(auth.matches(&ack).count(), 3, "{ack}");
+            // The push consumer's deliveries (a stream export) and its flow control replies (a
+            // service): exported to the role's account alone, imported there, and allowed to
+            // its user (to subscribe, to publish).
+            for (kind, subject) in [
+                ("service", format!("\"$JS.FC.SHOGI_GAMES.{role}-p{p}.*\"")),
+                (
+                    "stream",
+                    format!(
+                        "\"{}\"",
+                        arbiter_bus::deliver_subject(&format!("{role}-p{p}"))
+                    ),
+                ),
+            ] {
+                assert_eq!(auth.matches(&subject).count(), 3, "{subject}");
+                let export = auth
+                    .lines()
+                    .find(|l| l.contains(&format!("{{ {kind}: {subject}")))
+                    .unwrap_or_else(|| panic!("{subject} is not exported as a {kind}"));
+                assert!(
+                    export.contains(&format!("accounts: [{account}]")),
+                    "{export}"
+                );
+                assert!(
+                    auth.contains(&format!(
+                        "{{ {kind}: {{ account: ARBITER, subject: {subject} }} }}"
+                    )),
+                    "{subject} is not imported"
+                );
+            }
         }
         assert!(
             !auth.contains(&format!("{role}-p{}\"", shogi_proto::PARTITIONS)),
@@ -709,6 +738,84 @@ impl Probe {
         }
     }
 
+    /// Publishes `payload` on `subject`, then on a subject no user may publish: whether the
+    /// server refused the first. The server answers a client's messages in order, so the
+    /// second's refusal comes after the first's, if any.
+    async fn refused(&self, subject: &str, payload: &str) -> bool {
+        let before = self.heard.count(subject);
+        let sentinel = format!("shogi.nobody.{}", self.user);
+        let sentinels = self.heard.count(&sentinel);
+        self.client
+            .publish(subject.to_owned(), payload.to_owned().into())
+            .await
+            .unwrap();
+        self.client
+            .publish(sentinel.clone(), "".into())
+            .await
+            .unwrap();
+        self.client.flush().await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.heard.count(&sentinel) == sentinels {
+            assert!(
+                Instant::now() < deadline,
+                "{}: the publish on {sentinel} was not refused",
+                self.user
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.heard.count(subject) > before
+    }
+
+    /// Subscribes to the push consumer deliver subject `subject` in queue group `group` (as a
+    /// worker does), then has `trigger` store something the consumer matches: whether this
+    /// user received a delivery (`true`) or was refused the subscription (`false`).
+    async fn receives<F, Fut>(&self, subject: &str, group: &str, trigger: F) -> bool
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let what = format!("Subscription to \"{subject}\"");
+        let before = self
+            .heard
+            .violations()
+            .iter()
+            .filter(|v| v.contains(&what))
+            .count();
+        let mut sub = self
+            .client
+            .queue_subscribe(subject.to_owned(), group.to_owned())
+            .await
+            .unwrap();
+        self.client.flush().await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            trigger().await;
+            if let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(100), sub.next()).await
+            {
+                // A delivery, acknowledged for the next user's turn (a heartbeat has no reply
+                // subject, and a flow control request is answered the same way).
+                if let Some(reply) = m.reply {
+                    let _ = self.client.publish(reply, "".into()).await;
+                }
+                return true;
+            }
+            let refused = self
+                .heard
+                .violations()
+                .iter()
+                .filter(|v| v.contains(&what))
+                .count();
+            if refused > before {
+                return false;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: subscription to {subject} neither received anything nor was refused",
+                self.user
+            );
+        }
+    }
+
     /// Subscribes to `filter`, then has `trigger` publish something it matches: whether this
     /// user heard it (`true`) or was refused the subscription (`false`).
     async fn hears<F, Fut>(&self, filter: &str, trigger: F) -> bool
@@ -832,6 +939,17 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
         probes.push(Probe::new(&url, user).await);
     }
     let mut by_user: Vec<Vec<(&'static str, bool)>> = vec![Vec::new(); users.len()];
+    // The watcher's instance of partition 1, listening to its push consumer's deliveries, to
+    // see whether anyone can forge one.
+    let watcher_listener = Probe::new(&url, "watcher").await;
+    let mut watcher_deliveries = watcher_listener
+        .client
+        .queue_subscribe(
+            arbiter_bus::deliver_subject("repetition-watcher-p1"),
+            "repetition-watcher-p1".to_owned(),
+        )
+        .await
+        .unwrap();
     // Admin last: some of what it may do (a purge, a consumer deleted) changes the stream.
     for u in (0..users.len()).rev() {
         let p = &probes[u];
@@ -963,6 +1081,67 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
                 .await;
             cells.push((name, answers.iter().any(api_success)));
         }
+        // The workers' push consumers: receiving their deliveries (a queue subscription to
+        // the deliver subject, in the consumer's queue group, while the validator stores a
+        // move of the partition), answering their flow control, and forging a delivery.
+        for (name, role) in [
+            (
+                "receive the watcher's deliveries (push)",
+                "repetition-watcher",
+            ),
+            ("receive the judge's deliveries (push)", "impasse-judge"),
+        ] {
+            let durable = shogi_proto::consumer::partition(role, 0);
+            let received = p
+                .receives(
+                    &arbiter_bus::deliver_subject(&durable),
+                    &durable,
+                    || async {
+                        static N: std::sync::atomic::AtomicU32 =
+                            std::sync::atomic::AtomicU32::new(0);
+                        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        validator
+                            .publish(format!("shogi.game.push{n}-{user}.move.0"), "".into())
+                            .await
+                            .unwrap()
+                            .await
+                            .unwrap();
+                    },
+                )
+                .await;
+            cells.push((name, received));
+        }
+        for (name, role) in [
+            (
+                "answer the watcher's flow control (`$JS.FC`)",
+                "repetition-watcher",
+            ),
+            (
+                "answer the judge's flow control (`$JS.FC`)",
+                "impasse-judge",
+            ),
+        ] {
+            let fc = format!(
+                "$JS.FC.SHOGI_GAMES.{}.ab12",
+                shogi_proto::consumer::partition(role, 0)
+            );
+            cells.push((name, !p.refused(&fc, "").await));
+        }
+        let forged = format!("forged-by-{user}");
+        let sent = !p
+            .refused(
+                &arbiter_bus::deliver_subject("repetition-watcher-p1"),
+                &forged,
+            )
+            .await;
+        // A publish the server let through has reached every subscriber once the listener's
+        // own round trip to the server is over.
+        watcher_listener.client.flush().await.unwrap();
+        let mut heard = false;
+        while let Some(Some(m)) = watcher_deliveries.next().now_or_never() {
+            heard |= m.payload == forged.as_bytes();
+        }
+        cells.push(("forge a delivery of the watcher's consumers", sent && heard));
         // Consumers: one of its own on a game, a durable, another role's changed or deleted.
         let name = format!("probe-{user}");
         p.api(
@@ -1278,6 +1457,50 @@ async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_direc
                 .is_ok(),
             kept,
             "{id}"
+        );
+    }
+}
+
+/// `streams apply` as admin turns the workers' consumers from push (the default) to pull and
+/// back: each is replaced, starting after its ack floor, and said so; `platform-verdicts` stays
+/// as it is; a second run changes nothing (deploy/STREAMS.md, "Changing the delivery mode").
+#[test]
+fn streams_apply_replaces_the_workers_consumers_of_the_other_delivery_mode() {
+    let (_nats, url) = applied_server();
+    let apply = |delivery: &str| {
+        let out = Command::new(bin("shogi-arbiter"))
+            .args(["streams", "apply", "--nats-url", &url])
+            .envs(user_env("admin"))
+            .env("ARBITER_CONSUMER_DELIVERY", delivery)
+            .output()
+            .expect("run streams apply");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "streams apply: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("consumer "))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    for delivery in ["pull", "push"] {
+        let lines = apply(delivery);
+        assert_eq!(lines.len(), 2 * shogi_proto::PARTITIONS as usize + 1);
+        for line in &lines {
+            let want = if line.contains(shogi_proto::PLATFORM_VERDICTS) {
+                "unchanged".to_owned()
+            } else {
+                // Nothing was stored, so nothing acknowledged: from the first sequence.
+                format!("replaced ({delivery}, from stream sequence 1)")
+            };
+            assert!(line.ends_with(&want), "{line}: not {want}");
+        }
+        assert!(
+            apply(delivery).iter().all(|l| l.ends_with("unchanged")),
+            "a second run with {delivery}"
         );
     }
 }

@@ -286,12 +286,11 @@ pub struct DurableConfig {
 /// replicated the same way in both: an acknowledged position survives the loss of a server.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum DeliveryMode {
-    /// Pull requests (`$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>`), as the deployed
-    /// permissions allow.
-    #[default]
+    /// Pull requests (`$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>`).
     Pull,
     /// Pushed with flow control to `shogi.deliver.<consumer>`, to a queue group of the
-    /// consumer's name, so that one subscriber at a time gets each message.
+    /// consumer's name, so that one subscriber at a time gets each message: the default.
+    #[default]
     Push,
 }
 

@@ -53,11 +53,11 @@ pub struct Settings {
     /// while its consumer's server is down (deploy/STREAMS.md).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
     pub consumer_replicas: Option<u8>,
-    /// How the durable consumers deliver: `pull` (the default, as deploy/nats/auth.conf
-    /// allows) or `push`, with flow control, which no Raft snapshot of a replicated consumer
-    /// holds up (BENCHMARKS.md, "The verdict tail on a cluster: its cause"; a consumer made in
-    /// the other mode must be removed first).
-    #[arg(long, default_value = "pull", value_parser = ["pull", "push"])]
+    /// How the durable consumers deliver: `push` (the default), with flow control, which no
+    /// Raft snapshot of a replicated consumer holds up (BENCHMARKS.md, "The verdict tail on a
+    /// cluster: its cause"), or `pull`. A consumer found in the other mode is consumed as it
+    /// is, with a warning: `shogi-arbiter streams apply` replaces it (deploy/STREAMS.md).
+    #[arg(long, default_value = "push", value_parser = ["pull", "push"])]
     pub consumer_delivery: String,
     /// This instance's index among `--instances`.
     #[arg(long, default_value_t = 0)]
@@ -142,9 +142,11 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     worker.instances = s.instances;
     worker.ack_wait = Duration::from_millis(s.ack_wait_ms);
     worker.consumer_replicas = s.consumer_replicas.map(usize::from);
-    if s.consumer_delivery == "push" {
-        worker.consumer_delivery = arbiter_bus::DeliveryMode::Push;
-    }
+    worker.consumer_delivery = if s.consumer_delivery == "pull" {
+        arbiter_bus::DeliveryMode::Pull
+    } else {
+        arbiter_bus::DeliveryMode::Push
+    };
     worker.validate().context("invalid configuration")?;
     let holder = s.holder.unwrap_or_else(lease::default_holder);
     let lease_ttl = Duration::from_millis(s.lease_ttl_ms);

@@ -97,6 +97,12 @@ struct ApplyArgs {
     #[arg(long, env = "ARBITER_CONSUMER_REPLICAS",
           value_parser = clap::value_parser!(u8).range(1..=5))]
     consumer_replicas: Option<u8>,
+    /// How the workers' durable consumers deliver: `push` with flow control (the default) or
+    /// `pull`. A consumer found in the other mode is replaced by one that starts right after
+    /// its acknowledged position (deploy/STREAMS.md, "Changing the delivery mode").
+    #[arg(long, env = "ARBITER_CONSUMER_DELIVERY", default_value = "push",
+          value_parser = ["push", "pull"])]
+    consumer_delivery: String,
 }
 
 #[derive(clap::Args, Debug)]
@@ -188,9 +194,15 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
         worker.ack_wait = Duration::from_millis(args.ack_wait_ms);
         worker.max_ack_pending = usize::try_from(args.max_ack_pending).unwrap_or(usize::MAX);
         worker.consumer_replicas = args.consumer_replicas.map(usize::from);
+        worker.consumer_delivery = if args.consumer_delivery == "pull" {
+            arbiter_bus::DeliveryMode::Pull
+        } else {
+            arbiter_bus::DeliveryMode::Push
+        };
         durables.extend((0..shogi_proto::PARTITIONS).map(|p| worker.durable(p)));
     }
-    // The platform's: every stored verdict, each acknowledged by the platform once processed.
+    // The platform's: every stored verdict, each acknowledged by the platform once processed;
+    // pulled, as a platform's client reads it (deploy/STREAMS.md).
     durables.push(arbiter_bus::DurableConfig {
         name: shogi_proto::PLATFORM_VERDICTS.to_owned(),
         filter: shogi_proto::VERDICT_REPUBLISH_SOURCE.to_owned(),
@@ -208,9 +220,16 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
                     config.name,
                     durable.name,
                     match done {
-                        Applied::Created => "created",
-                        Applied::Updated => "updated",
-                        Applied::Unchanged => "unchanged",
+                        Applied::Created => "created".to_owned(),
+                        Applied::Updated => "updated".to_owned(),
+                        Applied::Unchanged => "unchanged".to_owned(),
+                        Applied::Replaced { from_sequence } => format!(
+                            "replaced ({}, from stream sequence {from_sequence})",
+                            match durable.delivery {
+                                arbiter_bus::DeliveryMode::Pull => "pull",
+                                arbiter_bus::DeliveryMode::Push => "push",
+                            }
+                        ),
                     }
                 ),
                 Err(e) => {

@@ -3,22 +3,57 @@
 
 use super::JetStreamBus;
 use super::message::{headers, message_type};
-use super::setup::{PULL_EXPIRES, PULL_HEARTBEAT, differences, durable_config, push_config};
+use super::setup::{
+    PULL_EXPIRES, PULL_HEARTBEAT, differences, durable_config, mode_of, push_config, wanted_config,
+};
 use crate::{Acker, BusError, Delivery, DeliveryMode, DurableConfig, Message, Provision};
+use async_nats::jetstream::context::ConsumerInfoErrorKind;
 use async_nats::jetstream::{self, AckKind, consumer};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
 impl JetStreamBus {
     /// The deliveries of the durable consumer `config`, pulled or pushed as it says
-    /// ([`DeliveryMode`]).
+    /// ([`DeliveryMode`]); or, when the consumer exists in the other mode, as it is.
+    ///
+    /// The server cannot change a consumer's mode, and a service never deletes one. So a
+    /// worker configured to push that finds its consumer made to pull (a deployment older than
+    /// `streams apply` making push consumers, or one that chose pull) consumes it by pulling,
+    /// and the other way round, with a warning that names the command that replaces it: the
+    /// partition keeps its verdicts coming meanwhile, only with the other mode's latency.
     pub(super) async fn consume_durable(
         &self,
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
+        let mut config = config.clone();
+        match self.stream.consumer_info(&config.name).await {
+            Ok(info) => {
+                let found = mode_of(&info.config);
+                if found != config.delivery {
+                    tracing::warn!(
+                        consumer = %config.name,
+                        found = ?found,
+                        configured = ?config.delivery,
+                        "the durable consumer exists in the other delivery mode, which the \
+                         server cannot change, and is consumed as it is; `shogi-arbiter \
+                         streams apply --consumer-delivery {}` replaces it, starting after \
+                         its ack floor (deploy/STREAMS.md)",
+                        match config.delivery {
+                            DeliveryMode::Pull => "pull",
+                            DeliveryMode::Push => "push",
+                        }
+                    );
+                    config.delivery = found;
+                }
+            }
+            // Missing: created below in the configured mode, or, in bind mode, refused there
+            // with the command that creates it.
+            Err(e) if matches!(e.kind(), ConsumerInfoErrorKind::NotFound) => {}
+            Err(e) => return Err(consumer_error(&config, &e)),
+        }
         let messages = match config.delivery {
-            DeliveryMode::Pull => self.pull_messages(config).await?,
-            DeliveryMode::Push => self.push_messages(config).await?,
+            DeliveryMode::Pull => self.pull_messages(&config).await?,
+            DeliveryMode::Push => self.push_messages(&config).await?,
         };
         Ok(deliveries(config.name.clone(), messages))
     }
@@ -130,6 +165,7 @@ impl JetStreamBus {
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<jetstream::Message, String>>, BusError> {
         let consumer = self.durable(config, push_config(config)).await?;
+        self.say_differences(config, &consumer.cached_info().config);
         Ok(consumer
             .messages()
             .await
@@ -145,26 +181,34 @@ impl JetStreamBus {
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<jetstream::Message, String>>, BusError> {
         let consumer = self.durable(config, durable_config(config)).await?;
-        if self.provision == Provision::Bind {
-            // Bound, not changed: settings of this service's (its ack wait, say) that the
-            // consumer does not have are said, not silently ignored.
-            let differ = differences(&consumer.cached_info().config, &durable_config(config));
-            if !differ.is_empty() {
-                tracing::warn!(
-                    consumer = %config.name,
-                    settings = differ.join(", "),
-                    "the durable consumer is not as this service is configured, and is used \
-                     as it is (ARBITER_STREAMS=bind); `shogi-arbiter streams apply` with the \
-                     same settings changes it"
-                );
-            }
-        }
+        self.say_differences(config, &consumer.cached_info().config);
         let messages = pull(&consumer)
             .await
             .map_err(|e| consumer_error(config, &e))?
             .map(|m| m.map_err(|e| e.to_string()))
             .boxed();
         Ok(messages)
+    }
+}
+
+impl JetStreamBus {
+    /// In bind mode, logs the settings of this service's (its ack wait, say) that the durable
+    /// consumer `config`, found as `found`, does not have: bound, not changed, and said rather
+    /// than silently ignored.
+    fn say_differences(&self, config: &DurableConfig, found: &consumer::Config) {
+        if self.provision != Provision::Bind {
+            return;
+        }
+        let differ = differences(found, &wanted_config(config));
+        if !differ.is_empty() {
+            tracing::warn!(
+                consumer = %config.name,
+                settings = differ.join(", "),
+                "the durable consumer is not as this service is configured, and is used \
+                 as it is (ARBITER_STREAMS=bind); `shogi-arbiter streams apply` with the \
+                 same settings changes it"
+            );
+        }
     }
 }
 

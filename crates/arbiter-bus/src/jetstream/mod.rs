@@ -31,7 +31,7 @@ use async_nats::jetstream::{
 };
 use futures::stream::BoxStream;
 use message::from_raw;
-use setup::{differences, durable_config, open_stream};
+use setup::{differences, mode_of, open_stream, wanted_config};
 
 /// A JetStream stream of game events.
 #[derive(Debug, Clone)]
@@ -88,37 +88,70 @@ impl JetStreamBus {
     }
 
     /// Creates the durable consumer `config` on this stream, or brings an existing one to
-    /// `config` (ack wait, max ack pending, max deliver, filter): what `shogi-arbiter streams
-    /// apply` does for the workers, which then only bind to it ([`Provision::Bind`]). Whether
-    /// it was created, updated or already so.
+    /// `config` (ack wait, max ack pending, max deliver, filter, pull or push): what
+    /// `shogi-arbiter streams apply` does for the workers, which then only bind to it
+    /// ([`Provision::Bind`]). Whether it was created, updated, replaced or already so.
+    ///
+    /// The server cannot turn a pull consumer into a push one (nor back), so a consumer found
+    /// in the other [`DeliveryMode`] is replaced: deleted, and made again in `config`'s mode,
+    /// starting at the stream sequence after the old one's ack floor, with the same filter and
+    /// settings. Every event at or below the ack floor was acknowledged and is not delivered
+    /// again; every event after it is delivered (including one acknowledged out of order above
+    /// the floor, judged again without effect). Stop the consumer's instances first, or an ack
+    /// they send between the read of the floor and the delete only brings its event back.
     pub async fn apply_durable(&self, config: &DurableConfig) -> Result<Applied, BusError> {
         let err = |e: &dyn std::fmt::Display| BusError::Consumer {
             name: config.name.clone(),
             reason: e.to_string(),
         };
-        let wanted = durable_config(config);
-        match self
-            .stream
-            .get_consumer::<consumer::pull::Config>(&config.name)
-            .await
-        {
-            Ok(existing) => {
-                if differences(&existing.cached_info().config, &wanted).is_empty() {
+        let wanted = wanted_config(config);
+        match self.stream.consumer_info(&config.name).await {
+            Ok(info) if mode_of(&info.config) != config.delivery => {
+                let from_sequence = info.ack_floor.stream_sequence + 1;
+                let mut replacing = wanted;
+                replacing.deliver_policy = consumer::DeliverPolicy::ByStartSequence {
+                    start_sequence: from_sequence,
+                };
+                self.stream
+                    .delete_consumer(&config.name)
+                    .await
+                    .map_err(|e| err(&e))?;
+                self.stream.create_consumer(replacing).await.map_err(|e| {
+                    err(&format!(
+                        "{e}; the old consumer was deleted: make it again to start at \
+                             stream sequence {from_sequence} (deliver policy by start \
+                             sequence), or its partition starts over from the first event"
+                    ))
+                })?;
+                Ok(Applied::Replaced { from_sequence })
+            }
+            Ok(info) => {
+                if differences(&info.config, &wanted).is_empty() {
                     return Ok(Applied::Unchanged);
                 }
+                // Where it starts is the consumer's own (a replaced one starts after its
+                // predecessor's ack floor), and the server refuses to change it.
+                let mut updated = wanted;
+                updated.deliver_policy = info.config.deliver_policy;
                 self.stream
-                    .update_consumer(wanted)
+                    .update_consumer(updated)
                     .await
                     .map_err(|e| err(&e))?;
                 Ok(Applied::Updated)
             }
-            Err(_) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    jetstream::context::ConsumerInfoErrorKind::NotFound
+                ) =>
+            {
                 self.stream
                     .create_consumer(wanted)
                     .await
                     .map_err(|e| err(&e))?;
                 Ok(Applied::Created)
             }
+            Err(e) => Err(err(&e)),
         }
     }
 
@@ -155,6 +188,13 @@ pub enum Applied {
     Updated,
     /// It existed as asked.
     Unchanged,
+    /// It existed in the other delivery mode, which the server cannot change, and was made
+    /// again in this one, starting at stream sequence `from_sequence` (after the old one's
+    /// ack floor).
+    Replaced {
+        /// The first stream sequence the new consumer delivers.
+        from_sequence: u64,
+    },
 }
 
 #[async_trait::async_trait]

@@ -2,7 +2,7 @@
 //! is), waiting out a JetStream that cannot answer yet; and the configurations of the durable
 //! consumers, pull and push.
 
-use crate::{BusError, DurableConfig, Provision, StreamSettings};
+use crate::{BusError, DeliveryMode, DurableConfig, Provision, StreamSettings};
 use async_nats::jetstream::{self, consumer, stream};
 use std::time::Duration;
 
@@ -153,10 +153,32 @@ where
     unreachable!("u64 tries run out")
 }
 
-/// The settings of durable consumer `found` that are not as `wanted`, by name.
+/// The JetStream configuration of the durable consumer `config`, pull or push as its
+/// [`DeliveryMode`] says.
+pub(super) fn wanted_config(config: &DurableConfig) -> consumer::Config {
+    use consumer::IntoConsumerConfig as _;
+    match config.delivery {
+        DeliveryMode::Pull => durable_config(config).into_consumer_config(),
+        DeliveryMode::Push => push_config(config).into_consumer_config(),
+    }
+}
+
+/// How the durable consumer configured as `found` delivers: push when it has a deliver
+/// subject.
+pub(super) fn mode_of(found: &consumer::Config) -> DeliveryMode {
+    if found.deliver_subject.is_some() {
+        DeliveryMode::Push
+    } else {
+        DeliveryMode::Pull
+    }
+}
+
+/// The settings of durable consumer `found` that are not as `wanted`, by name. The deliver
+/// policy is not one: a consumer keeps the start it was made with (`streams apply` makes a
+/// replacing push consumer start after its pull predecessor's ack floor).
 pub(super) fn differences(
     found: &consumer::Config,
-    wanted: &consumer::pull::Config,
+    wanted: &consumer::Config,
 ) -> Vec<&'static str> {
     [
         (
@@ -172,6 +194,16 @@ pub(super) fn differences(
         (
             "replicas",
             wanted.num_replicas == 0 || found.num_replicas == wanted.num_replicas,
+        ),
+        (
+            "delivery (pull or push)",
+            found.deliver_subject == wanted.deliver_subject
+                && found.deliver_group == wanted.deliver_group,
+        ),
+        (
+            "flow control and heartbeat",
+            found.flow_control == wanted.flow_control
+                && found.idle_heartbeat == wanted.idle_heartbeat,
         ),
     ]
     .into_iter()

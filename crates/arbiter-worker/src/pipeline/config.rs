@@ -79,9 +79,9 @@ pub struct WorkerConfig {
     /// Fewer than the stream's trade the partition's availability when a server is lost for a
     /// shorter verdict tail (deploy/STREAMS.md, consumer replicas).
     pub consumer_replicas: Option<usize>,
-    /// How the consumers' messages reach this instance: pull (the default, as the deployed
-    /// permissions allow) or push with flow control, which does not wait for a replicated
-    /// consumer's Raft group ([`arbiter_bus::DeliveryMode`]).
+    /// How the consumers' messages reach this instance: push with flow control (the default),
+    /// which does not wait for a replicated consumer's Raft group, or pull
+    /// ([`arbiter_bus::DeliveryMode`]). A consumer found in the other mode is consumed as it is.
     pub consumer_delivery: arbiter_bus::DeliveryMode,
     /// How often the consumers' lag is read from the bus for the `shogi.consumer.lag` gauge.
     pub lag_interval: Duration,
@@ -97,7 +97,7 @@ impl WorkerConfig {
             ack_wait: Duration::from_secs(5),
             max_ack_pending: 1024,
             consumer_replicas: None,
-            consumer_delivery: arbiter_bus::DeliveryMode::Pull,
+            consumer_delivery: arbiter_bus::DeliveryMode::Push,
             lag_interval: Duration::from_secs(5),
         }
     }

@@ -1,0 +1,286 @@
+//! A durable consumer's delivery mode, pull or push, against a real nats-server: `streams
+//! apply` replaces a consumer made in the other mode by one that starts right after its ack
+//! floor (the server cannot change the mode), and a worker that finds its consumer in the other
+//! mode consumes it as it is and says how to replace it.
+
+use arbiter_bus::{
+    Applied, Bus, DeliveryMode, DurableConfig, EventBus, JetStreamBus, NatsOptions, Outgoing,
+    Provision, StreamSettings,
+};
+use futures::StreamExt as _;
+use std::sync::Arc;
+use std::time::Duration;
+use support::Logs;
+use test_support::NatsServer;
+
+mod support;
+
+const WAIT: Duration = Duration::from_secs(10);
+const FILTER: &str = "shogi.game.*.move.3";
+
+fn durable(delivery: DeliveryMode) -> DurableConfig {
+    DurableConfig {
+        name: "watcher-p3".into(),
+        filter: FILTER.into(),
+        ack_wait: Duration::from_secs(30),
+        max_ack_pending: 1024,
+        max_deliver: None,
+        replicas: None,
+        delivery,
+    }
+}
+
+async fn connect(nats: &NatsServer, provision: Provision) -> JetStreamBus {
+    let mut options = NatsOptions::new(nats.url());
+    options.provision = provision;
+    JetStreamBus::connect(
+        &options,
+        "delivery",
+        &StreamSettings::new("DELIVERY", "shogi.game.>"),
+    )
+    .await
+    .unwrap()
+}
+
+/// Stores `n` moves of game `game` on partition 3 (and, between them, one event the consumer
+/// does not match); their stream sequences.
+async fn moves(bus: &JetStreamBus, game: &str, n: usize) -> Vec<u64> {
+    let mut seqs = Vec::new();
+    for i in 0..n {
+        let published = bus
+            .publish(Outgoing::new(
+                format!("shogi.game.{game}.move.3"),
+                "test.Move",
+                format!("{game}-{i}"),
+                &b"m"[..],
+            ))
+            .await
+            .unwrap();
+        let arbiter_bus::Published::Stored(seq) = published else {
+            panic!("{published:?}")
+        };
+        seqs.push(seq);
+        bus.publish(Outgoing::new(
+            format!("shogi.game.{game}.warning"),
+            "test.Warning",
+            format!("{game}-w{i}"),
+            &b"w"[..],
+        ))
+        .await
+        .unwrap();
+    }
+    seqs
+}
+
+/// The consumer's ack floor (stream sequence) and its unacknowledged count, read by an admin
+/// client.
+async fn ack_state(nats: &NatsServer) -> (u64, usize, Option<String>) {
+    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+    let info = js
+        .get_stream("DELIVERY")
+        .await
+        .unwrap()
+        .consumer_info("watcher-p3")
+        .await
+        .unwrap();
+    (
+        info.ack_floor.stream_sequence,
+        info.num_ack_pending,
+        info.config.deliver_subject,
+    )
+}
+
+#[tokio::test]
+async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_floor() {
+    let nats = NatsServer::start();
+    let admin = connect(&nats, Provision::Create).await;
+    assert_eq!(
+        admin
+            .apply_durable(&durable(DeliveryMode::Pull))
+            .await
+            .unwrap(),
+        Applied::Created
+    );
+    let stored = moves(&admin, "g", 10).await;
+
+    // A pull worker: all ten delivered, the first six acknowledged, the other four not.
+    let worker: Bus = Arc::new(connect(&nats, Provision::Bind).await);
+    let mut deliveries = worker.consume(&durable(DeliveryMode::Pull)).await.unwrap();
+    for (i, &seq) in stored.iter().enumerate() {
+        let d = tokio::time::timeout(WAIT, deliveries.next())
+            .await
+            .expect("a delivery")
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.message.sequence, seq);
+        if i < 6 {
+            d.ack().await.unwrap();
+        }
+    }
+    // The ack floor: the sixth move, or past it over the event between it and the seventh,
+    // which the consumer does not match.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let floor = |s: u64| (stored[5]..stored[6]).contains(&s);
+    while !floor(ack_state(&nats).await.0) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?}",
+            ack_state(&nats).await
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        ack_state(&nats).await.1,
+        4,
+        "four delivered, not acknowledged"
+    );
+    // The worker stops (as an upgrade stops it), and two more moves come meanwhile.
+    drop(deliveries);
+    drop(worker);
+    let later = moves(&admin, "h", 2).await;
+
+    // `streams apply` with push: replaced, starting after the ack floor.
+    let acked = ack_state(&nats).await.0;
+    let applied = admin
+        .apply_durable(&durable(DeliveryMode::Push))
+        .await
+        .unwrap();
+    assert_eq!(
+        applied,
+        Applied::Replaced {
+            from_sequence: acked + 1
+        }
+    );
+    let (_, _, deliver_subject) = ack_state(&nats).await;
+    assert_eq!(
+        deliver_subject.as_deref(),
+        Some(arbiter_bus::deliver_subject("watcher-p3").as_str())
+    );
+    // Nothing left to change: a second run says so.
+    assert_eq!(
+        admin
+            .apply_durable(&durable(DeliveryMode::Push))
+            .await
+            .unwrap(),
+        Applied::Unchanged
+    );
+
+    // A push worker gets the four unacknowledged and the two new ones, in order, and nothing
+    // acknowledged before.
+    let worker: Bus = Arc::new(connect(&nats, Provision::Bind).await);
+    let mut deliveries = worker.consume(&durable(DeliveryMode::Push)).await.unwrap();
+    let want: Vec<u64> = stored[6..].iter().chain(&later).copied().collect();
+    let mut got = Vec::new();
+    for _ in 0..want.len() {
+        let d = tokio::time::timeout(WAIT, deliveries.next())
+            .await
+            .expect("a delivery")
+            .unwrap()
+            .unwrap();
+        got.push(d.message.sequence);
+        d.ack().await.unwrap();
+    }
+    assert_eq!(got, want);
+    // Everything acknowledged, and the consumer delivered those six and nothing else.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let (floor, ack_pending, _) = ack_state(&nats).await;
+        if floor >= *later.last().unwrap() && ack_pending == 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{floor} {ack_pending}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+    let info = js
+        .get_stream("DELIVERY")
+        .await
+        .unwrap()
+        .consumer_info("watcher-p3")
+        .await
+        .unwrap();
+    assert_eq!(info.delivered.consumer_sequence, want.len() as u64);
+    assert_eq!(info.num_redelivered, 0);
+
+    // And back to pull the same way, after everything acknowledged: nothing delivered again.
+    let acked = ack_state(&nats).await.0;
+    assert_eq!(
+        admin
+            .apply_durable(&durable(DeliveryMode::Pull))
+            .await
+            .unwrap(),
+        Applied::Replaced {
+            from_sequence: acked + 1
+        }
+    );
+    assert_eq!(
+        admin
+            .consumer_lag("watcher-p3")
+            .await
+            .unwrap()
+            .unwrap()
+            .pending,
+        0
+    );
+}
+
+/// A worker configured to push whose consumer was made to pull (before `streams apply` made
+/// push consumers), in bind and in create mode: its deliveries still come, by pulling, the
+/// consumer is left as it is, and the warning names the command that replaces it.
+#[tokio::test]
+async fn a_push_worker_consumes_a_pull_consumer_as_it_is_and_says_how_to_replace_it() {
+    let nats = NatsServer::start();
+    let admin = connect(&nats, Provision::Create).await;
+    let seq = moves(&admin, "g", 1).await[0];
+    // A consumer each (a dropped pull stream leaves its last pull request on the server, which
+    // would take the next round's move).
+    for (provision, name) in [
+        (Provision::Bind, "watcher-p3"),
+        (Provision::Create, "judge-p3"),
+    ] {
+        let config = |delivery| DurableConfig {
+            name: name.into(),
+            ..durable(delivery)
+        };
+        admin
+            .apply_durable(&config(DeliveryMode::Pull))
+            .await
+            .unwrap();
+        let worker: Bus = Arc::new(connect(&nats, provision).await);
+        let (logs, guard) = Logs::capture();
+        let mut deliveries = worker.consume(&config(DeliveryMode::Push)).await.unwrap();
+        drop(guard);
+        let d = tokio::time::timeout(WAIT, deliveries.next())
+            .await
+            .unwrap_or_else(|_| panic!("{provision:?}: no delivery; logged {}", logs.text()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.message.sequence, seq, "{provision:?}");
+        d.ack().await.unwrap();
+        let text = logs.text();
+        assert!(text.contains(name), "{text}");
+        assert!(text.contains("other delivery mode"), "{text}");
+        assert!(
+            text.contains("streams apply --consumer-delivery push"),
+            "{text}"
+        );
+        // Nothing else is reported as different: the mode is said once.
+        assert!(
+            !text.contains("not as this service is configured"),
+            "{text}"
+        );
+        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+        let info = js
+            .get_stream("DELIVERY")
+            .await
+            .unwrap()
+            .consumer_info(name)
+            .await
+            .unwrap();
+        assert_eq!(info.config.deliver_subject, None, "left a pull consumer");
+        drop(deliveries);
+    }
+}
