@@ -754,7 +754,7 @@ impl Probe {
             .await
             .unwrap();
         self.client.flush().await.unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + test_support::patience(Duration::from_secs(10));
         while self.heard.count(&sentinel) == sentinels {
             assert!(
                 Instant::now() < deadline,
@@ -787,7 +787,7 @@ impl Probe {
             .await
             .unwrap();
         self.client.flush().await.unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + test_support::patience(Duration::from_secs(10));
         loop {
             trigger().await;
             if let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(100), sub.next()).await

@@ -15,7 +15,7 @@ use test_support::NatsServer;
 
 mod support;
 
-const WAIT: Duration = Duration::from_secs(10);
+const WAIT: test_support::Deadline = test_support::Deadline::secs(10);
 const FILTER: &str = "shogi.game.*.move.3";
 
 fn durable(delivery: DeliveryMode) -> DurableConfig {
@@ -107,7 +107,7 @@ async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_flo
     let worker: Bus = Arc::new(connect(&nats, Provision::Bind).await);
     let mut deliveries = worker.consume(&durable(DeliveryMode::Pull)).await.unwrap();
     for (i, &seq) in stored.iter().enumerate() {
-        let d = tokio::time::timeout(WAIT, deliveries.next())
+        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
             .await
             .expect("a delivery")
             .unwrap()
@@ -119,7 +119,7 @@ async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_flo
     }
     // The ack floor: the sixth move, or past it over the event between it and the seventh,
     // which the consumer does not match.
-    let deadline = tokio::time::Instant::now() + WAIT;
+    let deadline = tokio::time::Instant::now() + WAIT.get();
     let floor = |s: u64| (stored[5]..stored[6]).contains(&s);
     while !floor(ack_state(&nats).await.0) {
         assert!(
@@ -172,7 +172,7 @@ async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_flo
     let want: Vec<u64> = stored[6..].iter().chain(&later).copied().collect();
     let mut got = Vec::new();
     for _ in 0..want.len() {
-        let d = tokio::time::timeout(WAIT, deliveries.next())
+        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
             .await
             .expect("a delivery")
             .unwrap()
@@ -182,7 +182,7 @@ async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_flo
     }
     assert_eq!(got, want);
     // Everything acknowledged, and the consumer delivered those six and nothing else.
-    let deadline = tokio::time::Instant::now() + WAIT;
+    let deadline = tokio::time::Instant::now() + WAIT.get();
     loop {
         let (floor, ack_pending, _) = ack_state(&nats).await;
         if floor >= *later.last().unwrap() && ack_pending == 0 {
@@ -253,7 +253,7 @@ async fn a_push_worker_consumes_a_pull_consumer_as_it_is_and_says_how_to_replace
         let (logs, guard) = Logs::capture();
         let mut deliveries = worker.consume(&config(DeliveryMode::Push)).await.unwrap();
         drop(guard);
-        let d = tokio::time::timeout(WAIT, deliveries.next())
+        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
             .await
             .unwrap_or_else(|_| panic!("{provision:?}: no delivery; logged {}", logs.text()))
             .unwrap()
