@@ -6,6 +6,10 @@
 //!
 //! When tonic stops taking connections (shutdown), the accept loop ends and the listener is
 //! closed.
+//!
+//! Every accepted connection, with TLS or without ([`plain_incoming`]), has Nagle's algorithm
+//! off (TCP_NODELAY): with it, a large answer (LegalMoves on a 593-move position) waited out the
+//! client's delayed ACK, 44 ms against 0.5 ms (issue 20).
 
 use crate::auth::{RefusalReason, Refusals};
 use std::net::SocketAddr;
@@ -19,6 +23,21 @@ use tokio_stream::wrappers::ReceiverStream;
 
 /// The longest a client may take over its handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The connections of `listener` without TLS, each with TCP_NODELAY set.
+pub(crate) fn plain_incoming(
+    listener: TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<TcpStream>> {
+    tokio_stream::StreamExt::map(
+        tokio_stream::wrappers::TcpListenerStream::new(listener),
+        |tcp| {
+            if let Ok(tcp) = &tcp {
+                let _ = tcp.set_nodelay(true);
+            }
+            tcp
+        },
+    )
+}
 
 /// The connections of `listener` that completed a TLS handshake with `acceptor`.
 pub(crate) fn tls_incoming(
@@ -79,4 +98,22 @@ fn refused(refusals: &Refusals, peer: SocketAddr, error: &std::io::Error) {
         None => RefusalReason::TlsHandshake,
     };
     refusals.record_handshake(reason, Some(peer), &error.to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_stream::StreamExt;
+
+    #[tokio::test]
+    async fn every_plain_connection_has_nagle_off() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut incoming = Box::pin(plain_incoming(listener));
+        for _ in 0..3 {
+            let _client = TcpStream::connect(addr).await.unwrap();
+            let accepted = incoming.next().await.expect("a connection").unwrap();
+            assert!(accepted.nodelay().unwrap(), "TCP_NODELAY not set");
+        }
+    }
 }

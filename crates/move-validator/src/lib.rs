@@ -214,18 +214,7 @@ async fn serve_part(
             grpc::serve(incoming, routes, &health, &options, shutdown, stop).await
         }
         None => {
-            // No Nagle delay on the answers, as on the TLS connections (`incoming.rs`): with it,
-            // a large answer (LegalMoves on a 593-move position) waited out the client's
-            // delayed ACK, 44 ms against 0.5 ms (issue 20).
-            let incoming = tokio_stream::StreamExt::map(
-                tokio_stream::wrappers::TcpListenerStream::new(listener),
-                |tcp| {
-                    if let Ok(tcp) = &tcp {
-                        let _ = tcp.set_nodelay(true);
-                    }
-                    tcp
-                },
-            );
+            let incoming = incoming::plain_incoming(listener);
             grpc::serve(incoming, routes, &health, &options, shutdown, stop).await
         }
     };
