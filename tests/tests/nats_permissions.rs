@@ -633,6 +633,14 @@ enum Settled {
 }
 
 impl Heard {
+    /// How many violations reported so far mention `what`.
+    fn mentioning(&self, what: &str) -> usize {
+        self.violations()
+            .iter()
+            .filter(|v| v.contains(what))
+            .count()
+    }
+
     fn count(&self, what: &str) -> usize {
         self.violations()
             .iter()
@@ -775,12 +783,7 @@ impl Probe {
         Fut: std::future::Future<Output = ()>,
     {
         let what = format!("Subscription to \"{subject}\"");
-        let before = self
-            .heard
-            .violations()
-            .iter()
-            .filter(|v| v.contains(&what))
-            .count();
+        let before = self.heard.mentioning(&what);
         let mut sub = self
             .client
             .queue_subscribe(subject.to_owned(), group.to_owned())
@@ -799,12 +802,7 @@ impl Probe {
                 }
                 return true;
             }
-            let refused = self
-                .heard
-                .violations()
-                .iter()
-                .filter(|v| v.contains(&what))
-                .count();
+            let refused = self.heard.mentioning(&what);
             if refused > before {
                 return false;
             }
@@ -824,12 +822,7 @@ impl Probe {
         Fut: std::future::Future<Output = ()>,
     {
         let what = format!("Subscription to \"{filter}\"");
-        let before = self
-            .heard
-            .violations()
-            .iter()
-            .filter(|v| v.contains(&what))
-            .count();
+        let before = self.heard.mentioning(&what);
         let mut sub = self.client.subscribe(filter.to_owned()).await.unwrap();
         self.client.flush().await.unwrap();
         let deadline = Instant::now() + test_support::patience(Duration::from_secs(10));
@@ -838,12 +831,7 @@ impl Probe {
             if let Ok(Some(_)) = tokio::time::timeout(Duration::from_millis(50), sub.next()).await {
                 return true;
             }
-            let refused = self
-                .heard
-                .violations()
-                .iter()
-                .filter(|v| v.contains(&what))
-                .count();
+            let refused = self.heard.mentioning(&what);
             if refused > before {
                 return false;
             }
