@@ -112,6 +112,40 @@ fn secret(var: &str, file: Option<&std::path::Path>) -> Option<String> {
     )
 }
 
+/// The `--stream-replicas` flag of every binary that may create the streams (the services,
+/// `serve`, `streams apply`): one type, one check ([`check_replicas`], which the services'
+/// configurations use too).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct ReplicasArgs {
+    /// Servers that keep a copy of each stream, when this process creates it: 1 on a single
+    /// server, 3 on a NATS cluster (at most 5). An existing stream keeps its count.
+    #[arg(long, env = "NATS_STREAM_REPLICAS", default_value_t = 1, value_parser = parse_replicas)]
+    pub stream_replicas: usize,
+}
+
+/// `replicas` if a stream may have that many copies (1 to [`crate::MAX_REPLICAS`]).
+///
+/// # Errors
+///
+/// The reason, when it may not.
+pub fn check_replicas(replicas: usize) -> Result<usize, String> {
+    if (1..=crate::MAX_REPLICAS).contains(&replicas) {
+        Ok(replicas)
+    } else {
+        Err(format!(
+            "stream replicas {replicas} is not in 1..={}",
+            crate::MAX_REPLICAS
+        ))
+    }
+}
+
+fn parse_replicas(text: &str) -> Result<usize, String> {
+    let n = text
+        .parse::<usize>()
+        .map_err(|e| format!("{text:?} is not a count: {e}"))?;
+    check_replicas(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +188,24 @@ mod tests {
         assert!(Cli::try_parse_from(["x", "--nats-password", "pw"]).is_err());
         assert!(Cli::try_parse_from(["x", "--nats-token", "t"]).is_err());
         assert!(Cli::try_parse_from(["x", "--nats-tls-cert", "c.pem"]).is_err());
+    }
+
+    #[test]
+    fn stream_replicas_are_one_to_five() {
+        #[derive(clap::Parser)]
+        struct R {
+            #[command(flatten)]
+            r: ReplicasArgs,
+        }
+        assert_eq!(R::try_parse_from(["x"]).unwrap().r.stream_replicas, 1);
+        let three = R::try_parse_from(["x", "--stream-replicas", "3"]).unwrap();
+        assert_eq!(three.r.stream_replicas, 3);
+        for bad in ["0", "6", "-1", "three"] {
+            assert!(
+                R::try_parse_from(["x", "--stream-replicas", bad]).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(check_replicas(5).is_ok() && check_replicas(0).is_err());
     }
 }

@@ -35,7 +35,7 @@ mod jetstream;
 mod memory;
 
 #[cfg(feature = "clap")]
-pub use args::NatsArgs;
+pub use args::{NatsArgs, ReplicasArgs, check_replicas};
 pub use connect::{NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, refused_connections};
 pub use jetstream::{Applied, JetStreamBus, deliver_subject};
 pub use memory::MemoryBus;

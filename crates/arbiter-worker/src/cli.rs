@@ -39,15 +39,8 @@ pub struct Settings {
     /// partitions wait before they are taken over.
     #[arg(long, default_value_t = 3000)]
     pub lease_ttl_ms: u64,
-    /// Servers that keep a copy of the stream, when this service creates it: 1 on a single
-    /// server, 3 on a NATS cluster (at most 5).
-    #[arg(
-        long,
-        env = "NATS_STREAM_REPLICAS",
-        default_value_t = 1,
-        value_parser = clap::value_parser!(u8).range(1..=5)
-    )]
-    pub stream_replicas: u8,
+    #[command(flatten)]
+    pub replicas: arbiter_bus::ReplicasArgs,
     /// Servers that keep each durable consumer's state on a NATS cluster (default: as many as
     /// the stream). 1 shortens the verdict tail on a cluster, but a partition's verdicts stop
     /// while its consumer's server is down (deploy/STREAMS.md).
@@ -160,7 +153,7 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
         bus: BusConfig::Nats {
             options: Box::new(nats),
             stream: s.stream,
-            replicas: s.stream_replicas.into(),
+            replicas: s.replicas.stream_replicas,
         },
         client_name: role.name().to_owned(),
         parts: vec![crate::pipeline::part(

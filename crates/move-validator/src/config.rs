@@ -118,13 +118,7 @@ impl Config {
                 self.stream
             )));
         }
-        if !(1..=arbiter_bus::MAX_REPLICAS).contains(&self.stream_replicas) {
-            return Err(ConfigError(format!(
-                "stream replicas {} is not in 1..={}",
-                self.stream_replicas,
-                arbiter_bus::MAX_REPLICAS
-            )));
-        }
+        arbiter_bus::check_replicas(self.stream_replicas).map_err(ConfigError)?;
         if let Some(token) = &self.auth_token
             && (token.is_empty() || token.contains(char::is_whitespace))
         {

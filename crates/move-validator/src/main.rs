@@ -24,10 +24,8 @@ struct Args {
     /// JetStream stream of game events (created when missing).
     #[arg(long, env = "MOVE_VALIDATOR_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
-    /// Servers that keep a copy of the stream, when this service creates it: 1 on a single
-    /// server, 3 on a NATS cluster (at most 5).
-    #[arg(long, env = "NATS_STREAM_REPLICAS", default_value_t = 1)]
-    stream_replicas: usize,
+    #[command(flatten)]
+    replicas: arbiter_bus::ReplicasArgs,
     /// File holding the bearer token every MoveValidator call must carry (or the environment
     /// variable MOVE_VALIDATOR_AUTH_TOKEN, never a flag's value); neither means no
     /// authentication.
@@ -96,7 +94,7 @@ async fn main() -> anyhow::Result<()> {
     let config = Config {
         nats: args.nats.options(args.nats_url),
         stream: args.stream,
-        stream_replicas: args.stream_replicas,
+        stream_replicas: args.replicas.stream_replicas,
         auth_token: move_validator::auth_token_from_env_or(args.auth_token_file.as_deref())
             .context("--auth-token-file")?,
         grace_period: Duration::from_secs(args.grace_secs),

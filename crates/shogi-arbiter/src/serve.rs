@@ -27,15 +27,8 @@ pub struct ServeArgs {
     /// JetStream stream of game events (created when missing).
     #[arg(long, env = "SHOGI_ARBITER_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
-    /// Servers that keep a copy of the stream, when this service creates it: 1 on a single
-    /// server, 3 on a NATS cluster (at most 5).
-    #[arg(
-        long,
-        env = "NATS_STREAM_REPLICAS",
-        default_value_t = 1,
-        value_parser = clap::value_parser!(u8).range(1..=5)
-    )]
-    stream_replicas: u8,
+    #[command(flatten)]
+    replicas: arbiter_bus::ReplicasArgs,
     /// Seconds in-flight calls get to finish after SIGTERM or SIGINT.
     #[arg(long, env = "SHOGI_ARBITER_GRACE_SECS", default_value_t = 10)]
     grace_secs: u64,
@@ -107,7 +100,7 @@ async fn serve(args: ServeArgs, config: arbiter_stack::StackConfig) -> anyhow::R
         Some(url) => arbiter_stack::BusConfig::Nats {
             options: Box::new(args.nats.options(url)),
             stream: args.stream.clone(),
-            replicas: args.stream_replicas.into(),
+            replicas: args.replicas.stream_replicas,
         },
     };
     let bus = arbiter_stack::connect(&bus)

@@ -81,10 +81,8 @@ impl BusArgs {
 struct ApplyArgs {
     #[command(flatten)]
     bus: BusArgs,
-    /// Copies of each stream (3 on a 3-node cluster). An existing stream keeps its count.
-    #[arg(long, env = "NATS_STREAM_REPLICAS", default_value_t = 1,
-          value_parser = clap::value_parser!(u8).range(1..=5))]
-    stream_replicas: u8,
+    #[command(flatten)]
+    replicas: arbiter_bus::ReplicasArgs,
     /// The workers' ack wait in milliseconds (deploy/STREAMS.md).
     #[arg(long, env = "ARBITER_ACK_WAIT_MS", default_value_t = 5000,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -163,7 +161,7 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     // This command is what creates them: `ARBITER_STREAMS=bind` in its environment (shared
     // with the services in a ConfigMap) does not apply to it.
     options.provision = Provision::Create;
-    let replicas = usize::from(args.stream_replicas);
+    let replicas = args.replicas.stream_replicas;
     let games = arbiter_runtime::streams::connect(
         &options,
         "shogi-arbiter-streams",
