@@ -214,6 +214,13 @@ pub mod subject {
         format!("shogi.lease.{role}.member.*")
     }
 
+    /// `shogi.deliver.<consumer>`: where a durable push consumer of the games' stream
+    /// delivers (a queue group of the consumer's name); `deploy/nats/auth.conf` exports each
+    /// to its role's account alone.
+    pub fn deliver(consumer: &str) -> String {
+        format!("shogi.deliver.{consumer}")
+    }
+
     /// `shogi.aside.<game_id>`: a log event set aside (an event for a game never created), kept
     /// for an operator to inspect.
     pub fn aside(game_id: &str) -> String {

@@ -27,7 +27,7 @@ pub(super) fn durable_config(config: &DurableConfig) -> consumer::pull::Config {
 
 /// Where the push consumer `name` delivers ([`DeliveryMode::Push`]).
 pub fn deliver_subject(name: &str) -> String {
-    format!("shogi.deliver.{name}")
+    shogi_proto::subject::deliver(name)
 }
 
 /// The JetStream configuration of the durable push consumer `config`: as the pull consumer's
