@@ -91,6 +91,17 @@ pub async fn connect(
     Ok(connect_all(nats, client_name, stream, replicas).await?.0)
 }
 
+/// Connects to NATS as `client_name` to the games' stream `stream` alone, for the operator
+/// tools (`shogi-arbiter export` and `prune`), which read and purge games and set up nothing
+/// else: with `bind` provision (their documented users), the stream must exist.
+pub async fn connect_games(
+    nats: &NatsOptions,
+    client_name: &str,
+    stream: &str,
+) -> Result<JetStreamBus, BusError> {
+    JetStreamBus::connect(nats, client_name, &games(stream, 1)).await
+}
+
 /// The games' stream and the lease stream's bus.
 async fn connect_all(
     nats: &NatsOptions,

@@ -67,13 +67,9 @@ impl BusArgs {
         options: &NatsOptions,
         client_name: &str,
     ) -> anyhow::Result<JetStreamBus> {
-        JetStreamBus::connect(
-            options,
-            client_name,
-            &arbiter_runtime::streams::games(&self.stream, 1),
-        )
-        .await
-        .context("connect to NATS")
+        arbiter_runtime::streams::connect_games(options, client_name, &self.stream)
+            .await
+            .context("connect to NATS")
     }
 }
 
