@@ -2,15 +2,17 @@
 
 Which subject (proto/shogi/v1/bus.proto, deploy/STREAMS.md "What a platform can rely on"):
 
-- `shogi.game.<game_id>.verdict` in stream `SHOGI_GAMES` holds exactly one Verdict per game:
-  every announcer writes it expecting the subject empty. This listener reads it with a durable
-  JetStream pull consumer, so it misses none (a verdict stored while it was down comes when it
-  is back) and sees none twice unless it failed to acknowledge one, through server restarts
-  and cluster failovers alike.
+- `shogi.game.<game_id>.result` in stream `SHOGI_GAMES` holds exactly one Verdict per game:
+  the verdict the move validator checked against the game's log, written by the validator
+  alone, expecting the subject empty. This listener reads it with a durable JetStream pull
+  consumer, so it misses none (a verdict stored while it was down comes when it is back) and
+  sees none twice unless it failed to acknowledge one, through server restarts and cluster
+  failovers alike.
 - `shogi.verdict.*` on core NATS is the same verdict republished by the stream: simpler, but a
   listener that is not connected at that moment misses it, and a cluster failover can repeat
   one. Good for a live display, not for settling games.
-- Never a core subscription on `shogi.game.*.verdict`: the raw publishes there may repeat.
+- Never `shogi.game.*.verdict`: it holds the announcements before the validator checks them
+  (one written with a stolen worker credential could be false), and its raw publishes repeat.
 
 Exactly once: JetStream redelivers a verdict whose ack it did not get (the listener died
 between its work and its ack), so the work must be idempotent. Here it is a row in SQLite keyed
@@ -38,7 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen
 from shogi.v1 import arbiter_pb2 as pb  # noqa: E402
 
 STREAM = "SHOGI_GAMES"
-SUBJECT = "shogi.game.*.verdict"
+SUBJECT = "shogi.game.*.result"
 TYPE_HEADER = "Shogi-Message-Type"
 
 

@@ -150,8 +150,13 @@ where
     }
 }
 
+/// How long [`assert_one_right_verdict`] waits for a game's `.result` once its `.verdict` is
+/// there (the validator's check is one delivery behind the announcement).
+const RESULT_WAIT: test_support::Deadline = test_support::Deadline::secs(10);
+
 /// Checks that every game `<prefix>-<i>` of `games` has exactly one verdict on the bus, and the
-/// one its script expects (code, winner, ply).
+/// one its script expects (code, winner, ply): one announcement on `.verdict`, and one checked
+/// verdict on `.result` (what the platforms hear), waited for up to [`RESULT_WAIT`].
 ///
 /// # Panics
 ///
@@ -159,25 +164,40 @@ where
 pub async fn assert_one_right_verdict(bus: &arbiter_bus::Bus, prefix: &str, games: &[Scripted]) {
     for (i, g) in games.iter().enumerate() {
         let id = format!("{prefix}-{i}");
-        let verdicts = shogi_proto::subject::verdict(&id);
-        let first = bus
-            .next(&verdicts, 1)
-            .await
-            .expect("read the verdict")
-            .unwrap_or_else(|| panic!("{id} ({}): no verdict", g.source));
-        let again = bus
-            .next(&verdicts, first.sequence + 1)
-            .await
-            .expect("read the verdicts");
-        assert!(again.is_none(), "{id} ({}): two verdicts", g.source);
-        let v = shogi_proto::event::decode_verdict(first.message_type.as_deref(), &first.payload)
-            .expect("a Verdict");
-        assert_eq!(
-            (v.code, v.winner, v.ply),
-            (g.expected.code, g.expected.winner, g.expected.ply),
-            "{id} ({})",
-            g.source
-        );
+        for (subject, wait) in [
+            (shogi_proto::subject::verdict(&id), Duration::ZERO),
+            (shogi_proto::subject::result(&id), RESULT_WAIT.get()),
+        ] {
+            let until = Instant::now() + wait;
+            let first = loop {
+                let first = bus.next(&subject, 1).await.expect("read the verdict");
+                match first {
+                    Some(m) => break m,
+                    None if Instant::now() < until => {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    None => panic!("{id} ({}): no verdict on {subject}", g.source),
+                }
+            };
+            let again = bus
+                .next(&subject, first.sequence + 1)
+                .await
+                .expect("read the verdicts");
+            assert!(
+                again.is_none(),
+                "{id} ({}): two verdicts on {subject}",
+                g.source
+            );
+            let v =
+                shogi_proto::event::decode_verdict(first.message_type.as_deref(), &first.payload)
+                    .expect("a Verdict");
+            assert_eq!(
+                (v.code, v.winner, v.ply),
+                (g.expected.code, g.expected.winner, g.expected.ply),
+                "{id} ({}) on {subject}",
+                g.source
+            );
+        }
     }
 }
 
@@ -369,7 +389,7 @@ impl VerdictSubscriber {
         for i in 0..games {
             let id = format!("{prefix}-{i}");
             let stored = bus
-                .next(&shogi_proto::subject::verdict(&id), 1)
+                .next(&shogi_proto::subject::result(&id), 1)
                 .await
                 .expect("read the verdict");
             let stored_seq = stored.as_ref().map(|m| m.sequence);

@@ -8,6 +8,9 @@
 //!   every game, and none of them meets a permissions violation on the way;
 //! - the platform reader reads every verdict once through its durable consumer, and can write
 //!   nothing: not a game event, not another user's replies;
+//! - a well-formed false verdict written on a game's `.verdict` with the watcher's credential
+//!   reaches no platform (neither `shogi.verdict.*` nor `platform-verdicts`): only the verdict
+//!   the validator's check finds in the log does (issue 20);
 //! - a worker cannot write another role's subjects (leases, consumers, warnings), and the
 //!   validator cannot administer the stream.
 
@@ -179,9 +182,10 @@ async fn each_user_does_its_job_and_nothing_else() {
             .lines()
             .filter(|l| l.starts_with("consumer "))
             .count();
+        // The workers', the validator's `verdict-check` and `platform-verdicts`.
         assert_eq!(
             consumers,
-            2 * shogi_proto::PARTITIONS as usize + 1,
+            2 * shogi_proto::PARTITIONS as usize + 2,
             "{stdout}"
         );
         let fresh = if round == 0 { "created" } else { "unchanged" };
@@ -260,6 +264,42 @@ async fn each_user_does_its_job_and_nothing_else() {
         .unwrap()
         .await
         .expect("the validator writes .verdict");
+    // And a well-formed verdict of another ending, written with the watcher's credential (a
+    // stolen one, say), before the game's real end: before issue 20's check, the stream
+    // republished it at once to `shogi.verdict.perm-forged` and `platform-verdicts` delivered
+    // it; now the validator's check finds it is not what the log decides and records nothing.
+    let platform_heard = {
+        let (reader_raw, _) = client(&url, "reader").await;
+        let sub = reader_raw
+            .subscribe(subject::verdict_notice("perm-forged"))
+            .await
+            .unwrap();
+        reader_raw.flush().await.unwrap();
+        (reader_raw, sub)
+    };
+    let false_verdict = shogi_proto::v1::Verdict {
+        game_id: "perm-forged".into(),
+        code: shogi_proto::v1::ResultCode::Resignation as i32,
+        winner: shogi_proto::v1::Color::White as i32,
+        ply: 1,
+        ..Default::default()
+    };
+    {
+        use prost::Message as _;
+        let (watcher_raw, _) = client(&url, "watcher").await;
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(shogi_proto::MESSAGE_TYPE_HEADER, shogi_proto::VERDICT_TYPE);
+        async_nats::jetstream::with_prefix(watcher_raw, API_PREFIX)
+            .publish_with_headers(
+                subject::verdict("perm-forged"),
+                headers,
+                false_verdict.encode_to_vec().into(),
+            )
+            .await
+            .unwrap()
+            .await
+            .expect("the watcher's credential writes .verdict");
+    }
     play(&clients, "perm-forged".into(), &all[0]).await;
 
     // A strict game: the deciding move waits for the watcher's verdict, which the validator
@@ -379,7 +419,7 @@ async fn each_user_does_its_job_and_nothing_else() {
         .consumer_count;
     assert_eq!(
         consumers,
-        2 * shogi_proto::PARTITIONS as usize + 1,
+        2 * shogi_proto::PARTITIONS as usize + 2,
         "only the durable consumers"
     );
 
@@ -431,6 +471,46 @@ async fn each_user_does_its_job_and_nothing_else() {
         let v = shogi_proto::v1::Verdict::decode(announced.payload).unwrap();
         assert_eq!((v.code, v.ply), (all[0].expected.code, all[0].expected.ply));
     }
+    // What a platform heard of perm-forged on `shogi.verdict.*`: one notice, the real verdict,
+    // never the false one. Its `.result` holds only that verdict.
+    let checked = subject::result("perm-forged");
+    let deadline = Instant::now() + DEADLINE.get();
+    let result = loop {
+        if let Some(m) = read("perm-forged", DEADLINE.get(), || bus.last(&checked)).await {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "perm-forged: no checked verdict");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        bus.next(&checked, 1).await.unwrap().map(|m| m.sequence) == Some(result.sequence),
+        "perm-forged: more than one entry on .result"
+    );
+    {
+        use prost::Message as _;
+        let (reader_raw, mut sub) = platform_heard;
+        let notice = tokio::time::timeout(DEADLINE.get(), sub.next())
+            .await
+            .expect("perm-forged: no notice on shogi.verdict.perm-forged")
+            .unwrap();
+        let v = shogi_proto::v1::Verdict::decode(notice.payload).unwrap();
+        assert_eq!(
+            (v.code, v.winner, v.ply),
+            (
+                all[0].expected.code,
+                all[0].expected.winner,
+                all[0].expected.ply
+            ),
+            "the first notice a platform heard of perm-forged is not its verdict"
+        );
+        assert_ne!((v.code, v.ply), (false_verdict.code, false_verdict.ply));
+        // Nothing else comes: a round trip through the server, then no message waiting.
+        reader_raw.flush().await.unwrap();
+        assert!(
+            sub.next().now_or_never().is_none(),
+            "perm-forged: a second notice on shogi.verdict.perm-forged"
+        );
+    }
 
     // The platform's durable consumer: every verdict once, acknowledged.
     let (reader, reader_heard) = client(&url, "reader").await;
@@ -453,9 +533,15 @@ async fn each_user_does_its_job_and_nothing_else() {
         .expect("fetch verdicts");
     while let Some(m) = batch.next().await {
         let m = m.expect("a verdict");
-        // perm-forged's `.verdict` holds the entry set aside, then the verdict.
+        // Each game's checked verdict, once: perm-forged's too, though its `.verdict` holds
+        // two entries set aside before its announcement.
         let fresh = seen.insert(m.subject.to_string());
-        assert!(fresh || m.subject.as_str() == forged, "{} twice", m.subject);
+        assert!(fresh, "{} twice", m.subject);
+        if m.subject.as_str() == checked {
+            use prost::Message as _;
+            let v = shogi_proto::v1::Verdict::decode(m.payload.clone()).unwrap();
+            assert_eq!((v.code, v.ply), (all[0].expected.code, all[0].expected.ply));
+        }
         m.ack().await.expect("ack");
     }
     // Every game's, the strict one's and perm-forged's.
@@ -515,6 +601,10 @@ async fn each_user_does_its_job_and_nothing_else() {
         "$JS.API.STREAM.PURGE.SHOGI_GAMES",
         "$JS.API.STREAM.UPDATE.SHOGI_GAMES",
         "$JS.API.CONSUMER.DELETE.SHOGI_GAMES.repetition-watcher-p0",
+        "$JS.API.CONSUMER.DELETE.SHOGI_GAMES.verdict-check",
+        "$JS.API.CONSUMER.CREATE.SHOGI_GAMES.verdict-check",
+        "$JS.API.CONSUMER.DURABLE.CREATE.SHOGI_GAMES.verdict-check",
+        "$JS.API.CONSUMER.MSG.NEXT.SHOGI_GAMES.repetition-watcher-p0",
         "shogi.lease.repetition-watcher.0",
     ] {
         validator.publish(forbidden, "".into()).await.unwrap();
@@ -534,6 +624,16 @@ async fn each_user_does_its_job_and_nothing_else() {
             !log.to_ascii_lowercase().contains("permissions violation"),
             "{name} met a permissions violation:\n{log}"
         );
+        if name == "validator" {
+            // Its check refused the false verdict, and said so.
+            assert!(
+                log.lines().any(|l| l.contains("ERROR")
+                    && l.contains("perm-forged")
+                    && l.contains("bad_verdict")
+                    && l.contains("decides no ending")),
+                "the validator said nothing at ERROR of the false verdict on perm-forged:\n{log}"
+            );
+        }
         if name == "repetition-watcher" {
             assert!(
                 log.lines().any(|l| l.contains("ERROR")
@@ -950,6 +1050,7 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
             ("write a game's `.declare`", subject::declare(&game)),
             ("write a game's `.warning`", subject::warning(&game)),
             ("write a game's `.verdict`", subject::verdict(&game)),
+            ("write a game's `.result`", subject::result(&game)),
             ("write `shogi.aside.<id>`", subject::aside(&game)),
             (
                 "write a watcher lease",
@@ -978,6 +1079,10 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
             (
                 "have an API answer stored as a game's `.verdict` (reply subject)",
                 subject::verdict(&trick),
+            ),
+            (
+                "have an API answer stored as a game's `.result` (reply subject)",
+                subject::result(&trick),
             ),
             (
                 "have an API answer stored in a game's log (reply subject)",
@@ -1026,14 +1131,14 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
         cells.push(("hear the games' raw publishes", heard_game));
         let heard_verdicts = p
             .hears(shogi_proto::VERDICT_NOTICES, || async {
-                // A stored verdict is republished; a new game each time, since `.verdict`
-                // takes one.
+                // A stored (checked) verdict is republished; a new game each time, since
+                // `.result` takes one.
                 static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
                 let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let mut h = async_nats::HeaderMap::new();
                 h.insert(shogi_proto::MESSAGE_TYPE_HEADER, shogi_proto::VERDICT_TYPE);
                 validator
-                    .publish_with_headers(format!("shogi.game.v{n}-{user}.verdict"), h, "".into())
+                    .publish_with_headers(format!("shogi.game.v{n}-{user}.result"), h, "".into())
                     .await
                     .unwrap()
                     .await
@@ -1060,6 +1165,10 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
             ("pull the watcher's consumers", "repetition-watcher-p0"),
             ("pull the judge's consumers", "impasse-judge-p0"),
             ("pull `platform-verdicts`", shogi_proto::PLATFORM_VERDICTS),
+            (
+                "pull the validator's `verdict-check`",
+                shogi_proto::consumer::VERDICT_CHECK,
+            ),
         ] {
             let answers = p
                 .api(
@@ -1099,20 +1208,36 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
                 .await;
             cells.push((name, received));
         }
-        for (name, role) in [
+        // The validator's check: every announcement on `.verdict` is delivered to it.
+        let check = shogi_proto::consumer::VERDICT_CHECK;
+        let received = p
+            .receives(&arbiter_bus::deliver_subject(check), check, || async {
+                static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+                let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                validator
+                    .publish(format!("shogi.game.check{n}-{user}.verdict"), "".into())
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            })
+            .await;
+        cells.push(("receive the validator's check deliveries (push)", received));
+        for (name, consumer) in [
             (
                 "answer the watcher's flow control (`$JS.FC`)",
-                "repetition-watcher",
+                shogi_proto::consumer::partition("repetition-watcher", 0),
             ),
             (
                 "answer the judge's flow control (`$JS.FC`)",
-                "impasse-judge",
+                shogi_proto::consumer::partition("impasse-judge", 0),
+            ),
+            (
+                "answer the validator's check flow control (`$JS.FC`)",
+                check.to_owned(),
             ),
         ] {
-            let fc = format!(
-                "$JS.FC.SHOGI_GAMES.{}.ab12",
-                shogi_proto::consumer::partition(role, 0)
-            );
+            let fc = format!("$JS.FC.SHOGI_GAMES.{consumer}.ab12");
             cells.push((name, !p.refused(&fc, "").await));
         }
         let forged = format!("forged-by-{user}");
@@ -1449,8 +1574,8 @@ async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_direc
     }
 }
 
-/// `streams apply` as admin turns the workers' consumers from push (the default) to pull and
-/// back: each is replaced, starting after its ack floor, and said so; `platform-verdicts` stays
+/// `streams apply` as admin turns the workers' consumers (and the validator's `verdict-check`)
+/// from push (the default) to pull and back: each is replaced, starting after its ack floor, and said so; `platform-verdicts` stays
 /// as it is; a second run changes nothing (deploy/STREAMS.md, "Changing the delivery mode").
 #[test]
 fn streams_apply_replaces_the_workers_consumers_of_the_other_delivery_mode() {
@@ -1476,7 +1601,9 @@ fn streams_apply_replaces_the_workers_consumers_of_the_other_delivery_mode() {
     };
     for delivery in ["pull", "push"] {
         let lines = apply(delivery);
-        assert_eq!(lines.len(), 2 * shogi_proto::PARTITIONS as usize + 1);
+        // The workers' and the validator's `verdict-check`, in the mode asked; and
+        // `platform-verdicts`, pulled whatever the mode.
+        assert_eq!(lines.len(), 2 * shogi_proto::PARTITIONS as usize + 2);
         for line in &lines {
             let want = if line.contains(shogi_proto::PLATFORM_VERDICTS) {
                 "unchanged".to_owned()

@@ -225,6 +225,98 @@ impl Reader {
     }
 }
 
+/// What [`Reader::check`] did with an announcement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checked {
+    /// The announcement is the verdict the log decides: stored on `.result` at this sequence.
+    Recorded(u64),
+    /// The announcement is the log's verdict, and `.result` held it already (checked before,
+    /// by this or another instance).
+    Already,
+    /// The announcement is not the verdict the log decides (or the log decides none): set
+    /// aside, logged at ERROR, counted; nothing recorded. Why, in words.
+    Rejected(String),
+}
+
+impl Reader {
+    /// Checks `found`, an announcement on game `game_id`'s `.verdict`, against `decided`, the
+    /// verdict this reader's replay of the game's log decides (`None`: no ending yet). Only
+    /// when the two are the same verdict (game, ending, winner, ply) is `decided` recorded on
+    /// the game's `.result`, which the stream republishes to the platforms: the subject holds
+    /// one message per game (the publish expects it empty), so checking again records nothing
+    /// new. Anything else on `.verdict` (a false verdict written with a worker's credential,
+    /// an announcement the log does not bear out) is set aside ([`AsideReason::BadVerdict`]),
+    /// logged at ERROR and counted, and reaches no platform (issue 20).
+    pub async fn check(
+        &self,
+        bus: &Bus,
+        game_id: &str,
+        found: &Message,
+        decided: Option<&pb::Verdict>,
+    ) -> Result<Checked, BusError> {
+        let verdict = match decided {
+            Some(v) => same_verdict(found, v).map(|()| v),
+            None => decode_verdict(found.message_type.as_deref(), &found.payload).and_then(|v| {
+                Err(format!(
+                    "verdict {} (code {}, winner {}, ply {}) where the log decides no ending",
+                    v.game_id, v.code, v.winner, v.ply
+                ))
+            }),
+        };
+        let verdict = match verdict {
+            Ok(v) => v,
+            Err(detail) => {
+                let aside = SetAside {
+                    sequence: found.sequence,
+                    reason: AsideReason::BadVerdict,
+                    detail: detail.clone(),
+                };
+                self.put_aside(bus, game_id, found, &aside).await;
+                return Ok(Checked::Rejected(detail));
+            }
+        };
+        Ok(match self.record(bus, verdict).await? {
+            Announced::Stored(seq) => Checked::Recorded(seq),
+            Announced::Already => Checked::Already,
+        })
+    }
+
+    /// Records `verdict`, which this reader's replay of the log decided, on its game's
+    /// `.result` (what the platforms hear), expecting the subject empty: stored, or there
+    /// already. Only the validator records: after [`Reader::check`], or for an ending it
+    /// announced itself (no pipeline), whose verdict is its own replay's.
+    pub async fn record(&self, bus: &Bus, verdict: &pb::Verdict) -> Result<Announced, BusError> {
+        let game_id = verdict.game_id.as_str();
+        match bus.publish(Envelope::result(verdict).into()).await? {
+            Published::Stored(seq) => Ok(Announced::Stored(seq)),
+            Published::Duplicate(_) => Ok(Announced::Already),
+            Published::Conflict => {
+                // Only the validator writes `.result`, one message per game; what is there is
+                // either this verdict (recorded by another instance) or a bug to hear of.
+                let result = subject::result(game_id);
+                match bus.last(&result).await? {
+                    Some(m) => {
+                        if let Err(detail) = same_verdict(&m, verdict) {
+                            tracing::error!(
+                                game_id,
+                                seq = m.sequence,
+                                %detail,
+                                reader = self.name,
+                                "the game's .result holds another verdict than its log decides: left as it is"
+                            );
+                        }
+                        Ok(Announced::Already)
+                    }
+                    None => Err(BusError::Publish {
+                        msg_id: msg_id::result(game_id, verdict.ply),
+                        reason: format!("{result} conflicted but holds nothing"),
+                    }),
+                }
+            }
+        }
+    }
+}
+
 /// Publishes the warnings of one ply, in order, on their game's `.warning`, each with its
 /// message id (its ply and index), so that publishing them again stores nothing new; how many
 /// were stored now. The first failure stops it: the log holds what they say, and the reader

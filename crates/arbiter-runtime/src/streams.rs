@@ -3,12 +3,49 @@
 //! the partition leases (`SHOGI_LEASES`); and [`open`], the one function every process opens
 //! its bus with.
 
-use arbiter_bus::{Bus, BusError, JetStreamBus, MemoryBus, NatsOptions, StreamSettings};
+use arbiter_bus::{
+    Bus, BusError, DeliveryMode, DurableConfig, JetStreamBus, MemoryBus, NatsOptions,
+    StreamSettings,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The games' stream `name` with `replicas` copies, republishing each stored verdict to
-/// `shogi.verdict.<game_id>`.
+/// The validator's durable consumer of every announcement on `.verdict`
+/// ([`shogi_proto::consumer::VERDICT_CHECK`]), shared by its instances, which record on
+/// `.result` only what the log decides (`arbiter_runtime::games::Reader::check`). `replicas`:
+/// servers keeping its state (`None`: as the stream). Created by `shogi-arbiter streams apply`,
+/// or by the validator when it creates its streams.
+pub fn verdict_check(delivery: DeliveryMode, replicas: Option<usize>) -> DurableConfig {
+    DurableConfig {
+        name: shogi_proto::consumer::VERDICT_CHECK.to_owned(),
+        filter: shogi_proto::subject::ALL_VERDICTS.to_owned(),
+        ack_wait: Duration::from_secs(10),
+        max_ack_pending: 1000,
+        // No limit: a check fails only when the bus does, and giving an announcement up would
+        // leave its game without a result.
+        max_deliver: None,
+        replicas,
+        delivery,
+    }
+}
+
+/// The platforms' durable consumer of the checked verdicts ([`shogi_proto::PLATFORM_VERDICTS`],
+/// filter [`shogi_proto::VERDICT_REPUBLISH_SOURCE`]): each acknowledged by the platform once
+/// processed; pulled, as a platform's client reads it (deploy/STREAMS.md).
+pub fn platform_verdicts(replicas: Option<usize>) -> DurableConfig {
+    DurableConfig {
+        name: shogi_proto::PLATFORM_VERDICTS.to_owned(),
+        filter: shogi_proto::VERDICT_REPUBLISH_SOURCE.to_owned(),
+        ack_wait: Duration::from_secs(30),
+        max_ack_pending: 1000,
+        max_deliver: None,
+        replicas,
+        delivery: DeliveryMode::Pull,
+    }
+}
+
+/// The games' stream `name` with `replicas` copies, republishing each checked verdict (its
+/// `.result`) to `shogi.verdict.<game_id>`.
 pub fn games(name: &str, replicas: usize) -> StreamSettings {
     StreamSettings {
         replicas,

@@ -44,6 +44,7 @@ pub use service::moves::{legal_moves, validate_move};
 pub use service::{CacheLimits, READER, Validator};
 pub use tls::TlsConfig;
 
+use arbiter_bus::DeliveryMode;
 use arbiter_runtime::compose::{self, Composition};
 use arbiter_runtime::grpc::{self, Health};
 use arbiter_runtime::streams::BusConfig;
@@ -160,6 +161,7 @@ async fn serve_part(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut check_stop = stop_rx.clone();
     let validator = Validator::new(
         store::Bus::new(bus.clone()),
         stop_rx,
@@ -167,6 +169,18 @@ async fn serve_part(
         config.pipeline,
         config.max_message_bytes,
     );
+    // Every announced verdict is checked against the replay before a platform hears of it
+    // (`service/check.rs`), by whichever instance its consumer delivers it to.
+    let checker = validator.clone();
+    let check = tokio::spawn(async move {
+        let durable = arbiter_runtime::streams::verdict_check(DeliveryMode::default(), None);
+        checker
+            .check_announcements(durable, async move {
+                let _ = check_stop.wait_for(|s| *s).await;
+            })
+            .await;
+    });
+    let check = AbortOnDrop(check);
     let errors = operator::ErrorLog::default();
     let operator_service = InterceptedService::new(
         OperatorServer::new(operator::Overview::new(bus.clone(), errors.clone())),
@@ -218,5 +232,16 @@ async fn serve_part(
             grpc::serve(incoming, routes, &health, &options, shutdown, stop).await
         }
     };
+    drop(check);
     served.map_err(Error::from)
+}
+
+/// Aborts its task when dropped: the check of the verdicts ends with the service (an
+/// announcement being checked is not acknowledged, and comes again to another instance).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

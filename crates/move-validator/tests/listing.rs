@@ -90,7 +90,7 @@ async fn requests<T>(monitor: u16, call: impl std::future::Future<Output = T>) -
 
 /// The scan ListGames made before its index, kept here as the reference its answers are
 /// held to: the creation events from the token on, one message get each, and each game's
-/// last `.verdict`, one more.
+/// last `.result` (the checked verdict), one more.
 async fn scan(bus: &dyn EventBus, req: &pb::ListGamesRequest) -> pb::ListGamesResponse {
     let size = if req.page_size == 0 {
         50
@@ -114,7 +114,7 @@ async fn scan(bus: &dyn EventBus, req: &pb::ListGamesRequest) -> pb::ListGamesRe
             Ok(created) if subject::created(&created.game_id) == msg.subject => created,
             _ => continue,
         };
-        let verdict = match bus.last(&subject::verdict(&created.game_id)).await.unwrap() {
+        let verdict = match bus.last(&subject::result(&created.game_id)).await.unwrap() {
             Some(v) => decode_verdict(v.message_type.as_deref(), &v.payload).ok(),
             None => None,
         };

@@ -183,29 +183,29 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     }
     let mut ok = true;
     let mut durables = Vec::new();
+    let delivery = if args.consumer_delivery == "pull" {
+        arbiter_bus::DeliveryMode::Pull
+    } else {
+        arbiter_bus::DeliveryMode::Push
+    };
     for role in [Role::Watcher, Role::Judge] {
         let mut worker = WorkerConfig::new(role);
         worker.ack_wait = Duration::from_millis(args.ack_wait_ms);
         worker.max_ack_pending = usize::try_from(args.max_ack_pending).unwrap_or(usize::MAX);
         worker.consumer_replicas = args.consumer_replicas.map(usize::from);
-        worker.consumer_delivery = if args.consumer_delivery == "pull" {
-            arbiter_bus::DeliveryMode::Pull
-        } else {
-            arbiter_bus::DeliveryMode::Push
-        };
+        worker.consumer_delivery = delivery;
         durables.extend((0..shogi_proto::PARTITIONS).map(|p| worker.durable(p)));
     }
-    // The platform's: every stored verdict, each acknowledged by the platform once processed;
+    // The validator's check of every announcement, in the workers' mode (push unless asked).
+    durables.push(arbiter_runtime::streams::verdict_check(
+        delivery,
+        args.consumer_replicas.map(usize::from),
+    ));
+    // The platform's: every checked verdict, each acknowledged by the platform once processed;
     // pulled, as a platform's client reads it (deploy/STREAMS.md).
-    durables.push(arbiter_bus::DurableConfig {
-        name: shogi_proto::PLATFORM_VERDICTS.to_owned(),
-        filter: shogi_proto::VERDICT_REPUBLISH_SOURCE.to_owned(),
-        ack_wait: Duration::from_secs(30),
-        max_ack_pending: 1000,
-        max_deliver: None,
-        replicas: args.consumer_replicas.map(usize::from),
-        delivery: arbiter_bus::DeliveryMode::Pull,
-    });
+    durables.push(arbiter_runtime::streams::platform_verdicts(
+        args.consumer_replicas.map(usize::from),
+    ));
     {
         for durable in durables {
             match games.apply_durable(&durable).await {

@@ -106,6 +106,19 @@ impl Envelope {
         .expect(expected)
     }
 
+    /// `verdict`, checked against the log, on its game's `.result`, expecting the subject empty:
+    /// one message per game.
+    pub fn result(verdict: &pb::Verdict) -> Envelope {
+        let id = &verdict.game_id;
+        Envelope::new(
+            subject::result(id),
+            VERDICT_TYPE,
+            msg_id::result(id, verdict.ply),
+            verdict.encode_to_vec(),
+        )
+        .expect(0)
+    }
+
     /// The copy of a log entry set aside by `reader` (its payload and type as they were), on
     /// `shogi.aside.<game_id>`, with why in its headers.
     pub fn aside(

@@ -40,21 +40,24 @@ pub const STREAM: &str = "SHOGI_GAMES";
 pub const STREAM_SUBJECTS: &str = "shogi.game.>";
 
 /// The subjects whose stored messages [`STREAM`] republishes to core NATS: each game's
-/// `.verdict` ([`subject::verdict`]).
-pub const VERDICT_REPUBLISH_SOURCE: &str = "shogi.game.*.verdict";
+/// `.result` ([`subject::result`]), the verdict the validator has checked against its replay of
+/// the game. Not `.verdict`: the watcher and the judge write that one, and a stolen worker
+/// credential could write a false verdict there (issue 20); only the validator writes `.result`.
+pub const VERDICT_REPUBLISH_SOURCE: &str = "shogi.game.*.result";
 
-/// Where [`STREAM`] republishes each stored verdict: `shogi.verdict.<game_id>`
+/// Where [`STREAM`] republishes each stored result: `shogi.verdict.<game_id>`
 /// ([`subject::verdict_notice`]). A core subscriber of `shogi.verdict.*` hears every game's
-/// verdict exactly once: the stream republishes only what it stores, and `.verdict` stores one
-/// message per game; the raw publishes on `.verdict` itself may repeat (an announcement retried
-/// after a crash).
+/// verdict exactly once: the stream republishes only what it stores, and `.result` stores one
+/// message per game; the raw publishes on `.result` itself may repeat (a check retried after a
+/// crash).
 pub const VERDICT_REPUBLISH_DESTINATION: &str = "shogi.verdict.{{wildcard(1)}}";
 
 /// Every republished verdict: the subject a platform subscribes to with core NATS.
 pub const VERDICT_NOTICES: &str = "shogi.verdict.*";
 
 /// The durable consumer of [`STREAM`] a platform reads the verdicts with, each game's once
-/// whatever fails over (filter [`VERDICT_REPUBLISH_SOURCE`], explicit acks): created by
+/// whatever fails over (filter [`VERDICT_REPUBLISH_SOURCE`]: the checked results, explicit
+/// acks): created by
 /// `shogi-arbiter streams apply`, and the one consumer the read-only `reader` NATS user may
 /// use (`deploy/nats/auth.conf`).
 pub const PLATFORM_VERDICTS: &str = "platform-verdicts";
@@ -146,6 +149,12 @@ impl Default for Fnv1a64 {
 
 /// The names of the durable consumers of [`STREAM`] (besides [`PLATFORM_VERDICTS`]).
 pub mod consumer {
+    /// The validator's durable consumer of every announcement on `.verdict`
+    /// ([`crate::subject::ALL_VERDICTS`]), shared by its instances: each announcement is checked
+    /// against the validator's replay of the game, and only a verdict the log decides is written
+    /// on the game's `.result` ([`crate::subject::result`]), which the platforms read.
+    pub const VERDICT_CHECK: &str = "verdict-check";
+
     /// The durable consumer of `partition`'s game logs for the workers of `role`
     /// (`repetition-watcher-p3`): one per role and partition, shared by its holders.
     pub fn partition(role: &str, partition: u32) -> String {
@@ -242,8 +251,16 @@ pub mod subject {
         format!("shogi.game.{game_id}.verdict")
     }
 
-    /// `shogi.verdict.<game_id>`: the game's verdict as the stream republishes it once stored,
-    /// exactly once (see [`crate::VERDICT_REPUBLISH_DESTINATION`]).
+    /// `shogi.game.<game_id>.result`: [`crate::v1::Verdict`], the game's verdict once the
+    /// validator has checked an announcement on `.verdict` against its replay of the log. The
+    /// validator alone writes it (`deploy/nats/auth.conf`), one message per game; it is what the
+    /// stream republishes and what `platform-verdicts` delivers.
+    pub fn result(game_id: &str) -> String {
+        format!("shogi.game.{game_id}.result")
+    }
+
+    /// `shogi.verdict.<game_id>`: the game's checked verdict (its `.result`) as the stream
+    /// republishes it once stored, exactly once (see [`crate::VERDICT_REPUBLISH_DESTINATION`]).
     pub fn verdict_notice(game_id: &str) -> String {
         format!("shogi.verdict.{game_id}")
     }
@@ -259,6 +276,9 @@ pub mod subject {
     /// `shogi.game.*.verdict`: every game's announced verdict.
     pub const ALL_VERDICTS: &str = "shogi.game.*.verdict";
 
+    /// `shogi.game.*.result`: every game's checked verdict.
+    pub const ALL_RESULTS: &str = "shogi.game.*.result";
+
     /// What a subject of one game holds, by its fourth token.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Kind {
@@ -272,6 +292,8 @@ pub mod subject {
         Warning,
         /// `.verdict`: the announced verdict.
         Verdict,
+        /// `.result`: the verdict the validator checked.
+        Result,
         /// `shogi.aside.<game_id>`: a copy set aside.
         Aside,
     }
@@ -290,6 +312,7 @@ pub mod subject {
             ("declare", None, _) => Kind::Declare,
             ("warning", None, _) => Kind::Warning,
             ("verdict", None, _) => Kind::Verdict,
+            ("result", None, _) => Kind::Result,
             _ => return None,
         };
         Some((id, kind))

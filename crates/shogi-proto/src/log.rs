@@ -604,6 +604,11 @@ pub mod msg_id {
         format!("{game_id}:{ply}:verdict")
     }
 
+    /// The checked verdict on `.result`.
+    pub fn result(game_id: &str, ply: u32) -> String {
+        format!("{game_id}:{ply}:result")
+    }
+
     /// Warning `index` of ply `ply`.
     pub fn warning(game_id: &str, ply: u32, index: usize) -> String {
         format!("{game_id}:{ply}:warning:{index}")

@@ -1,9 +1,10 @@
-//! ListGames' index: every game's creation event and the last entry on its `.verdict`, read
+//! ListGames' index: every game's creation event and the entry on its `.result` (its verdict
+//! as the validator checked it; never an announcement on `.verdict`, which may be false), read
 //! from the bus once and kept in memory, so that a page is answered from memory, not from a
 //! scan that cost two NATS requests a game (issue 20, item 5).
 //!
 //! The index follows the stream as a reader of two subject filters, `shogi.game.*.created`
-//! and `shogi.game.*.verdict`, each with a cursor (the next stream sequence to read from).
+//! and `shogi.game.*.result`, each with a cursor (the next stream sequence to read from).
 //! Before a page is answered it catches up: one request for the stream's state
 //! ([`arbiter_bus::EventBus::state`]), then, when something was stored since the cursors, one
 //! message get per creation or verdict stored since and one that finds nothing more. So a page
@@ -20,7 +21,7 @@
 //! listed.
 //!
 //! The answers are the scan's: the same games in the same order, the same verdicts (the last
-//! entry on the game's `.verdict`, when it decodes as a verdict), the same token, and the same
+//! entry on the game's `.result`, when it decodes as a verdict), the same token, and the same
 //! bound of [`LIST_SCAN_MAX`] creation events looked at per call.
 
 use arbiter_bus::{BusError, EventBus, Message};
@@ -42,12 +43,12 @@ pub(super) struct GameIndex {
     /// or `None` for an event nobody can open (garbage, or one naming another game), which a
     /// page counts as looked at and leaves out, as the scan did.
     created: BTreeMap<u64, Option<pb::GameSummary>>,
-    /// The last entry read on each game's `.verdict`, decoded; `None` when it is not a
+    /// The last entry read on each game's `.result`, decoded; `None` when it is not a
     /// verdict.
     verdicts: HashMap<String, Option<pb::Verdict>>,
     /// Every creation event stored before this sequence is in `created`.
     created_from: u64,
-    /// Every entry on a `.verdict` stored before this sequence is in `verdicts`.
+    /// Every entry on a `.result` stored before this sequence is in `verdicts`.
     verdicts_from: u64,
     /// The stream's count of removed messages when the index started reading.
     removed: u64,
@@ -102,9 +103,10 @@ impl GameIndex {
             }
         }
         if state.last_sequence >= self.verdicts_from {
-            while let Some(msg) = bus.next(subject::ALL_VERDICTS, self.verdicts_from).await? {
+            // The checked verdicts: an announcement on `.verdict` may be false (issue 20).
+            while let Some(msg) = bus.next(subject::ALL_RESULTS, self.verdicts_from).await? {
                 self.verdicts_from = msg.sequence + 1;
-                if let Some((id, Kind::Verdict)) = subject::parse(&msg.subject) {
+                if let Some((id, Kind::Result)) = subject::parse(&msg.subject) {
                     let verdict = decode_verdict(msg.message_type.as_deref(), &msg.payload).ok();
                     self.verdicts.insert(id.to_owned(), verdict);
                 }

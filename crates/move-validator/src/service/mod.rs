@@ -5,7 +5,9 @@
 //! each adding methods to [`Validator`]:
 //! - `cache`: the game cache, and the reads that fill it from the bus and keep it current;
 //! - `publish`: what the service writes to the bus (log appends, notices) and its verdict
-//!   announcements, including waiting for an announcement the pipeline makes;
+//!   announcements, including waiting for a verdict the pipeline announces;
+//! - `check`: the check of every announced verdict against the replay, the one way a verdict
+//!   reaches `.result` and the platforms;
 //! - `create`: CreateGame;
 //! - `moves`: SubmitMove, and ValidateMove and LegalMoves (pure, no game involved);
 //! - `endings`: Declare, EvaluateImpasse and EndGame;
@@ -19,6 +21,7 @@
 //! `queries`; this file uses none of them.
 
 mod cache;
+mod check;
 mod create;
 mod endings;
 mod index;

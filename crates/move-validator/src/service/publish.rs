@@ -46,18 +46,19 @@ impl Validator {
         }
     }
 
-    /// Announces a verdict on `.verdict`, which holds one message per game: the publish
-    /// expects the subject empty, so a second announcement stores nothing (and the stream
-    /// republishes only what it stores to the core subject platforms subscribe to); an entry
-    /// there that is not this verdict is set aside, never taken for an announcement
-    /// (`Reader::announce`).
+    /// Announces a verdict its own replay decided on `.verdict`, which holds one message per
+    /// game: the publish expects the subject empty, so a second announcement stores nothing; an
+    /// entry there that is not this verdict is set aside, never taken for an announcement
+    /// (`Reader::announce`). Then records it on `.result`, which the stream republishes to the
+    /// core subject platforms subscribe to.
     pub(super) async fn notify_verdict(&self, verdict: &pb::Verdict) {
         let id = &verdict.game_id;
         if !self.inner.bus.inner.connected() {
             tracing::warn!(game_id = %id, "verdict not announced: not connected");
             return;
         }
-        match READER.announce(&self.inner.bus.inner, verdict).await {
+        let bus = &self.inner.bus.inner;
+        match READER.announce(bus, verdict).await {
             Ok(Announced::Stored(_)) => {
                 let code = result_code_from_pb(verdict.code).map_or("?", |c| c.as_str());
                 metrics().count_verdict(code, "move-validator");
@@ -65,7 +66,16 @@ impl Validator {
             Ok(Announced::Already) => {
                 tracing::debug!(game_id = %id, ply = verdict.ply, "verdict already announced");
             }
-            Err(e) => tracing::warn!(game_id = %id, error = %e, "verdict not announced"),
+            Err(e) => {
+                tracing::warn!(game_id = %id, error = %e, "verdict not announced");
+                return;
+            }
+        }
+        // The verdict is this service's replay's, so it is recorded on `.result` now (a read
+        // after this call sees it); the check of the announcement finds it there
+        // (`check.rs`), and would record it if this failed.
+        if let Err(e) = READER.record(bus, verdict).await {
+            tracing::warn!(game_id = %id, error = %e, "verdict not recorded on .result; its check will");
         }
     }
 
@@ -102,22 +112,24 @@ impl Validator {
         }
     }
 
-    /// Waits until the game's verdict is announced on `.verdict` (by this service, or by the
-    /// watcher or the judge that owns it), within [`ANNOUNCE_DEADLINE`].
+    /// Waits until the game's verdict is announced (on `.verdict`, by this service, or by the
+    /// watcher or the judge that owns it) and checked (on `.result`, by this service's check,
+    /// `check.rs`), within [`ANNOUNCE_DEADLINE`]: what a strict call answers is what the
+    /// platforms hear, never an announcement the log does not bear out (issue 20).
     pub(super) async fn announced(&self, id: &str) -> Result<pb::Verdict, Error> {
         let mut notices = self
             .inner
             .bus
             .inner
-            .follow(&subject::verdict(id))
+            .follow(&subject::result(id))
             .await
             .map_err(Error::unavailable)?;
         let deadline = tokio::time::Instant::now() + ANNOUNCE_DEADLINE;
         loop {
             match tokio::time::timeout_at(deadline, notices.next()).await {
                 Ok(Some(Ok(m))) => {
-                    // Only a Verdict of this game is an announcement; anything else on
-                    // `.verdict` is passed over (its announcer sets it aside, issue 20).
+                    // Only the validator writes `.result`; anything there that is not a verdict
+                    // of this game would be a bug, passed over and said.
                     let verdict = decode_verdict(m.message_type.as_deref(), &m.payload)
                         .ok()
                         .filter(|v| v.game_id == id);
@@ -126,15 +138,16 @@ impl Validator {
                         None => tracing::error!(
                             game_id = id,
                             seq = m.sequence,
-                            "an entry on the game's .verdict is not a verdict of the game: passed over"
+                            "an entry on the game's .result is not a verdict of the game: passed over"
                         ),
                     }
                 }
                 Ok(Some(Err(e))) => return Err(Error::unavailable(e)),
                 Ok(None) | Err(_) => {
                     return Err(Error::VerdictPending(format!(
-                        "the verdict of game {id} was not announced within {ANNOUNCE_DEADLINE:?}; \
-                         is the pipeline (repetition-watcher, impasse-judge) running?"
+                        "the verdict of game {id} was not announced and checked within \
+                         {ANNOUNCE_DEADLINE:?}; is the pipeline (repetition-watcher, impasse-judge) \
+                         running, and the validator's consumer `verdict-check` there?"
                     )));
                 }
             }

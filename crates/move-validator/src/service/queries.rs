@@ -163,8 +163,8 @@ async fn stopped(shutdown: &mut watch::Receiver<bool>) {
 }
 
 /// One bus message as a [`pb::WatchGameResponse`] payload; `None` for a move or warning before
-/// `from_ply`, for a log entry the replay sets aside, and for the log's record of an ending
-/// (its `.verdict` notice is sent instead).
+/// `from_ply`, for a log entry the replay sets aside, for the log's record of an ending and for
+/// an announcement on `.verdict` (the checked verdict on `.result` is sent instead).
 fn watch_event(
     replay: &mut Option<Replay>,
     msg: &arbiter_bus::Message,
@@ -201,7 +201,10 @@ fn watch_event(
             let w = decode_warning(payload)?;
             (w.ply >= from_ply).then_some(Event::Warning(w))
         }
-        Kind::Verdict => Some(Event::Verdict(decode_verdict(
+        // An announcement is not yet the verdict: the validator's check records the one the
+        // log decides on `.result`, and only that one is sent (issue 20).
+        Kind::Verdict => None,
+        Kind::Result => Some(Event::Verdict(decode_verdict(
             msg.message_type.as_deref(),
             payload,
         )?)),

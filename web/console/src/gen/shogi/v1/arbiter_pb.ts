@@ -519,8 +519,9 @@ export const ReportedEvidenceSchema: GenMessage<ReportedEvidence> = /*@__PURE__*
   messageDesc(file_shogi_v1_arbiter, 10);
 
 /**
- * How a game ended: a value, never an error (RULES.md section 7). Stored once per game on
- * `shogi.game.<game_id>.verdict` and republished by the stream on core NATS as
+ * How a game ended: a value, never an error (RULES.md section 7). Announced on
+ * `shogi.game.<game_id>.verdict`, stored once per game, checked against the log, on
+ * `shogi.game.<game_id>.result` and republished by the stream on core NATS as
  * `shogi.verdict.<game_id>` (see the top of this file). A move or declaration after the end gets
  * it in the details of a FAILED_PRECONDITION status (ErrorReason GAME_OVER).
  *
@@ -879,7 +880,7 @@ export type GameCreated = Message<"shogi.v1.GameCreated"> & {
    * Strict mode for every move of this game (CreateGame called with the metadata
    * `shogi-strict: true`): SubmitMove answers a move that ends the game only once the verdict
    * is announced on `.verdict` by the service that owns it (the repetition-watcher or the
-   * impasse-judge when they run). A single SubmitMove call asks for it with the same metadata.
+   * impasse-judge when they run) and checked by the validator (on `.result`). A single SubmitMove call asks for it with the same metadata.
    * Without it the answer is immediate and the announcement follows on the bus.
    *
    * @generated from field: bool strict = 5;
@@ -1075,7 +1076,8 @@ export type CreateGameRequest = Message<"shogi.v1.CreateGameRequest"> & {
 
   /**
    * Strict mode for every move of this game (as the metadata `shogi-strict: true` does): a
-   * move that ends the game is answered only once its verdict is announced on `.verdict`.
+   * move that ends the game is answered only once its verdict is announced and checked (on
+   * `.result`).
    *
    * @generated from field: bool strict = 4;
    */
@@ -1615,7 +1617,7 @@ export type WatchGameResponse = Message<"shogi.v1.WatchGameResponse"> & {
     case: "warning";
   } | {
     /**
-     * The game ended.
+     * The game ended: its verdict as the validator checked it (`.result`; the last event).
      *
      * @generated from field: shogi.v1.Verdict verdict = 14;
      */
@@ -1811,7 +1813,7 @@ export type GameSummary = Message<"shogi.v1.GameSummary"> & {
   startSfen: string;
 
   /**
-   * The game's verdict, once announced on `.verdict`.
+   * The game's verdict, once announced and checked (on `.result`).
    *
    * @generated from field: shogi.v1.Verdict verdict = 5;
    */

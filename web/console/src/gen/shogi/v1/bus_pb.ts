@@ -27,11 +27,20 @@
 //                                 repeat (a retried publish, a second announcer of the same
 //                                 ending): the stream refuses all but the first, so a core NATS
 //                                 subscription on this subject can see a verdict more than once
-//                                 and must not be used to learn verdicts; use the next subject
+//                                 and must not be used to learn verdicts. An announcement, not
+//                                 yet checked: written by the repetition-watcher, the
+//                                 impasse-judge or the validator, and possibly, with a stolen
+//                                 worker credential, false. Platforms read the next subject.
+//   shogi.game.<game_id>.result   Verdict: the game's verdict as the move validator checked it,
+//                                 one message per game, written by the validator alone. Each
+//                                 announcement on `.verdict` comes to the validator's durable
+//                                 consumer `verdict-check`; the validator replays the game's log
+//                                 and records here the verdict the log decides, and nothing
+//                                 when the announcement is not that verdict (issue 20).
 // Core NATS, not stored:
-//   shogi.verdict.<game_id>       Verdict: what the stream stored on `shogi.game.<game_id>.verdict`,
+//   shogi.verdict.<game_id>       Verdict: what the stream stored on `shogi.game.<game_id>.result`,
 //                                 republished by the stream itself (the stream's RePublish of
-//                                 `shogi.game.*.verdict` to `shogi.verdict.{{wildcard(1)}}`) only
+//                                 `shogi.game.*.result` to `shogi.verdict.{{wildcard(1)}}`) only
 //                                 when it stores it. The stream stores one verdict per game and
 //                                 republishes what it stores, so a core subscriber connected at
 //                                 that moment receives each game's verdict once, whatever the
@@ -42,7 +51,7 @@
 //                                 game you have a verdict for) or not at all. A subscriber that
 //                                 must not miss one consumes the stored subject with JetStream.
 //                                 Core NATS does not redeliver: a
-//                                 subscriber that was not connected reads the stored `.verdict`
+//                                 subscriber that was not connected reads the stored `.result`
 //                                 (or calls GetGame). The republished message keeps the stored
 //                                 one's headers (`Shogi-Message-Type`, the trace context) and adds
 //                                 JetStream's `Nats-Stream`, `Nats-Subject` and `Nats-Sequence`.
@@ -50,7 +59,7 @@
 // (`shogi.v1.MoveAccepted`, `shogi.v1.Verdict`, ...) and a `Nats-Msg-Id` so that a retried
 // publish is deduplicated by the stream: `<game_id>:created`, `<game_id>:<ply>:<usi>` (a move),
 // `<game_id>:<ply>:end` (a Verdict on `.move`), `<game_id>:<ply>:declare:<declarer>:<has_time>`,
-// `<game_id>:<ply>:warning:<index>`, `<game_id>:<ply>:verdict`. When the gRPC call that caused
+// `<game_id>:<ply>:warning:<index>`, `<game_id>:<ply>:verdict`, `<game_id>:<ply>:result`. When the gRPC call that caused
 // a message carried a W3C trace context (`traceparent`, `tracestate` metadata), the message
 // carries it too, in headers of the same names.
 //
