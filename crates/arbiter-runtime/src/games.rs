@@ -227,26 +227,26 @@ impl Reader {
 
 /// What [`Reader::check`] did with an announcement.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Checked {
-    /// The announcement is the verdict the log decides: stored on `.result` at this sequence.
-    Recorded(u64),
-    /// The announcement is the log's verdict, and `.result` held it already (checked before,
-    /// by this or another instance).
-    Already,
-    /// The announcement is not the verdict the log decides (or the log decides none): set
-    /// aside, logged at ERROR, counted; nothing recorded. Why, in words.
-    Rejected(String),
+pub struct Checked {
+    /// Whether the announcement is the verdict the log decides; if not (or if the log decides
+    /// none), why, in words: it was set aside, logged at ERROR and counted.
+    pub announcement: Result<(), String>,
+    /// What the game's `.result` got: the log's verdict stored, or there already; `None` when
+    /// the log decides no ending yet (nothing is recorded).
+    pub recorded: Option<Announced>,
 }
 
 impl Reader {
     /// Checks `found`, an announcement on game `game_id`'s `.verdict`, against `decided`, the
-    /// verdict this reader's replay of the game's log decides (`None`: no ending yet). Only
-    /// when the two are the same verdict (game, ending, winner, ply) is `decided` recorded on
-    /// the game's `.result`, which the stream republishes to the platforms: the subject holds
-    /// one message per game (the publish expects it empty), so checking again records nothing
-    /// new. Anything else on `.verdict` (a false verdict written with a worker's credential,
-    /// an announcement the log does not bear out) is set aside ([`AsideReason::BadVerdict`]),
-    /// logged at ERROR and counted, and reaches no platform (issue 20).
+    /// verdict this reader's replay of the game's log decides (`None`: no ending yet), and
+    /// records `decided` on the game's `.result`, which the stream republishes to the
+    /// platforms: the subject holds one message per game (the publish expects it empty), so
+    /// checking again records nothing new. What is recorded is always the log's verdict, never
+    /// the announcement: an announcement that is not that verdict (a false verdict written
+    /// with a worker's credential, an announcement the log does not bear out) is set aside
+    /// ([`AsideReason::BadVerdict`]), logged at ERROR and counted, and reaches no platform
+    /// (issue 20); it still wakes the check up, so a game whose log has ended gets its
+    /// `.result` from whatever lands on its `.verdict` first.
     pub async fn check(
         &self,
         bus: &Bus,
@@ -254,30 +254,31 @@ impl Reader {
         found: &Message,
         decided: Option<&pb::Verdict>,
     ) -> Result<Checked, BusError> {
-        let verdict = match decided {
-            Some(v) => same_verdict(found, v).map(|()| v),
-            None => decode_verdict(found.message_type.as_deref(), &found.payload).and_then(|v| {
-                Err(format!(
+        let announcement = match decided {
+            Some(v) => same_verdict(found, v),
+            None => match decode_verdict(found.message_type.as_deref(), &found.payload) {
+                Ok(v) => Err(format!(
                     "verdict {} (code {}, winner {}, ply {}) where the log decides no ending",
                     v.game_id, v.code, v.winner, v.ply
-                ))
-            }),
+                )),
+                Err(e) => Err(e),
+            },
         };
-        let verdict = match verdict {
-            Ok(v) => v,
-            Err(detail) => {
-                let aside = SetAside {
-                    sequence: found.sequence,
-                    reason: AsideReason::BadVerdict,
-                    detail: detail.clone(),
-                };
-                self.put_aside(bus, game_id, found, &aside).await;
-                return Ok(Checked::Rejected(detail));
-            }
+        if let Err(detail) = &announcement {
+            let aside = SetAside {
+                sequence: found.sequence,
+                reason: AsideReason::BadVerdict,
+                detail: detail.clone(),
+            };
+            self.put_aside(bus, game_id, found, &aside).await;
+        }
+        let recorded = match decided {
+            Some(v) => Some(self.record(bus, v).await?),
+            None => None,
         };
-        Ok(match self.record(bus, verdict).await? {
-            Announced::Stored(seq) => Checked::Recorded(seq),
-            Announced::Already => Checked::Already,
+        Ok(Checked {
+            announcement,
+            recorded,
         })
     }
 
@@ -406,5 +407,91 @@ mod tests {
             3,
             "counted at each read"
         );
+    }
+
+    /// The check of an announcement records the log's verdict on `.result`, never the
+    /// announcement's: a false verdict before the end records nothing; one after the end is
+    /// set aside and the log's verdict is recorded; the true one again records nothing new
+    /// (issue 20).
+    #[tokio::test]
+    async fn the_check_records_the_logs_verdict_and_only_that() {
+        let bus: Bus = Arc::new(MemoryBus::new(Duration::ZERO));
+        let reader = Reader::new("test");
+        let truth = pb::Verdict {
+            game_id: "g".into(),
+            code: pb::ResultCode::Repetition as i32,
+            winner: pb::Color::Unspecified as i32,
+            ply: 12,
+            ..Default::default()
+        };
+        let forged = pb::Verdict {
+            code: pb::ResultCode::Resignation as i32,
+            winner: pb::Color::White as i32,
+            ply: 1,
+            ..truth.clone()
+        };
+        // Written as anyone allowed on `.verdict` may write: no expected sequence.
+        let announce = |v: &pb::Verdict, n: usize| {
+            let mut out = Envelope::announcement(v, 0);
+            out.expected_subject_seq = None;
+            out.msg_id = format!("announcement-{n}");
+            Outgoing::from(out)
+        };
+        let stored = |p: Published| match p {
+            Published::Stored(seq) => seq,
+            other => panic!("not stored: {other:?}"),
+        };
+        let message = |seq: u64| {
+            let bus = bus.clone();
+            async move {
+                bus.next(&subject::verdict("g"), seq)
+                    .await
+                    .unwrap()
+                    .unwrap()
+            }
+        };
+        let result = || {
+            let bus = bus.clone();
+            async move {
+                let mut all = Vec::new();
+                let mut from = 1;
+                while let Some(m) = bus.next(&subject::result("g"), from).await.unwrap() {
+                    from = m.sequence + 1;
+                    all.push(decode_verdict(m.message_type.as_deref(), &m.payload).unwrap());
+                }
+                all
+            }
+        };
+
+        // Before the log decides an ending: set aside, nothing recorded.
+        let seq = stored(bus.publish(announce(&forged, 0)).await.unwrap());
+        let checked = reader
+            .check(&bus, "g", &message(seq).await, None)
+            .await
+            .unwrap();
+        assert!(checked.announcement.is_err());
+        assert_eq!(checked.recorded, None);
+        assert!(result().await.is_empty());
+
+        // After: a false announcement is set aside, and the log's verdict is recorded.
+        let seq = stored(bus.publish(announce(&forged, 1)).await.unwrap());
+        let checked = reader
+            .check(&bus, "g", &message(seq).await, Some(&truth))
+            .await
+            .unwrap();
+        assert!(checked.announcement.is_err(), "{checked:?}");
+        assert!(matches!(checked.recorded, Some(Announced::Stored(_))));
+        assert_eq!(result().await, std::slice::from_ref(&truth));
+
+        // The true announcement: the same verdict, there already.
+        let seq = stored(bus.publish(announce(&truth, 2)).await.unwrap());
+        let checked = reader
+            .check(&bus, "g", &message(seq).await, Some(&truth))
+            .await
+            .unwrap();
+        assert_eq!(checked.announcement, Ok(()));
+        assert_eq!(checked.recorded, Some(Announced::Already));
+        assert_eq!(result().await, [truth]);
+        assert_eq!(reader.set_aside(AsideReason::BadVerdict), 2);
     }
 }

@@ -2,7 +2,7 @@
 //! (by the repetition-watcher, the impasse-judge, or this service without a pipeline) comes
 //! through the validator's durable consumer `verdict-check`, shared by its instances, and is
 //! compared with the verdict this service's replay of the game's log decides. Only that verdict
-//! is recorded on the game's `.result`, which the stream republishes to `shogi.verdict.<id>` and
+//! (the log's, never the announcement's) is recorded on the game's `.result`, which the stream republishes to `shogi.verdict.<id>` and
 //! `platform-verdicts` delivers: the workers' credentials may write `.verdict`, so a false
 //! verdict written with one is set aside here (logged at ERROR, counted) and reaches no
 //! platform, while only the validator may write `.result` (`deploy/nats/auth.conf`).
@@ -14,7 +14,7 @@ use super::{READER, Validator};
 use crate::error::Error;
 use crate::games;
 use arbiter_bus::{Delivery, DurableConfig};
-use arbiter_runtime::games::Checked;
+use arbiter_runtime::games::Announced;
 use futures::StreamExt;
 use shogi_proto::subject::{self, Kind};
 use std::future::Future;
@@ -105,19 +105,20 @@ impl Validator {
             Err(e) => return Err(e),
         };
         let bus = &self.inner.bus.inner;
-        match READER
+        let checked = READER
             .check(bus, id, msg, decided.as_ref())
             .await
-            .map_err(Error::unavailable)?
-        {
-            Checked::Recorded(seq) => {
-                tracing::debug!(game_id = id, seq, "verdict checked and recorded on .result");
+            .map_err(Error::unavailable)?;
+        // An announcement that is not the log's verdict is logged at ERROR and counted by the
+        // check.
+        match checked.recorded {
+            Some(Announced::Stored(seq)) => {
+                tracing::debug!(game_id = id, seq, "the log's verdict recorded on .result");
             }
-            Checked::Already => {
-                tracing::debug!(game_id = id, "verdict checked, recorded before");
+            Some(Announced::Already) => {
+                tracing::debug!(game_id = id, "the log's verdict was on .result already");
             }
-            // Logged at ERROR and counted by the check.
-            Checked::Rejected(_) => {}
+            None => {}
         }
         Ok(())
     }

@@ -35,8 +35,9 @@
 //                                 one message per game, written by the validator alone. Each
 //                                 announcement on `.verdict` comes to the validator's durable
 //                                 consumer `verdict-check`; the validator replays the game's log
-//                                 and records here the verdict the log decides, and nothing
-//                                 when the announcement is not that verdict (issue 20).
+//                                 and records here the verdict the log decides (never the
+//                                 announcement's: one that differs is set aside; nothing
+//                                 before the log decides an ending) (issue 20).
 // Core NATS, not stored:
 //   shogi.verdict.<game_id>       Verdict: what the stream stored on `shogi.game.<game_id>.result`,
 //                                 republished by the stream itself (the stream's RePublish of
