@@ -1,6 +1,7 @@
 //! The arbiter under load on a 3-node NATS cluster ("Run it at scale"): SubmitMove throughput
-//! and latency, and the time from a game's last SubmitMove to its verdict on the bus, with one
-//! and with two instances of each service (validator, watcher, judge), the stream R3.
+//! and latency, and the time from a game's last SubmitMove to its verdict as a platform hears it
+//! (`shogi.verdict.*`), with one and with two instances of each service (validator, watcher,
+//! judge), the stream R3.
 //!
 //! Each run starts a fresh cluster (test-support's `NatsCluster`: three nats-server processes
 //! on loopback) and the services in this process, each instance with its own NATS connection
@@ -212,7 +213,10 @@ async fn run(
     let verdicts: Arc<Mutex<HashMap<String, (Instant, SystemTime)>>> = Arc::default();
     let (verdict_count_tx, mut verdict_count) = tokio::sync::watch::channel(0usize);
     let sub_client = async_nats::connect(nats.url(2)).await.unwrap();
-    let mut sub = sub_client.subscribe("shogi.game.*.verdict").await.unwrap();
+    let mut sub = sub_client
+        .subscribe(shogi_proto::VERDICT_NOTICES)
+        .await
+        .unwrap();
     // The subscription is registered once a round trip to the server is done.
     sub_client.flush().await.unwrap();
     {

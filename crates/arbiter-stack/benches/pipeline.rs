@@ -5,7 +5,8 @@
 //! 2. the watcher consuming real move events (random legal games, 100 plies, no ending), one
 //!    instance and two;
 //! 3. memory per active game at 100 plies (resident set growth over 20,000 games);
-//! 4. end to end: SubmitMove to the verdict on the bus, at a target load of 5,000 moves/s
+//! 4. end to end: SubmitMove to the verdict a platform hears (`shogi.verdict.*`, the checked
+//!    verdict the stream republishes), at a target load of 5,000 moves/s
 //!    (validator, watcher and judge in this process over JetStream, as `shogi-arbiter serve
 //!    --nats-url` runs them).
 //!
@@ -213,7 +214,10 @@ async fn e2e(bus: &Opened, nats: &test_support::NatsServer, games: &[Vec<Move>])
     type Waiters = Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Instant>>>>;
     let waiters: Waiters = Arc::default();
     let sub_client = async_nats::connect(nats.url()).await.unwrap();
-    let mut sub = sub_client.subscribe("shogi.game.*.verdict").await.unwrap();
+    let mut sub = sub_client
+        .subscribe(shogi_proto::VERDICT_NOTICES)
+        .await
+        .unwrap();
     {
         let waiters = waiters.clone();
         tokio::spawn(async move {
