@@ -99,10 +99,22 @@ impl Validator {
             tracing::error!(subject = %msg.subject, seq = msg.sequence, "not a game's .verdict: passed over");
             return Ok(());
         };
-        let decided = match self.game(id, true).await {
+        // An ending never changes once the log has one (an id is never used again), so a
+        // cached game that has ended is read no further: the instance that judged the deciding
+        // move answers at once. Otherwise the game is brought up to date with the bus, which
+        // holds the deciding entry, stored before its announcement.
+        let cached = match self.game(id, false).await {
             Ok(guard) => guard.as_ref().and_then(games::verdict),
             Err(Error::NotFound(_)) => None,
             Err(e) => return Err(e),
+        };
+        let decided = match cached {
+            Some(v) => Some(v),
+            None => match self.game(id, true).await {
+                Ok(guard) => guard.as_ref().and_then(games::verdict),
+                Err(Error::NotFound(_)) => None,
+                Err(e) => return Err(e),
+            },
         };
         let bus = &self.inner.bus.inner;
         let checked = READER
