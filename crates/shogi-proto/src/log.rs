@@ -182,6 +182,11 @@ pub struct Replay {
     /// Whether the game's ending was recorded in the log (a report, a declaration, a forfeit)
     /// rather than decided by its last move.
     recorded_ending: bool,
+    /// Whether a ply was played ([`Replay::play`]) and not yet stored ([`Replay::stored`]):
+    /// the replay is then ahead of its log. A writer whose call was cancelled while its write
+    /// was in flight leaves it so; [`Replay::ahead_of_log`] tells the next reader to read the
+    /// game again rather than answer from a ply no server may have stored.
+    unsettled: bool,
 }
 
 /// What a game keeps of its creation event besides what its [`Game`] keeps (the start position
@@ -245,6 +250,7 @@ impl Replay {
             last_seq: 0,
             forfeit: None,
             last_warnings: Vec::new(),
+            unsettled: false,
             set_aside: 0,
             recorded_ending: false,
         })
@@ -360,12 +366,21 @@ impl Replay {
     /// not, the caller drops the replay and reads the game again from the bus.
     pub fn play(&mut self, mv: Move) -> Result<Pending, GameError> {
         let outcome = self.game.play(mv)?;
+        self.unsettled = true;
         Ok(Pending { mv, outcome })
     }
 
     /// The entry of `ply`, played with [`Replay::play`], is stored at `sequence`.
     pub fn stored(&mut self, sequence: u64, ply: Pending) {
+        self.unsettled = false;
         self.record(sequence, ply.mv, &ply.outcome);
+    }
+
+    /// Whether a ply was played on this replay and never stored: its writer was cancelled (a
+    /// call past its deadline) between [`Replay::play`] and [`Replay::stored`], so the replay
+    /// may hold a move the log does not. Such a replay is dropped and the game read again.
+    pub fn ahead_of_log(&self) -> bool {
+        self.unsettled
     }
 
     /// The replay's books after a ply stored at `sequence` (or read from the log there).

@@ -57,6 +57,16 @@ impl Validator {
     pub(super) async fn game(&self, id: &str, fresh: bool) -> Result<Guard, Error> {
         let slot = self.slot(id);
         let mut guard = slot.replay.clone().lock_owned().await;
+        if guard.as_ref().is_some_and(Replay::ahead_of_log) {
+            // A call was cancelled (its deadline) while its write was in flight: the cached
+            // game holds a ply the log may not. Read it again rather than answer a retry from
+            // a move no server may have stored.
+            tracing::debug!(
+                game_id = id,
+                "cached game ahead of its log: reading it again"
+            );
+            *guard = None;
+        }
         match guard.as_mut() {
             Some(replay) if fresh => {
                 let before = replay.last_seq();
