@@ -299,7 +299,17 @@ impl Game {
             reply,
             lagging: false,
         };
-        self.record_ply(mover, mv, hash, gave_check, judged)
+        let mut warnings = Vec::new();
+        let verdict = self
+            .record_ply(mover, mv, hash, gave_check, judged, &mut warnings)
+            .then(|| self.verdict.as_deref().cloned())
+            .flatten();
+        PlyOutcome {
+            ply: self.plies(),
+            gave_check,
+            verdict,
+            warnings,
+        }
     }
 
     /// For [`crate::judge_replayed`]: plays `mv`, which the caller has played already from this
@@ -311,6 +321,9 @@ impl Game {
     /// it; so that nothing needs it, the ruleset has neither the try rule nor automatic
     /// declarations, and the reply spares the no-legal-reply test. Debug builds play every
     /// move and check all of this.
+    ///
+    /// The ply's warnings are appended to `warnings`; `Ok(true)` when the ply ended the game.
+    /// Judging a whole record, this spares a [`PlyOutcome`] a ply.
     pub(crate) fn play_replayed(
         &mut self,
         mv: Move,
@@ -318,7 +331,8 @@ impl Game {
         gave_check: bool,
         reply: Option<Move>,
         end: Option<&Position>,
-    ) -> Result<PlyOutcome, GameError> {
+        warnings: &mut Vec<Warning>,
+    ) -> Result<bool, GameError> {
         if self.verdict.is_some() {
             return Err(GameError::GameOver);
         }
@@ -360,10 +374,11 @@ impl Game {
             reply,
             lagging: end.is_none(),
         };
-        Ok(self.record_ply(mover, mv, hash, gave_check, judged))
+        Ok(self.record_ply(mover, mv, hash, gave_check, judged, warnings))
     }
 
-    /// Records a ply played, reaching a position of hash `hash`, and judges that position.
+    /// Records a ply played, reaching a position of hash `hash`, and judges that position:
+    /// its warnings are appended to `warnings` unless it ends the game, which the answer says.
     fn record_ply(
         &mut self,
         mover: Color,
@@ -371,23 +386,17 @@ impl Game {
         hash: u64,
         gave_check: bool,
         judged: Judged,
-    ) -> PlyOutcome {
-        let ply = self.plies() + 1;
+        warnings: &mut Vec<Warning>,
+    ) -> bool {
         self.history.push(mv, hash, gave_check);
         let maybe_seen = self.seen.insert(hash);
-
-        let mut warnings = Vec::new();
-        let verdict = self.judge_after(mover, mv, maybe_seen, judged, &mut warnings);
+        let before = warnings.len();
+        let verdict = self.judge_after(mover, mv, maybe_seen, judged, warnings);
         if verdict.is_some() {
-            warnings.clear();
+            warnings.truncate(before);
         }
-        self.verdict = verdict.clone().map(Box::new);
-        PlyOutcome {
-            ply,
-            gave_check,
-            verdict,
-            warnings,
-        }
+        self.verdict = verdict.map(Box::new);
+        self.verdict.is_some()
     }
 
     fn judge_after(
@@ -575,10 +584,16 @@ impl Game {
 
     /// docs/rules.md section 4, the `automatic` trigger: only a win is awarded, and the clock is
     /// assumed to have time (the platform ends a game on time itself).
+    #[inline]
     fn judge_automatic_declaration(&self) -> Option<Verdict> {
         if self.ruleset.declaration_trigger != DeclarationTrigger::Automatic {
             return None;
         }
+        self.judge_automatic_declaration_now()
+    }
+
+    #[inline(never)]
+    fn judge_automatic_declaration_now(&self) -> Option<Verdict> {
         let side = self.position.side_to_move();
         // Most positions fail here; the full count is for the few that do not.
         match self.position.king_square(side) {

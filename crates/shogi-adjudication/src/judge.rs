@@ -133,15 +133,22 @@ fn judge_moves(
             (Prechecked::Replayed(plies, end), _) if index < checked => {
                 let (hash, gave_check) = plies[index];
                 let end = reply.is_none().then_some(end);
-                game.play_replayed(mv, hash, gave_check, reply, end)
+                game.play_replayed(mv, hash, gave_check, reply, end, &mut judgement.warnings)
+                    .map(|_| ())
             }
-            (_, Some(reply)) => game.play_checked_with_reply(mv, reply),
-            _ if index < checked => game.play_checked(mv),
-            _ => game.play(mv),
+            (_, Some(reply)) => game
+                .play_checked_with_reply(mv, reply)
+                .map(|outcome| judgement.warnings.extend(outcome.warnings)),
+            _ if index < checked => game
+                .play_checked(mv)
+                .map(|outcome| judgement.warnings.extend(outcome.warnings)),
+            _ => game
+                .play(mv)
+                .map(|outcome| judgement.warnings.extend(outcome.warnings)),
         };
         index += 1;
         match played {
-            Ok(outcome) => judgement.warnings.extend(outcome.warnings),
+            Ok(()) => {}
             Err(GameError::Illegal(illegal)) => {
                 judgement.rejected = Some(illegal);
                 break;
