@@ -206,3 +206,39 @@ impl Replay {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::read_csa;
+    use shogi_rules::Position;
+
+    /// A record as read carries, for each legal move before the first illegal one, the hash
+    /// and check flag the move leads to, and the position after them; a record whose moves or
+    /// start have changed since does not.
+    #[test]
+    fn a_record_as_read_carries_its_replay() {
+        // The fourth move is illegal (White moves a bishop from 2b, where Black's horse now
+        // stands): the replay stops before it.
+        let text = "V2.2\nPI\n+\n+7776FU\n-3334FU\n+8822UM\n-2231KA\n%TORYO\n";
+        let mut record = read_csa(text).unwrap();
+        let replayed = record.replayed().expect("a record as read").clone();
+        let legal = record.moves.iter().take_while(|m| m.legal.is_ok()).count();
+        assert_eq!(legal, 3);
+        let mut pos = Position::startpos();
+        let mut want = Vec::new();
+        for m in &record.moves[..legal] {
+            pos.play(m.mv).unwrap();
+            want.push((pos.hash(), pos.in_check()));
+        }
+        assert_eq!(replayed.plies(), &want[..]);
+        assert!(replayed.end().same_position(&pos));
+
+        record.moves.truncate(2);
+        assert!(record.replayed().is_none(), "fewer legal moves");
+        let mut record = read_csa(text).unwrap();
+        record.start.play(record.moves[0].mv).unwrap();
+        assert!(record.replayed().is_none(), "another start");
+        let from_moves = crate::Record::from_moves(crate::Format::Csa, Position::startpos(), &[]);
+        assert!(from_moves.replayed().is_none(), "not read");
+    }
+}
