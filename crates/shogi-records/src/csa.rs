@@ -91,7 +91,8 @@ fn read_game<'a>(
     let mut comment = None;
 
     for (line_no, line) in lines.by_ref() {
-        if crate::decode::trim_end(line) == "/" {
+        // `starts_with` first: a trim a line cost as much as reading a move statement.
+        if line.starts_with('/') && crate::decode::trim_end(line) == "/" {
             break;
         }
         // Statements: moves, times and special moves may share a line, separated by commas.
