@@ -188,8 +188,16 @@ fn may_start_blank(lead: u8) -> bool {
 pub(crate) fn trim_end(s: &str) -> &str {
     // Most lines and statements end with a visible ASCII character (a KIF move's time column,
     // a CSA move): answered here, without a call (this runs some 200 times a record).
-    match s.as_bytes().last() {
-        Some(&c) if (b'!'..=0x7F).contains(&c) => s,
+    // So do those that end with a character of three bytes whose first byte no blank has
+    // (kanji: a KIF comment or header).
+    let b = s.as_bytes();
+    match b {
+        [.., c] if (b'!'..=0x7F).contains(c) => s,
+        [.., lead, 0x80..=0xBF, 0x80..=0xBF]
+            if (0xE0..=0xEF).contains(lead) && !may_start_blank(*lead) =>
+        {
+            s
+        }
         _ => trim_end_blanks(s),
     }
 }
