@@ -73,6 +73,7 @@ pub(crate) struct Lines<'a> {
 impl<'a> Iterator for Lines<'a> {
     type Item = (u32, &'a str);
 
+    #[inline]
     fn next(&mut self) -> Option<(u32, &'a str)> {
         let rest = self.rest?;
         self.no += 1;
