@@ -290,37 +290,128 @@ impl Game {
     /// Plays the legal move `mv` by `mover` and judges the position it leads to; `reply`, when
     /// given, is a move known to be legal there.
     fn play_legal(&mut self, mover: Color, mv: Move, reply: Option<Move>) -> PlyOutcome {
-        let ply = self.plies() + 1;
         let king_move = mv.from().is_some() && mv.from() == self.position.king_square(mover);
         self.position.play_unchecked(mv);
         let gave_check = self.position.in_check();
         let hash = self.position.hash();
-        self.history.push(mv, hash, gave_check);
-        let maybe_seen = self.seen.insert(hash);
-
+        let judged = Judged {
+            king_move,
+            reply,
+            lagging: false,
+        };
         let mut warnings = Vec::new();
-        let verdict = self.judge_after(mover, mv, king_move, maybe_seen, reply, &mut warnings);
-        if verdict.is_some() {
-            warnings.clear();
-        }
-        self.verdict = verdict.clone().map(Box::new);
+        let verdict = self
+            .record_ply(mover, mv, hash, gave_check, judged, &mut warnings)
+            .then(|| self.verdict.as_deref().cloned())
+            .flatten();
         PlyOutcome {
-            ply,
+            ply: self.plies(),
             gave_check,
             verdict,
             warnings,
         }
     }
 
+    /// For [`crate::judge_replayed`]: plays `mv`, which the caller has played already from this
+    /// game's position, reaching a position of hash `hash` where the side to move is in check
+    /// exactly when `gave_check`, and judges that position, without playing the move on the
+    /// game's own position. Either `reply` is a move the caller has found legal in the position
+    /// reached (its next one), or `end` is that position (for the caller's last such move):
+    /// until `end` the game's position stays behind the history, and the caller must not read
+    /// it; so that nothing needs it, the ruleset has neither the try rule nor automatic
+    /// declarations, and the reply spares the no-legal-reply test. Debug builds play every
+    /// move and check all of this.
+    ///
+    /// The ply's warnings are appended to `warnings`; `Ok(true)` when the ply ended the game.
+    /// Judging a whole record, this spares a [`PlyOutcome`] a ply.
+    pub(crate) fn play_replayed(
+        &mut self,
+        mv: Move,
+        hash: u64,
+        gave_check: bool,
+        reply: Option<Move>,
+        end: Option<&Position>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<bool, GameError> {
+        if self.verdict.is_some() {
+            return Err(GameError::GameOver);
+        }
+        debug_assert!(reply.is_some() != end.is_some(), "a reply or the end");
+        debug_assert!(
+            !self.ruleset.try_rule
+                && self.ruleset.declaration_trigger != DeclarationTrigger::Automatic,
+            "play_replayed under a ruleset that reads the position after every ply"
+        );
+        let mover = self.history.mover_of_ply(self.plies() + 1);
+        if cfg!(debug_assertions) {
+            // Checked on a position replayed from the start, so that the game's own position
+            // lags behind as it does in a release build (quadratic, in debug builds only).
+            let mut pos = self.position_at(self.plies()).expect("the current ply");
+            assert_eq!(
+                pos.side_to_move(),
+                mover,
+                "a replayed move by the side to move"
+            );
+            assert_eq!(pos.check_move(mv), Ok(()), "a replayed move is legal");
+            pos.play_unchecked(mv);
+            assert_eq!((pos.hash(), pos.in_check()), (hash, gave_check), "{mv}");
+            if let Some(end) = end {
+                assert!(pos.same_position(end), "the end is the position reached");
+            }
+            if let Some(reply) = reply {
+                assert_eq!(
+                    pos.check_move(reply),
+                    Ok(()),
+                    "a reply said to be legal is not"
+                );
+            }
+        }
+        if let Some(end) = end {
+            self.position = end.clone();
+        }
+        let judged = Judged {
+            king_move: false,
+            reply,
+            lagging: end.is_none(),
+        };
+        Ok(self.record_ply(mover, mv, hash, gave_check, judged, warnings))
+    }
+
+    /// Records a ply played, reaching a position of hash `hash`, and judges that position:
+    /// its warnings are appended to `warnings` unless it ends the game, which the answer says.
+    fn record_ply(
+        &mut self,
+        mover: Color,
+        mv: Move,
+        hash: u64,
+        gave_check: bool,
+        judged: Judged,
+        warnings: &mut Vec<Warning>,
+    ) -> bool {
+        self.history.push(mv, hash, gave_check);
+        let maybe_seen = self.seen.insert(hash);
+        let before = warnings.len();
+        let verdict = self.judge_after(mover, mv, maybe_seen, judged, warnings);
+        if verdict.is_some() {
+            warnings.truncate(before);
+        }
+        self.verdict = verdict.map(Box::new);
+        self.verdict.is_some()
+    }
+
     fn judge_after(
         &mut self,
         mover: Color,
         mv: Move,
-        king_move: bool,
         maybe_seen: bool,
-        reply: Option<Move>,
+        judged: Judged,
         warnings: &mut Vec<Warning>,
     ) -> Option<Verdict> {
+        let Judged {
+            king_move,
+            reply,
+            lagging,
+        } = judged;
         let ply = self.plies();
         // 2. The try rule. Legality already keeps an own piece off the square and the king
         // out of check there; the attack test after the move repeats the rule's own words.
@@ -339,7 +430,7 @@ impl Game {
         }
         // 4 before 3: a position with no legal move ends the game at its first occurrence, so
         // it is never a 4th occurrence, and the repetition scan is the cheaper test.
-        if maybe_seen && let Some(v) = self.judge_repetition(warnings) {
+        if maybe_seen && let Some(v) = self.judge_repetition(warnings, lagging) {
             return Some(v);
         }
         // The CSA shogi-server's early cap fires before it would see a mate.
@@ -351,9 +442,9 @@ impl Game {
         }
         // 3. No legal reply, unless the caller knows one.
         match reply {
-            Some(reply) => debug_assert_eq!(
-                self.position.check_move(reply),
-                Ok(()),
+            // A lagging position is not the one the reply is for (`play_replayed` checks it).
+            Some(reply) => debug_assert!(
+                lagging || self.position.check_move(reply).is_ok(),
                 "a reply said to be legal is not"
             ),
             None => {
@@ -400,8 +491,9 @@ impl Game {
         })
     }
 
-    /// docs/rules.md section 3, with the exact confirmation of section 2.
-    fn judge_repetition(&self, warnings: &mut Vec<Warning>) -> Option<Verdict> {
+    /// docs/rules.md section 3, with the exact confirmation of section 2. `lagging`: the game's
+    /// position is behind its history ([`Game::play_replayed`]).
+    fn judge_repetition(&self, warnings: &mut Vec<Warning>, lagging: bool) -> Option<Verdict> {
         let counted = self.ruleset.start_position_counted;
         let mut earlier = self.history.earlier_occurrences(counted);
         if earlier.len() < 2 {
@@ -409,7 +501,7 @@ impl Game {
         }
         let ply = self.plies();
         if earlier.len() >= 3 {
-            earlier = self.exact_matches(&earlier);
+            earlier = self.exact_matches(&earlier, lagging);
         }
         if earlier.len() >= 3 {
             let plies = [earlier[0], earlier[1], earlier[2], ply];
@@ -431,8 +523,17 @@ impl Game {
     }
 
     /// The candidate plies whose position is exactly the current one (docs/rules.md section 2: a
-    /// match is confirmed by comparing the full positions before any verdict).
-    fn exact_matches(&self, candidates: &[u32]) -> Vec<u32> {
+    /// match is confirmed by comparing the full positions before any verdict). `lagging`: the
+    /// game's position is behind its history, and the current one is replayed from the start
+    /// (a fourth occurrence announced by the hashes ends the game, so this is rare).
+    fn exact_matches(&self, candidates: &[u32], lagging: bool) -> Vec<u32> {
+        let replayed;
+        let current = if lagging {
+            replayed = self.position_at(self.plies()).expect("the current ply");
+            &replayed
+        } else {
+            &self.position
+        };
         let mut out = Vec::with_capacity(candidates.len());
         let mut pos = self.start_position().clone();
         let mut ply = 0u32;
@@ -441,7 +542,7 @@ impl Game {
                 ply += 1;
                 pos.play_unchecked(self.history.move_at(ply).expect("every ply has its move"));
             }
-            if pos.same_position(&self.position) {
+            if pos.same_position(current) {
                 out.push(c);
             }
         }
@@ -483,10 +584,16 @@ impl Game {
 
     /// docs/rules.md section 4, the `automatic` trigger: only a win is awarded, and the clock is
     /// assumed to have time (the platform ends a game on time itself).
+    #[inline]
     fn judge_automatic_declaration(&self) -> Option<Verdict> {
         if self.ruleset.declaration_trigger != DeclarationTrigger::Automatic {
             return None;
         }
+        self.judge_automatic_declaration_now()
+    }
+
+    #[inline(never)]
+    fn judge_automatic_declaration_now(&self) -> Option<Verdict> {
         let side = self.position.side_to_move();
         // Most positions fail here; the full count is for the few that do not.
         match self.position.king_square(side) {
@@ -583,6 +690,19 @@ impl Game {
             ordinary_result,
         ))))
     }
+}
+
+/// What the judgement of a ply may assume, besides the ruleset.
+#[derive(Debug, Clone, Copy)]
+struct Judged {
+    /// The move was the mover's king's (for the try rule).
+    king_move: bool,
+    /// A move known to be legal for the side to move now, if the caller knows one: then the
+    /// no-legal-reply test is skipped.
+    reply: Option<Move>,
+    /// The game's position is behind its history ([`Game::play_replayed`]): only the history
+    /// may be read.
+    lagging: bool,
 }
 
 /// A set of 64-bit position hashes that may answer "maybe" for a hash it does not hold but

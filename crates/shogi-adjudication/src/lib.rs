@@ -53,7 +53,7 @@ pub use impasse::{
     DeclarationReport, PointCount, agreement_count, count_points, evaluate_declaration,
     handicap_credit, is_handicap_start, is_try, try_square,
 };
-pub use judge::{Judgement, judge, judge_prechecked};
+pub use judge::{Judgement, judge, judge_prechecked, judge_replayed};
 pub use names::UnknownName;
 pub use ruleset::{AGREEMENT_THRESHOLDS, MAX_MOVE_CAP, RulesetError, RulesetOptionError};
 pub use ruleset::{

@@ -9,7 +9,7 @@
 //! (after one warm-up round) and stops, without the timed rounds, the two threads or the
 //! memory measure: `ARCHIVE_ROUNDS=3 valgrind --tool=callgrind target/release/deps/archive-*`.
 
-use shogi_adjudication::{Game, Ruleset, judge_prechecked};
+use shogi_adjudication::{Game, Ruleset, judge_prechecked, judge_replayed};
 use shogi_records::{EndingKind, read_any};
 use shogi_rules::Position;
 use std::path::{Path, PathBuf};
@@ -46,19 +46,58 @@ fn judge_all(records: &[(String, Vec<u8>)], rules: &Ruleset) -> (usize, u64) {
         let Ok(record) = read_any(name, bytes) else {
             continue;
         };
-        // As `judge` does: the moves the reader found legal are not checked a second time.
-        let checked = record.moves.iter().take_while(|m| m.legal.is_ok()).count();
+        // The moves the reader found legal are neither checked nor played a second time: the
+        // game takes the hashes and check flags the reader found (`judge` checks them once).
+        let replayed = record.replayed().expect("a record as read");
         let moves = record.moves.iter().map(|m| m.mv);
         let declares = matches!(
             record.ending.as_ref().map(|e| &e.kind),
             Some(EndingKind::Kachi)
         );
-        let j = judge_prechecked(record.start.clone(), moves, checked, declares, rules);
+        let j = judge_replayed(
+            record.start.clone(),
+            moves,
+            replayed.plies(),
+            replayed.end(),
+            declares,
+            rules,
+        );
         plies += j.plies as u64;
         n += 1;
         std::hint::black_box(j);
     }
     (n, plies)
+}
+
+/// Before timing: the judgement from the reader's replay (`judge_replayed`) is the one from
+/// the moves alone (`judge_prechecked`), for every record under every preset, with and without
+/// the final declaration.
+fn check_replayed(records: &[(String, Vec<u8>)]) {
+    for (name, bytes) in records {
+        let Ok(record) = read_any(name, bytes) else {
+            continue;
+        };
+        let replayed = record.replayed().expect("a record as read");
+        let checked = record.moves.iter().take_while(|m| m.legal.is_ok()).count();
+        assert_eq!(replayed.plies().len(), checked, "{name}");
+        for preset in Ruleset::PRESETS {
+            let rules = Ruleset::preset(preset).expect("a preset");
+            for declares in [false, true] {
+                let moves = || record.moves.iter().map(|m| m.mv);
+                let start = || record.start.clone();
+                let want = judge_prechecked(start(), moves(), checked, declares, &rules);
+                let got = judge_replayed(
+                    start(),
+                    moves(),
+                    replayed.plies(),
+                    replayed.end(),
+                    declares,
+                    &rules,
+                );
+                assert_eq!(got, want, "{name} under {preset}, declaring {declares}");
+            }
+        }
+    }
 }
 
 fn rss_bytes() -> usize {
@@ -99,6 +138,7 @@ fn hundred_plies(seed: u64) -> Vec<shogi_rules::Move> {
 fn main() {
     let records = corpus();
     let rules = Ruleset::csa();
+    check_replayed(&records);
     judge_all(&records, &rules); // warm up
     if let Ok(n) = std::env::var("ARCHIVE_ROUNDS") {
         let n: usize = n.parse().expect("ARCHIVE_ROUNDS is a number of rounds");

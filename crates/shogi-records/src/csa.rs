@@ -91,7 +91,8 @@ fn read_game<'a>(
     let mut comment = None;
 
     for (line_no, line) in lines.by_ref() {
-        if crate::decode::trim_end(line) == "/" {
+        // `starts_with` first: a trim a line cost as much as reading a move statement.
+        if line.starts_with('/') && crate::decode::trim_end(line) == "/" {
             break;
         }
         // Statements: moves, times and special moves may share a line, separated by commas.
@@ -409,17 +410,18 @@ fn csa_move(stmt: &str, line_no: u32, col: u32, r: &mut Replay) -> Result<(), Re
     } else {
         Color::White
     };
-    let kind = std::str::from_utf8(&b[5..7])
-        .ok()
-        .and_then(PieceKind::from_csa_name)
-        .ok_or_else(|| {
-            err(
-                col + 5,
-                "unknown piece (FU KY KE GI KI KA HI OU TO NY NK NG UM RY)",
-            )
-        })?;
+    let kind = PieceKind::from_csa_bytes(&b[5..7]).ok_or_else(|| {
+        err(
+            col + 5,
+            "unknown piece (FU KY KE GI KI KA HI OU TO NY NK NG UM RY)",
+        )
+    })?;
     let to = square(&b[3..5]).ok_or_else(|| err(col + 3, "destination is not a square 11..99"))?;
-    let pos = r.position_for_move(line_no, col, stmt)?;
+    // The error (and its message) only when there is one.
+    let pos = match r.position() {
+        Some(pos) => pos,
+        None => r.position_for_move(line_no, col, stmt)?,
+    };
     if &b[1..3] == b"00" {
         if !kind.is_hand_kind() {
             return Err(err(

@@ -122,6 +122,34 @@ pub struct Record {
     pub comment: Option<String>,
     /// Alternatives to moves of the record (KIF `変化：N手` blocks, JKF `forks`), in file order.
     pub variations: Vec<Variation>,
+    /// What the reader found as it replayed the moves ([`Record::replayed`]).
+    replayed: Option<Replayed>,
+}
+
+/// What a reader found as it replayed a record's moves, for a judge that would otherwise play
+/// them again ([`Record::replayed`]).
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    /// The hash of the start position the moves were played from.
+    start_hash: u64,
+    /// For each of the record's legal moves before any illegal one: the hash of the position
+    /// after it, and whether it gave check.
+    plies: Vec<(u64, bool)>,
+    /// The position after them.
+    end: Position,
+}
+
+impl Replayed {
+    /// For each of the record's legal moves before any illegal one, in order: the hash of the
+    /// position after it (as [`Position::hash`]) and whether it gave check.
+    pub fn plies(&self) -> &[(u64, bool)] {
+        &self.plies
+    }
+
+    /// The position after those moves.
+    pub fn end(&self) -> &Position {
+        &self.end
+    }
 }
 
 /// An alternative line of play: from its ply on, it replaces the moves of its parent line.
@@ -198,7 +226,20 @@ impl Record {
             max_moves: None,
             comment: None,
             variations: Vec::new(),
+            replayed: None,
         }
+    }
+
+    /// What the reader found as it replayed the moves: for each legal move before any illegal
+    /// one, the hash of the position it leads to and whether it gave check, and the position
+    /// after them, as `shogi_adjudication::judge_replayed` takes them instead of playing the
+    /// moves again. `None` for a record not read by a reader ([`Record::from_moves`]) and for
+    /// one whose start or number of legal moves has changed since; a caller that changes a
+    /// move in place must not use it.
+    pub fn replayed(&self) -> Option<&Replayed> {
+        let r = self.replayed.as_ref()?;
+        let legal = self.moves.iter().take_while(|m| m.legal.is_ok()).count();
+        (r.start_hash == self.start.hash() && r.plies.len() == legal).then_some(r)
     }
 
     /// The position after the last move, or `None` when a move of the record is illegal (the

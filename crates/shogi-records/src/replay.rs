@@ -1,6 +1,6 @@
 //! Following the moves of a record as they are read.
 
-use crate::{Ending, EndingKind, Format, MoveTime, Record, RecordError, RecordMove};
+use crate::{Ending, EndingKind, Format, MoveTime, Record, RecordError, RecordMove, Replayed};
 use shogi_rules::{Color, IllegalKind, IllegalMove, Move, Position};
 
 /// The moves read so far, the position they lead to, and the ending once read.
@@ -9,6 +9,9 @@ pub(crate) struct Replay {
     pub start: Position,
     pos: Position,
     pub moves: Vec<RecordMove>,
+    /// For each move played on `pos` (the legal moves before any illegal one): the hash of the
+    /// position after it and whether it gave check ([`crate::Record::replayed`]).
+    played: Vec<(u64, bool)>,
     /// The line of the first illegal move; the position is not followed past it.
     broken: Option<u32>,
     pub ending: Option<Ending>,
@@ -27,6 +30,7 @@ impl Replay {
             start,
             // Most games end within 160 plies: one allocation instead of six growths.
             moves: Vec::with_capacity(160),
+            played: Vec::new(),
             broken: None,
             ending: None,
             later_endings: Vec::new(),
@@ -125,6 +129,10 @@ impl Replay {
         };
         if legal.is_ok() {
             self.pos.play_unchecked(mv);
+            if self.played.is_empty() {
+                self.played.reserve(160);
+            }
+            self.played.push((self.pos.hash(), self.pos.in_check()));
         } else {
             self.broken = Some(line);
         }
@@ -180,6 +188,11 @@ impl Replay {
         if let Some(c) = self.comment.take() {
             crate::add_comment(&mut comment, &c);
         }
+        let replayed = Replayed {
+            start_hash: self.start.hash(),
+            plies: self.played,
+            end: self.pos,
+        };
         Record {
             format,
             headers,
@@ -189,6 +202,43 @@ impl Replay {
             max_moves,
             comment,
             variations: Vec::new(),
+            replayed: Some(replayed),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::read_csa;
+    use shogi_rules::Position;
+
+    /// A record as read carries, for each legal move before the first illegal one, the hash
+    /// and check flag the move leads to, and the position after them; a record whose moves or
+    /// start have changed since does not.
+    #[test]
+    fn a_record_as_read_carries_its_replay() {
+        // The fourth move is illegal (White moves a bishop from 2b, where Black's horse now
+        // stands): the replay stops before it.
+        let text = "V2.2\nPI\n+\n+7776FU\n-3334FU\n+8822UM\n-2231KA\n%TORYO\n";
+        let mut record = read_csa(text).unwrap();
+        let replayed = record.replayed().expect("a record as read").clone();
+        let legal = record.moves.iter().take_while(|m| m.legal.is_ok()).count();
+        assert_eq!(legal, 3);
+        let mut pos = Position::startpos();
+        let mut want = Vec::new();
+        for m in &record.moves[..legal] {
+            pos.play(m.mv).unwrap();
+            want.push((pos.hash(), pos.in_check()));
+        }
+        assert_eq!(replayed.plies(), &want[..]);
+        assert!(replayed.end().same_position(&pos));
+
+        record.moves.truncate(2);
+        assert!(record.replayed().is_none(), "fewer legal moves");
+        let mut record = read_csa(text).unwrap();
+        record.start.play(record.moves[0].mv).unwrap();
+        assert!(record.replayed().is_none(), "another start");
+        let from_moves = crate::Record::from_moves(crate::Format::Csa, Position::startpos(), &[]);
+        assert!(from_moves.replayed().is_none(), "not read");
     }
 }
