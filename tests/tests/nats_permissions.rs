@@ -1181,14 +1181,25 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
         // The workers' push consumers: receiving their deliveries (a queue subscription to
         // the deliver subject, in the consumer's queue group, while the validator stores a
         // move of the partition), answering their flow control, and forging a delivery.
-        for (name, role) in [
+        // The validator's check too: every announcement on `.verdict` is delivered to it.
+        let check = shogi_proto::consumer::VERDICT_CHECK;
+        for (name, durable, stored) in [
             (
                 "receive the watcher's deliveries (push)",
-                "repetition-watcher",
+                shogi_proto::consumer::partition("repetition-watcher", 0),
+                "move.0",
             ),
-            ("receive the judge's deliveries (push)", "impasse-judge"),
+            (
+                "receive the judge's deliveries (push)",
+                shogi_proto::consumer::partition("impasse-judge", 0),
+                "move.0",
+            ),
+            (
+                "receive the validator's check deliveries (push)",
+                check.to_owned(),
+                "verdict",
+            ),
         ] {
-            let durable = shogi_proto::consumer::partition(role, 0);
             let received = p
                 .receives(
                     &arbiter_bus::deliver_subject(&durable),
@@ -1198,7 +1209,7 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
                             std::sync::atomic::AtomicU32::new(0);
                         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         validator
-                            .publish(format!("shogi.game.push{n}-{user}.move.0"), "".into())
+                            .publish(format!("shogi.game.push{n}-{user}.{stored}"), "".into())
                             .await
                             .unwrap()
                             .await
@@ -1208,21 +1219,6 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
                 .await;
             cells.push((name, received));
         }
-        // The validator's check: every announcement on `.verdict` is delivered to it.
-        let check = shogi_proto::consumer::VERDICT_CHECK;
-        let received = p
-            .receives(&arbiter_bus::deliver_subject(check), check, || async {
-                static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-                let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                validator
-                    .publish(format!("shogi.game.check{n}-{user}.verdict"), "".into())
-                    .await
-                    .unwrap()
-                    .await
-                    .unwrap();
-            })
-            .await;
-        cells.push(("receive the validator's check deliveries (push)", received));
         for (name, consumer) in [
             (
                 "answer the watcher's flow control (`$JS.FC`)",

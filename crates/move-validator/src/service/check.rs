@@ -2,8 +2,8 @@
 //! (by the repetition-watcher, the impasse-judge, or this service without a pipeline) comes
 //! through the validator's durable consumer `verdict-check`, shared by its instances, and is
 //! compared with the verdict this service's replay of the game's log decides. Only that verdict
-//! (the log's, never the announcement's) is recorded on the game's `.result`, which the stream republishes to `shogi.verdict.<id>` and
-//! `platform-verdicts` delivers: the workers' credentials may write `.verdict`, so a false
+//! (the log's, never the announcement's) is recorded on the game's `.result`, which the stream
+//! republishes to `shogi.verdict.<id>` and `platform-verdicts` delivers: the workers' credentials may write `.verdict`, so a false
 //! verdict written with one is set aside here (logged at ERROR, counted) and reaches no
 //! platform, while only the validator may write `.result` (`deploy/nats/auth.conf`).
 //!
@@ -103,18 +103,19 @@ impl Validator {
         // cached game that has ended is read no further: the instance that judged the deciding
         // move answers at once. Otherwise the game is brought up to date with the bus, which
         // holds the deciding entry, stored before its announcement.
-        let cached = match self.game(id, false).await {
-            Ok(guard) => guard.as_ref().and_then(games::verdict),
+        let decided = match self.game(id, false).await {
+            Ok(mut guard) => match guard.as_mut() {
+                Some(replay) => match games::verdict(replay) {
+                    Some(v) => Some(v),
+                    None => {
+                        self.catch_up(replay).await?;
+                        games::verdict(replay)
+                    }
+                },
+                None => None,
+            },
             Err(Error::NotFound(_)) => None,
             Err(e) => return Err(e),
-        };
-        let decided = match cached {
-            Some(v) => Some(v),
-            None => match self.game(id, true).await {
-                Ok(guard) => guard.as_ref().and_then(games::verdict),
-                Err(Error::NotFound(_)) => None,
-                Err(e) => return Err(e),
-            },
         };
         let bus = &self.inner.bus.inner;
         let checked = READER
