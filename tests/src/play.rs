@@ -442,3 +442,50 @@ impl VerdictSubscriber {
         found
     }
 }
+
+/// What the durable consumers of game `game_id`'s partition say on the server at `url`, one
+/// line each (delivered, ack floor, pending, ack pending, redelivered), for a failure message:
+/// a game without a verdict is a consumer that stopped, or a worker that took a delivery and
+/// dropped it, and the two look alike from the bus's side only in these figures.
+pub async fn consumers_of(url: &str, game_id: &str) -> String {
+    let partition = shogi_proto::subject::partition(game_id);
+    let suffix = format!("-p{partition}");
+    let read = async {
+        let client = async_nats::connect(url).await.map_err(|e| e.to_string())?;
+        let js = async_nats::jetstream::new(client);
+        let stream = js
+            .get_stream(shogi_proto::STREAM)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut names = Vec::new();
+        let mut consumers = stream.consumers();
+        while let Some(info) = futures::StreamExt::next(&mut consumers).await {
+            let info = info.map_err(|e| e.to_string())?;
+            if info.name.ends_with(&suffix) || info.name == "verdict-check" {
+                names.push(info.name.clone());
+            }
+        }
+        names.sort();
+        let mut lines = Vec::new();
+        for name in names {
+            let i = stream
+                .consumer_info(&name)
+                .await
+                .map_err(|e| e.to_string())?;
+            lines.push(format!(
+                "{name}: delivered {}, ack floor {}, pending {}, ack pending {}, redelivered {}",
+                i.delivered.stream_sequence,
+                i.ack_floor.stream_sequence,
+                i.num_pending,
+                i.num_ack_pending,
+                i.num_redelivered
+            ));
+        }
+        Ok::<_, String>(lines.join("; "))
+    };
+    match tokio::time::timeout(Duration::from_secs(10), read).await {
+        Ok(Ok(s)) => format!("partition {partition}: {s}"),
+        Ok(Err(e)) => format!("partition {partition}: consumers unreadable: {e}"),
+        Err(_) => format!("partition {partition}: consumers unreadable in 10 s"),
+    }
+}

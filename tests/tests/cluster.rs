@@ -11,7 +11,8 @@
 use arbiter_bus::{Bus, BusError, JetStreamBus, NatsOptions, Outgoing, Published, StreamSettings};
 use arbiter_tests::games::Scripted;
 use arbiter_tests::play::{
-    Clients, VerdictSubscriber, assert_every_move_logged, assert_one_right_verdict, play, read,
+    Clients, VerdictSubscriber, assert_every_move_logged, assert_one_right_verdict, consumers_of,
+    play, read,
 };
 use arbiter_tests::{Proc, bin, fixed_share, free_port, games, start_services, wait_serving};
 use futures::TryStreamExt;
@@ -592,7 +593,10 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
             .await
             .is_none()
         {
-            assert!(Instant::now() < deadline, "{id} ({}): no verdict", g.source);
+            if Instant::now() >= deadline {
+                let consumers = consumers_of(&url, &id).await;
+                panic!("{id} ({}): no verdict; {consumers}", g.source);
+            }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -4,7 +4,9 @@
 //! the same store directory. Every game must get exactly its one right verdict.
 
 use arbiter_bus::{Bus, JetStreamBus};
-use arbiter_tests::play::{Clients, VerdictSubscriber, assert_one_right_verdict, play, read};
+use arbiter_tests::play::{
+    Clients, VerdictSubscriber, assert_one_right_verdict, consumers_of, play, read,
+};
 use arbiter_tests::{Nats, fixed_share, games, start_services};
 use shogi_proto::subject;
 use shogi_proto::v1 as pb;
@@ -120,7 +122,10 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
             if last.is_some() {
                 break;
             }
-            assert!(Instant::now() < deadline, "{id} ({}): no verdict", g.source);
+            if Instant::now() >= deadline {
+                let consumers = consumers_of(&url, &id).await;
+                panic!("{id} ({}): no verdict; {consumers}", g.source);
+            }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

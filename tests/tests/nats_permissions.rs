@@ -989,12 +989,52 @@ fn documented_matrix() -> Vec<(String, Vec<bool>)> {
 /// subject the caller names), reads, subscriptions, pulls of each role's consumers, consumer
 /// create/update/delete and stream edits. What took effect is read back as admin, and the
 /// whole matrix must be the one deploy/STREAMS.md states (issue 20).
+
+/// On a nats-server older than 2.11, where `streams apply` makes the consumers pull
+/// (deploy/STREAMS.md, "Delivery modes and server versions"): the three consumers the matrix
+/// receives push deliveries from, remade push by hand as the services would make them on a
+/// newer server, so that the push rows of the matrix (who may receive, answer flow control,
+/// forge a delivery) are checked against the same auth.conf on every server.
+async fn push_consumers_by_hand(games: &async_nats::jetstream::stream::Stream) {
+    use async_nats::jetstream::consumer;
+    for name in [
+        shogi_proto::consumer::partition("repetition-watcher", 0),
+        shogi_proto::consumer::partition("impasse-judge", 0),
+        shogi_proto::consumer::VERDICT_CHECK.to_owned(),
+    ] {
+        let filter = games
+            .consumer_info(&name)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .config
+            .filter_subject;
+        games.delete_consumer(&name).await.unwrap();
+        games
+            .create_consumer(consumer::push::Config {
+                durable_name: Some(name.clone()),
+                deliver_subject: arbiter_bus::deliver_subject(&name),
+                deliver_group: Some(name.clone()),
+                filter_subject: filter,
+                ack_policy: consumer::AckPolicy::Explicit,
+                ack_wait: Duration::from_secs(10),
+                flow_control: true,
+                idle_heartbeat: Duration::from_secs(2),
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{name} as a push consumer: {e}"));
+    }
+}
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_credential_against_every_subject_is_the_documented_matrix() {
     let (_nats, url) = applied_server();
     let (admin_client, _) = client(&url, "admin").await;
+    let version = admin_client.server_info().version;
     let admin = async_nats::jetstream::new(admin_client);
     let games = admin.get_stream(shogi_proto::STREAM).await.unwrap();
+    if !arbiter_bus::push_keeps_deliveries(&version) {
+        push_consumers_by_hand(&games).await;
+    }
     let stored = |subject: String| {
         let games = games.clone();
         async move {
@@ -1595,6 +1635,18 @@ fn streams_apply_replaces_the_workers_consumers_of_the_other_delivery_mode() {
             .map(str::to_owned)
             .collect::<Vec<_>>()
     };
+    let version = test_support::server_version(&test_support::nats_server_binary());
+    if !arbiter_bus::push_keeps_deliveries(&version) {
+        // Pull whatever is asked (deploy/STREAMS.md, "Delivery modes and server versions"):
+        // `applied_server` made them pull, and asking for push changes nothing.
+        for delivery in ["pull", "push"] {
+            assert!(
+                apply(delivery).iter().all(|l| l.ends_with("unchanged")),
+                "{delivery} on {version}"
+            );
+        }
+        return;
+    }
     for delivery in ["pull", "push"] {
         let lines = apply(delivery);
         // The workers' and the validator's `verdict-check`, in the mode asked; and

@@ -93,7 +93,8 @@ struct ApplyArgs {
     consumer_replicas: Option<u8>,
     /// How the workers' durable consumers deliver: `push` with flow control (the default) or
     /// `pull`. A consumer found in the other mode is replaced by one that starts right after
-    /// its acknowledged position (deploy/STREAMS.md, "Changing the delivery mode").
+    /// its acknowledged position (deploy/STREAMS.md, "Changing the delivery mode"). On a
+    /// nats-server older than 2.11, push is made pull ("Delivery modes and server versions").
     #[arg(long, env = "ARBITER_CONSUMER_DELIVERY", default_value = "push",
           value_parser = ["push", "pull"])]
     consumer_delivery: String,
@@ -183,11 +184,20 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     }
     let mut ok = true;
     let mut durables = Vec::new();
-    let delivery = if args.consumer_delivery == "pull" {
+    let wanted = if args.consumer_delivery == "pull" {
         arbiter_bus::DeliveryMode::Pull
     } else {
         arbiter_bus::DeliveryMode::Push
     };
+    let delivery = games.delivery_on_server(wanted);
+    if delivery != wanted {
+        println!(
+            "consumers: {} on this nats-server (before 2.11), not {} (deploy/STREAMS.md, \
+             \"Delivery modes and server versions\")",
+            delivery.as_str(),
+            wanted.as_str()
+        );
+    }
     for role in [Role::Watcher, Role::Judge] {
         let mut worker = WorkerConfig::new(role);
         worker.ack_wait = Duration::from_millis(args.ack_wait_ms);
@@ -219,10 +229,7 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
                         Applied::Unchanged => "unchanged".to_owned(),
                         Applied::Replaced { from_sequence } => format!(
                             "replaced ({}, from stream sequence {from_sequence})",
-                            match durable.delivery {
-                                arbiter_bus::DeliveryMode::Pull => "pull",
-                                arbiter_bus::DeliveryMode::Push => "push",
-                            }
+                            durable.delivery.as_str()
                         ),
                     }
                 ),

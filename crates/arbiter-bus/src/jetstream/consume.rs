@@ -26,6 +26,7 @@ impl JetStreamBus {
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
         let mut config = config.clone();
+        config.delivery = self.delivery_on_server(config.delivery);
         match self.stream.consumer_info(&config.name).await {
             Ok(info) => {
                 let found = mode_of(&info.config);

@@ -22,8 +22,8 @@ mod setup;
 pub use setup::deliver_subject;
 
 use crate::{
-    BusError, ConsumerLag, Delivery, DurableConfig, EventBus, MAX_REPLICAS, Message, NatsOptions,
-    Outgoing, Provision, Published, StreamSettings, StreamState,
+    BusError, ConsumerLag, Delivery, DeliveryMode, DurableConfig, EventBus, MAX_REPLICAS, Message,
+    NatsOptions, Outgoing, Provision, Published, StreamSettings, StreamState,
 };
 use async_nats::jetstream::{
     self, consumer,
@@ -43,6 +43,26 @@ pub struct JetStreamBus {
 }
 
 impl JetStreamBus {
+    /// The mode a durable consumer configured as `wanted` is made and consumed in on the server
+    /// this bus is connected to ([`DeliveryMode::on_server`]): push becomes pull on a server
+    /// older than 2.11, said once a process at WARN.
+    pub fn delivery_on_server(&self, wanted: DeliveryMode) -> DeliveryMode {
+        let version = self.client.server_info().version;
+        let mode = wanted.on_server(&version);
+        if mode != wanted {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                tracing::warn!(
+                    server = %version,
+                    "push consumers lose deliveries on nats-server before 2.11 when a \
+                     subscriber dies: this process's durable consumers are pulled instead \
+                     (deploy/STREAMS.md, \"Delivery modes and server versions\")"
+                );
+            });
+        }
+        mode
+    }
+
     /// Connects to NATS as `client_name` with `nats`, and creates the stream `stream` if it
     /// does not exist (file storage, `stream.replicas` copies, a 2-minute duplicate window for
     /// message ids). An existing stream is left as it is; if its replica count differs from
@@ -100,6 +120,10 @@ impl JetStreamBus {
     /// the floor, judged again without effect). Stop the consumer's instances first, or an ack
     /// they send between the read of the floor and the delete only brings its event back.
     pub async fn apply_durable(&self, config: &DurableConfig) -> Result<Applied, BusError> {
+        let config = &DurableConfig {
+            delivery: self.delivery_on_server(config.delivery),
+            ..config.clone()
+        };
         let err = |e: &dyn std::fmt::Display| BusError::Consumer {
             name: config.name.clone(),
             reason: e.to_string(),

@@ -217,7 +217,9 @@ impl Worker {
             return Ok(());
         }
         if pending.is_empty() {
+            let seq = d.message.sequence;
             d.ack().await?;
+            tracing::debug!(seq, "acknowledged");
             return Ok(());
         }
         let (bus, stats, role) = (self.bus.clone(), self.stats.clone(), self.config.role);
@@ -302,6 +304,7 @@ impl Worker {
         }
         if self.finished.contains(&game_id) {
             Stats::bump(&self.stats.void);
+            tracing::debug!(seq = msg.sequence, "void: the game is finished");
             return Ok(());
         }
         if !self.games.contains_key(&game_id) && !self.load(&game_id, msg).await? {
@@ -310,6 +313,7 @@ impl Worker {
         let last = self.games.get(&game_id).map_or(0, Replay::last_seq);
         if msg.sequence <= last {
             Stats::bump(&self.stats.duplicates);
+            tracing::debug!(seq = msg.sequence, last, "judged already");
             return Ok(());
         }
         // The fast path: the delivered event is the game's next ply (or an ending): nothing
@@ -334,6 +338,11 @@ impl Worker {
                 break;
             }
         }
+        tracing::debug!(
+            seq = msg.sequence,
+            read_to = from - 1,
+            "log read up to the delivery"
+        );
         Ok(())
     }
 
@@ -407,6 +416,7 @@ impl Worker {
         let (verdict, decided_at) = match applied {
             Applied::Duplicate => {
                 Stats::bump(&self.stats.duplicates);
+                tracing::debug!(seq = m.sequence, "a duplicate entry");
                 return Ok(Step::Next);
             }
             Applied::SetAside(_) => {
@@ -414,6 +424,7 @@ impl Worker {
                 return Ok(Step::Next);
             }
             Applied::EndingCopy => {
+                tracing::debug!(seq = m.sequence, "an ending's copy");
                 self.finish(game_id);
                 return Ok(Step::Ended);
             }
@@ -441,6 +452,7 @@ impl Worker {
                 (verdict, m.time)
             }
         };
+        tracing::debug!(seq = m.sequence, code = ?verdict.code, owned = role.owns(verdict.code), "decided");
         if role.owns(verdict.code) {
             self.pending.push(Announcement {
                 game_id: game_id.to_owned(),
