@@ -984,12 +984,6 @@ fn documented_matrix() -> Vec<(String, Vec<bool>)> {
         .collect()
 }
 
-/// Every credential the deployment hands out, tried against every subject and API the arbiter
-/// uses: writes on each subject, the JetStream API answer sent to a game's subjects (a reply
-/// subject the caller names), reads, subscriptions, pulls of each role's consumers, consumer
-/// create/update/delete and stream edits. What took effect is read back as admin, and the
-/// whole matrix must be the one deploy/STREAMS.md states (issue 20).
-
 /// On a nats-server older than 2.11, where `streams apply` makes the consumers pull
 /// (deploy/STREAMS.md, "Delivery modes and server versions"): the three consumers the matrix
 /// receives push deliveries from, remade push by hand as the services would make them on a
@@ -1025,6 +1019,12 @@ async fn push_consumers_by_hand(games: &async_nats::jetstream::stream::Stream) {
             .unwrap_or_else(|e| panic!("{name} as a push consumer: {e}"));
     }
 }
+
+/// Every credential the deployment hands out, tried against every subject and API the arbiter
+/// uses: writes on each subject, the JetStream API answer sent to a game's subjects (a reply
+/// subject the caller names), reads, subscriptions, pulls of each role's consumers, consumer
+/// create/update/delete and stream edits. What took effect is read back as admin, and the
+/// whole matrix must be the one deploy/STREAMS.md states (issue 20).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_credential_against_every_subject_is_the_documented_matrix() {
     let (_nats, url) = applied_server();
