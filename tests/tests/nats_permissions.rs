@@ -984,18 +984,21 @@ fn documented_matrix() -> Vec<(String, Vec<bool>)> {
         .collect()
 }
 
-/// On a nats-server older than 2.11, where `streams apply` makes the consumers pull
-/// (deploy/STREAMS.md, "Delivery modes and server versions"): the three consumers the matrix
-/// receives push deliveries from, remade push by hand as the services would make them on a
-/// newer server, so that the push rows of the matrix (who may receive, answer flow control,
-/// forge a delivery) are checked against the same auth.conf on every server.
-async fn push_consumers_by_hand(games: &async_nats::jetstream::stream::Stream) {
+/// The push consumers the matrix receives deliveries from, remade push by hand where
+/// `streams apply` makes them pull, so that the push rows of the matrix (who may receive,
+/// answer flow control, forge a delivery) are checked against the same auth.conf on every
+/// server: the validator's `verdict-check` (pulled since it is shared by the instances, push
+/// where an earlier version made it), and with `workers` (a nats-server older than 2.11, where
+/// every consumer is pulled: deploy/STREAMS.md, "Delivery modes and server versions") the
+/// workers' consumers of partition 0.
+async fn push_consumers_by_hand(games: &async_nats::jetstream::stream::Stream, workers: bool) {
     use async_nats::jetstream::consumer;
-    for name in [
-        shogi_proto::consumer::partition("repetition-watcher", 0),
-        shogi_proto::consumer::partition("impasse-judge", 0),
-        shogi_proto::consumer::VERDICT_CHECK.to_owned(),
-    ] {
+    let mut names = vec![shogi_proto::consumer::VERDICT_CHECK.to_owned()];
+    if workers {
+        names.push(shogi_proto::consumer::partition("repetition-watcher", 0));
+        names.push(shogi_proto::consumer::partition("impasse-judge", 0));
+    }
+    for name in names {
         let filter = games
             .consumer_info(&name)
             .await
@@ -1032,9 +1035,7 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
     let version = admin_client.server_info().version;
     let admin = async_nats::jetstream::new(admin_client);
     let games = admin.get_stream(shogi_proto::STREAM).await.unwrap();
-    if !arbiter_bus::push_keeps_deliveries(&version) {
-        push_consumers_by_hand(&games).await;
-    }
+    push_consumers_by_hand(&games, !arbiter_bus::push_keeps_deliveries(&version)).await;
     let stored = |subject: String| {
         let games = games.clone();
         async move {
@@ -1610,9 +1611,9 @@ async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_direc
     }
 }
 
-/// `streams apply` as admin turns the workers' consumers (and the validator's `verdict-check`)
-/// from push (the default) to pull and back: each is replaced, starting after its ack floor, and said so; `platform-verdicts` stays
-/// as it is; a second run changes nothing (deploy/STREAMS.md, "Changing the delivery mode").
+/// `streams apply` as admin turns the workers' consumers from push (the default) to pull and
+/// back: each is replaced, starting after its ack floor, and said so; the validator's
+/// `verdict-check` and `platform-verdicts` stay pulled; a second run changes nothing (deploy/STREAMS.md, "Changing the delivery mode").
 #[test]
 fn streams_apply_replaces_the_workers_consumers_of_the_other_delivery_mode() {
     let (_nats, url) = applied_server();
@@ -1649,11 +1650,13 @@ fn streams_apply_replaces_the_workers_consumers_of_the_other_delivery_mode() {
     }
     for delivery in ["pull", "push"] {
         let lines = apply(delivery);
-        // The workers' and the validator's `verdict-check`, in the mode asked; and
+        // The workers', in the mode asked; the validator's `verdict-check` and
         // `platform-verdicts`, pulled whatever the mode.
         assert_eq!(lines.len(), 2 * shogi_proto::PARTITIONS as usize + 2);
         for line in &lines {
-            let want = if line.contains(shogi_proto::PLATFORM_VERDICTS) {
+            let want = if line.contains(shogi_proto::PLATFORM_VERDICTS)
+                || line.contains(shogi_proto::consumer::VERDICT_CHECK)
+            {
                 "unchanged".to_owned()
             } else {
                 // Nothing was stored, so nothing acknowledged: from the first sequence.

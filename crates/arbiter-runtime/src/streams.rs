@@ -15,7 +15,12 @@ use std::time::Duration;
 /// `.result` only what the log decides (`arbiter_runtime::games::Reader::check`). `replicas`:
 /// servers keeping its state (`None`: as the stream). Created by `shogi-arbiter streams apply`,
 /// or by the validator when it creates its streams.
-pub fn verdict_check(delivery: DeliveryMode, replicas: Option<usize>) -> DurableConfig {
+///
+/// Pulled, whatever the workers' mode: every validator instance consumes it at once, and a push
+/// consumer's idle heartbeats go to one member of its queue group, so with two instances each
+/// missed some and opened the consumer again every few seconds with a WARN (2.15.1 and
+/// 2.10.26; a pull request's heartbeats go to the instance that sent it).
+pub fn verdict_check(replicas: Option<usize>) -> DurableConfig {
     DurableConfig {
         name: shogi_proto::consumer::VERDICT_CHECK.to_owned(),
         filter: shogi_proto::subject::ALL_VERDICTS.to_owned(),
@@ -25,7 +30,7 @@ pub fn verdict_check(delivery: DeliveryMode, replicas: Option<usize>) -> Durable
         // leave its game without a result.
         max_deliver: None,
         replicas,
-        delivery,
+        delivery: DeliveryMode::Pull,
     }
 }
 

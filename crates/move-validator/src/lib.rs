@@ -44,7 +44,6 @@ pub use service::moves::{legal_moves, validate_move};
 pub use service::{CacheLimits, READER, Validator};
 pub use tls::TlsConfig;
 
-use arbiter_bus::DeliveryMode;
 use arbiter_runtime::compose::{self, Composition};
 use arbiter_runtime::grpc::{self, Health};
 use arbiter_runtime::streams::BusConfig;
@@ -173,7 +172,7 @@ async fn serve_part(
     // (`service/check.rs`), by whichever instance its consumer delivers it to.
     let checker = validator.clone();
     let check = tokio::spawn(async move {
-        let durable = arbiter_runtime::streams::verdict_check(DeliveryMode::default(), None);
+        let durable = arbiter_runtime::streams::verdict_check(None);
         checker
             .check_announcements(durable, async move {
                 let _ = check_stop.wait_for(|s| *s).await;

@@ -206,9 +206,8 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
         worker.consumer_delivery = delivery;
         durables.extend((0..shogi_proto::PARTITIONS).map(|p| worker.durable(p)));
     }
-    // The validator's check of every announcement, in the workers' mode (push unless asked).
+    // The validator's check of every announcement, shared by its instances: pulled.
     durables.push(arbiter_runtime::streams::verdict_check(
-        delivery,
         args.consumer_replicas.map(usize::from),
     ));
     // The platform's: every checked verdict, each acknowledged by the platform once processed;
