@@ -34,7 +34,8 @@ use shogi_rules::{Color, IllegalKind, Move, Piece, PieceKind, Position, Square};
 /// Move numbers must count up from 1 with no gap, so that a missing or extra line cannot go
 /// unnoticed; after a board diagram with `手数＝N` (BOD) they count up from N + 1.
 pub fn read_kif(bytes: &[u8]) -> Result<Record, RecordError> {
-    let text = decode(bytes)?;
+    let mut buf = Vec::new();
+    let text = decode(bytes, &mut buf)?;
     crate::decode::check_text(&text)?;
     read_japanese(&text, Format::Kif)
 }
@@ -51,7 +52,8 @@ pub fn read_kif(bytes: &[u8]) -> Result<Record, RecordError> {
 /// resignation or a mate, read as [`EndingKind::Resign`]; `千日手`, `持将棋`, `中断`,
 /// `時間切れ`, `反則` ... by their words).
 pub fn read_ki2(bytes: &[u8]) -> Result<Record, RecordError> {
-    let text = decode(bytes)?;
+    let mut buf = Vec::new();
+    let text = decode(bytes, &mut buf)?;
     crate::decode::check_text(&text)?;
     read_japanese(&text, Format::Ki2)
 }

@@ -31,6 +31,7 @@ mod kif;
 mod kif_write;
 mod replay;
 mod setup;
+mod sjis;
 mod usi;
 mod write;
 
@@ -409,7 +410,7 @@ pub fn read_any(name_hint: &str, bytes: &[u8]) -> Result<Record, RecordError> {
 /// separated by `/` lines. Errors are per game (a CSA game's line numbers are the file's).
 pub fn read_all(name_hint: &str, bytes: &[u8]) -> Vec<Result<Record, RecordError>> {
     match detect(name_hint, bytes) {
-        Ok(Format::Csa) => match decode::decode(bytes) {
+        Ok(Format::Csa) => match decode::decode(bytes, &mut Vec::new()) {
             Ok(text) => read_csa_games(&text),
             Err(e) => vec![Err(e)],
         },
@@ -424,8 +425,8 @@ pub fn read_as(format: Format, bytes: &[u8]) -> Result<Record, RecordError> {
         Format::Kif => read_kif(bytes),
         Format::Ki2 => read_ki2(bytes),
         Format::Jkf => read_jkf(bytes),
-        Format::Csa => read_csa(&decode::decode(bytes)?),
-        Format::Usi => read_usi(&decode::decode(bytes)?),
+        Format::Csa => read_csa(&decode::decode(bytes, &mut Vec::new())?),
+        Format::Usi => read_usi(&decode::decode(bytes, &mut Vec::new())?),
     }
 }
 
@@ -435,7 +436,8 @@ pub fn detect(name_hint: &str, bytes: &[u8]) -> Result<Format, RecordError> {
     if let Some(f) = format_of_name(name_hint) {
         return Ok(f);
     }
-    let text = decode::decode(bytes)?;
+    let mut buf = Vec::new();
+    let text = decode::decode(bytes, &mut buf)?;
     sniff(&text).ok_or_else(|| {
         RecordError::new(
             1,
