@@ -4,7 +4,7 @@
 //! records written by Kifu for Windows, Shogidokoro, ShogiGUI, ShogiHome, Piyo Shogi and
 //! shogi-extend, as found in the test corpus.
 
-use crate::decode::{decode, lines, trim_end, trim_start};
+use crate::decode::{lines, trim_end, trim_start, with_decoded};
 use crate::error::column_of;
 use crate::replay::Replay;
 use crate::setup::Setup;
@@ -34,10 +34,10 @@ use shogi_rules::{Color, IllegalKind, Move, Piece, PieceKind, Position, Square};
 /// Move numbers must count up from 1 with no gap, so that a missing or extra line cannot go
 /// unnoticed; after a board diagram with `手数＝N` (BOD) they count up from N + 1.
 pub fn read_kif(bytes: &[u8]) -> Result<Record, RecordError> {
-    let mut buf = Vec::new();
-    let text = decode(bytes, &mut buf)?;
-    crate::decode::check_text(&text)?;
-    read_japanese(&text, Format::Kif)
+    with_decoded(bytes, |text| {
+        crate::decode::check_text(text)?;
+        read_japanese(text, Format::Kif)
+    })?
 }
 
 /// Reads a KI2 record (moves as in print, `▲７六歩△３四歩`, no origin squares). The encoding
@@ -52,10 +52,10 @@ pub fn read_kif(bytes: &[u8]) -> Result<Record, RecordError> {
 /// resignation or a mate, read as [`EndingKind::Resign`]; `千日手`, `持将棋`, `中断`,
 /// `時間切れ`, `反則` ... by their words).
 pub fn read_ki2(bytes: &[u8]) -> Result<Record, RecordError> {
-    let mut buf = Vec::new();
-    let text = decode(bytes, &mut buf)?;
-    crate::decode::check_text(&text)?;
-    read_japanese(&text, Format::Ki2)
+    with_decoded(bytes, |text| {
+        crate::decode::check_text(text)?;
+        read_japanese(text, Format::Ki2)
+    })?
 }
 
 /// State while reading the lines before the first move.

@@ -410,10 +410,9 @@ pub fn read_any(name_hint: &str, bytes: &[u8]) -> Result<Record, RecordError> {
 /// separated by `/` lines. Errors are per game (a CSA game's line numbers are the file's).
 pub fn read_all(name_hint: &str, bytes: &[u8]) -> Vec<Result<Record, RecordError>> {
     match detect(name_hint, bytes) {
-        Ok(Format::Csa) => match decode::decode(bytes, &mut Vec::new()) {
-            Ok(text) => read_csa_games(&text),
-            Err(e) => vec![Err(e)],
-        },
+        Ok(Format::Csa) => {
+            decode::with_decoded(bytes, read_csa_games).unwrap_or_else(|e| vec![Err(e)])
+        }
         Ok(format) => vec![read_as(format, bytes)],
         Err(e) => vec![Err(e)],
     }
@@ -425,8 +424,8 @@ pub fn read_as(format: Format, bytes: &[u8]) -> Result<Record, RecordError> {
         Format::Kif => read_kif(bytes),
         Format::Ki2 => read_ki2(bytes),
         Format::Jkf => read_jkf(bytes),
-        Format::Csa => read_csa(&decode::decode(bytes, &mut Vec::new())?),
-        Format::Usi => read_usi(&decode::decode(bytes, &mut Vec::new())?),
+        Format::Csa => decode::with_decoded(bytes, read_csa)?,
+        Format::Usi => decode::with_decoded(bytes, read_usi)?,
     }
 }
 

@@ -69,18 +69,21 @@ fn tables() -> &'static Tables {
     })
 }
 
-/// Decodes `bytes` as Shift_JIS into `out` (cleared first) and says whether it could: when
-/// `true`, `out` holds exactly the UTF-8 that encoding_rs's
-/// `decode_without_bom_handling_and_without_replacement` gives; when `false`, `out` holds
-/// nothing of use and the text is encoding_rs's to decode (it may be invalid Shift_JIS).
-pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) -> bool {
+/// Decodes `bytes` as Shift_JIS into the start of `out` (grown as needed, never shrunk, its
+/// old contents overwritten: a buffer kept from one record to the next is not zeroed again)
+/// and says how many bytes of it the text takes: exactly the UTF-8 that encoding_rs's
+/// `decode_without_bom_handling_and_without_replacement` gives. `None`: `out` holds nothing of
+/// use and the text is encoding_rs's to decode (it may be invalid Shift_JIS).
+pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let t = tables();
-    out.clear();
     // Room for the text as it is read: at every step, `out.len() - o` is at least 1.5 times
     // the bytes left plus 8. ASCII takes a byte out for a byte in, kanji and kana 3 bytes for 2,
     // so only half-width katakana and U+0080 (up to 3 bytes for 1) need more, which they add.
-    out.resize(bytes.len() + bytes.len() / 2 + 16, 0);
+    let room = bytes.len() + bytes.len() / 2 + 16;
+    if out.len() < room {
+        out.resize(room, 0);
+    }
     let (mut i, mut o) = (0, 0);
     while let Some(&b) = bytes.get(i) {
         if b < 0x80 {
@@ -112,7 +115,7 @@ pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) -> bool {
         let e = t.single[usize::from(b - 0x80)];
         let e = if e & LEAD == LEAD {
             let Some(&trail) = bytes.get(i + 1) else {
-                return false;
+                return None;
             };
             i += 2;
             t.pairs[(e & 0xFF) as usize][usize::from(trail)]
@@ -123,13 +126,12 @@ pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) -> bool {
             e
         };
         if e == 0 {
-            return false;
+            return None;
         }
         out[o..o + 4].copy_from_slice(&e.to_le_bytes());
         o += (e >> 24) as usize;
     }
-    out.truncate(o);
-    true
+    Some(o)
 }
 
 #[cfg(test)]
@@ -142,10 +144,11 @@ mod tests {
     fn check(bytes: &[u8]) {
         let want =
             encoding_rs::SHIFT_JIS.decode_without_bom_handling_and_without_replacement(bytes);
-        let mut out = Vec::new();
-        if decode_into(bytes, &mut out) {
+        // A buffer with old contents, as one kept from an earlier record is.
+        let mut out = vec![b'?'; 37];
+        if let Some(len) = decode_into(bytes, &mut out) {
             let want = want.unwrap_or_else(|| panic!("{bytes:x?}: encoding_rs refuses it"));
-            assert_eq!(out, want.as_bytes(), "{bytes:x?}");
+            assert_eq!(&out[..len], want.as_bytes(), "{bytes:x?}");
         } else {
             // Giving up is right only where encoding_rs refuses the text too: every valid
             // byte and pair is in the tables.
