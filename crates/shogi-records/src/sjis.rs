@@ -15,13 +15,18 @@ use std::sync::OnceLock;
 /// [`Tables::pairs`].
 const LEAD: u32 = 0xFF << 24;
 
+/// Room for the rows of lead bytes.
+const ROWS: usize = 64;
+
 /// A character as an entry: its UTF-8 bytes (at most three: Shift_JIS maps into the BMP) in
 /// the low bytes, little-endian, and its length in the top byte; 0 for no character.
 struct Tables {
     /// Bytes 0x80 to 0xFF alone: a character, [`LEAD`] with a row, or 0.
     single: [u32; 128],
-    /// Byte pairs: `pairs[row][trail]`, where `row` is the lead byte's row.
-    pairs: Vec<[u32; 256]>,
+    /// Byte pairs: `pairs[row][trail]`, where `row` is the lead byte's row (60 lead bytes:
+    /// 0x81 to 0x9F and 0xE0 to 0xFC). A fixed size, so that a row's index, masked, needs no
+    /// bounds check.
+    pairs: Box<[[u32; 256]; ROWS]>,
 }
 
 fn entry(text: &str) -> u32 {
@@ -48,7 +53,8 @@ fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
     TABLES.get_or_init(|| {
         let mut single = [0u32; 128];
-        let mut pairs = Vec::new();
+        let mut pairs = Box::new([[0u32; 256]; ROWS]);
+        let mut rows = 0;
         for b in 0x80..=0xFFu8 {
             let slot = &mut single[usize::from(b - 0x80)];
             if let Some(text) = decode_alone(&[b]) {
@@ -61,8 +67,10 @@ fn tables() -> &'static Tables {
                 *e = decode_alone(&[b, t]).map_or(0, |text| entry(&text));
             }
             if row.iter().any(|&e| e != 0) {
-                *slot = LEAD | pairs.len() as u32;
-                pairs.push(row);
+                assert!(rows < ROWS, "more lead bytes than rows");
+                *slot = LEAD | rows as u32;
+                pairs[rows] = row;
+                rows += 1;
             }
         }
         Tables { single, pairs }
@@ -118,7 +126,7 @@ pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) -> Option<usize> {
                 return None;
             };
             i += 2;
-            t.pairs[(e & 0xFF) as usize][usize::from(trail)]
+            t.pairs[(e as usize) & (ROWS - 1)][usize::from(trail)]
         } else {
             i += 1;
             let grown = out.len() + 2;
