@@ -681,6 +681,26 @@ impl Position {
         self.check_move(mv)
     }
 
+    /// [`Position::check_move_as`] for a caller that knows whether the side to move is in
+    /// check: `in_check` must be [`Position::in_check`]'s answer (debug builds check it), and
+    /// the answer is then `check_move_as`'s. A record reader knows it from the move before,
+    /// whose check it found as it played it: the test is not made twice a move.
+    pub fn check_move_as_knowing_check(
+        &self,
+        mover: Color,
+        mv: Move,
+        in_check: bool,
+    ) -> Result<(), IllegalMove> {
+        debug_assert_eq!(in_check, self.in_check(), "a wrong check flag");
+        if mover != self.side {
+            return Err(IllegalMove {
+                mv,
+                kind: IllegalKind::WrongTurn,
+            });
+        }
+        movegen::check_with(self, mv, Some(in_check)).map_err(|kind| IllegalMove { mv, kind })
+    }
+
     /// Plays `mv` if it is legal; on error the position is unchanged.
     pub fn play(&mut self, mv: Move) -> Result<(), IllegalMove> {
         self.check_move(mv)?;
