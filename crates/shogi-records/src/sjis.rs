@@ -97,6 +97,23 @@ pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) -> Option<usize> {
         if b < 0x80 {
             // A run of ASCII, eight bytes at a time; the bytes after the run are copied too,
             // and overwritten by what they decode to.
+            // Sixteen bytes when there are: a move line's time column and blanks are a run of
+            // some thirty.
+            if let Some(chunk) = bytes.get(i..i + 16) {
+                out[o..o + 16].copy_from_slice(chunk);
+                let w = u64::from_le_bytes(chunk[..8].try_into().expect("eight bytes"));
+                let v = u64::from_le_bytes(chunk[8..].try_into().expect("eight bytes"));
+                let ascii = if w & HIGHS != 0 {
+                    ((w & HIGHS).trailing_zeros() / 8) as usize
+                } else if v & HIGHS != 0 {
+                    8 + ((v & HIGHS).trailing_zeros() / 8) as usize
+                } else {
+                    16
+                };
+                i += ascii;
+                o += ascii;
+                continue;
+            }
             match bytes.get(i..i + 8) {
                 Some(chunk) => {
                     out[o..o + 8].copy_from_slice(chunk);
