@@ -149,7 +149,14 @@ struct LastMove {
 impl Position {
     /// The start position of an even game (平手).
     pub fn startpos() -> Position {
-        Position::from_sfen(sfen::STARTPOS).expect("the start position is valid")
+        // Parsed once and copied: a record reader, a game and the handicap test each ask for it
+        // once a record (some 5,000 instructions a parse, the archive benchmark's profile).
+        static START: std::sync::OnceLock<Position> = std::sync::OnceLock::new();
+        START
+            .get_or_init(|| {
+                Position::from_sfen(sfen::STARTPOS).expect("the start position is valid")
+            })
+            .clone()
     }
 
     /// Parses an SFEN strictly: `board side hand move_number`. Both kings must be on the board,
