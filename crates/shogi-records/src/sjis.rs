@@ -139,9 +139,7 @@ pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) -> Option<usize> {
         // the ASCII step.
         let e = t.single[usize::from(b - 0x80)];
         let e = if e & LEAD == LEAD {
-            let Some(&trail) = bytes.get(i + 1) else {
-                return None;
-            };
+            let &trail = bytes.get(i + 1)?;
             i += 2;
             t.pairs[(e as usize) & (ROWS - 1)][usize::from(trail)]
         } else {
