@@ -452,9 +452,13 @@ pub(crate) fn check_with(
                 return Ok(());
             };
             // Not in check, a piece off every line through its king, or one that stays on that
-            // line, cannot expose the king: the common case needs no attack test at all.
+            // line, cannot expose the king: the common case needs no attack test at all. Nor can
+            // one whose line holds no enemy piece that slides along it (the back rank's pieces
+            // beside their king, in the opening).
             if kind != PieceKind::King
-                && (!attacks::aligned(k, from) || attacks::line(k, from).contains(to))
+                && (!attacks::aligned(k, from)
+                    || attacks::line(k, from).contains(to)
+                    || !enemy_slider_on_line(pos, us, k, from))
                 && !in_check_now()
             {
                 return Ok(());
@@ -487,6 +491,20 @@ pub(crate) fn check_with(
             check_drop_rest(pos, to, mate_candidate)
         }
     }
+}
+
+/// Whether the line through `k` and `from` (which share one) holds an enemy piece that may
+/// slide along it: a rook, dragon or lance (any, promoted or not, on a rank or file), or a
+/// bishop or horse on a diagonal. When it holds none, moving the piece on `from` off the line
+/// exposes nothing.
+#[inline(always)]
+fn enemy_slider_on_line(pos: &Position, us: Color, k: Square, from: Square) -> bool {
+    let sliders = if attacks::rook_pseudo(k).contains(from) {
+        pos.base_bb(PieceKind::Rook) | pos.base_bb(PieceKind::Lance)
+    } else {
+        pos.base_bb(PieceKind::Bishop)
+    };
+    (attacks::line(k, from) & sliders & pos.pieces_by_color(!us)).any()
 }
 
 /// The end of [`check`] for a board move that may expose its king, or a king's move;
