@@ -969,10 +969,11 @@ fn usual_time_column(inner: &[u8]) -> Option<MoveTime> {
 /// The column is read in one pass over its bytes (checked, and split at its first `/`): it
 /// follows nearly every move of an archive, and searching it for `)` and `/` as chars cost
 /// more than the move itself.
+#[inline]
 fn kif_trailer(s: &str) -> Result<Option<MoveTime>, (usize, &'static str)> {
     let b = s.as_bytes();
-    // Nearly every move: ASCII blanks, the usual column, nothing after it. Answered here, as
-    // the general reading below answers it.
+    // Nearly every move: ASCII blanks, the usual column, nothing after it. Answered here,
+    // inlined into the move's reading, as the general reading answers it.
     let mut at = 0;
     while b.get(at) == Some(&b' ') {
         at += 1;
@@ -984,6 +985,13 @@ fn kif_trailer(s: &str) -> Result<Option<MoveTime>, (usize, &'static str)> {
     {
         return Ok(Some(t));
     }
+    kif_trailer_general(s)
+}
+
+/// [`kif_trailer`] for any shape of trailer.
+#[inline(never)]
+fn kif_trailer_general(s: &str) -> Result<Option<MoveTime>, (usize, &'static str)> {
+    let b = s.as_bytes();
     let mut at = s.len() - trim_start(s).len();
     let mut time = None;
     // The usual column, ` m:ss/hh:mm:ss` between parentheses, holds no `)`: the one after it is
