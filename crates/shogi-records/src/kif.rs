@@ -125,8 +125,8 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             continue;
         }
         if let Some(c) = body.strip_prefix('*') {
-            // Keep the comment's own leading blanks; only the line's trailing ones go.
-            let c = trim_end(trim_start(raw).strip_prefix('*').unwrap_or(c));
+            // The comment keeps its own leading blanks (after the `*`); only the line's trailing
+            // ones go, which `full` has lost already.
             match replay.as_mut() {
                 Some(r) => r.comment(c),
                 None => crate::add_comment(&mut comment, c),
@@ -147,11 +147,14 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
         // Not in a header line (`先手：Sente-san#3`), whose value keeps it, as every other
         // reader does (issue #22, class 9).
         let hash_at = hash_at.filter(|&i| !is_header_line(trim_start(&full[..i])));
-        let line = match hash_at {
-            Some(i) => trim_end(&full[..i]),
-            None => full,
+        // Without a `#`, the line is `full` and its text `body`, trimmed already.
+        let (line, t) = match hash_at {
+            Some(i) => {
+                let line = trim_end(&full[..i]);
+                (line, trim_start(line))
+            }
+            None => (full, body),
         };
-        let t = trim_start(line);
         let lead = line.len() - t.len();
         if t.is_empty() {
             continue;
