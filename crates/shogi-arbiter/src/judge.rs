@@ -3,7 +3,7 @@
 use crate::ending::{self, Foul};
 use crate::{proto_json, report, stdin};
 use serde_json::{Map, Value, json};
-use shogi_adjudication::{Judgement, Ruleset, judge_prechecked};
+use shogi_adjudication::{Judgement, Ruleset, judge_prechecked, judge_replayed};
 use shogi_records::{EndingKind, Record, read_all, read_usi, write_csa};
 use std::collections::HashSet;
 use std::io::{self, IsTerminal, Read, Write};
@@ -232,7 +232,14 @@ pub fn judge_record(record: &Record, opts: &Options) -> Judgement {
         record.ending.as_ref().map(|e| &e.kind),
         Some(EndingKind::Kachi)
     );
-    judge_prechecked(record.start.clone(), moves, checked, declares, &rules)
+    let start = record.start.clone();
+    // A reader also played those moves: the game takes the positions' hashes and check flags
+    // it found instead of playing them again (issue #24). A record that was not read, or was
+    // changed after reading, has no replay and is judged from its moves.
+    match record.replayed() {
+        Some(r) => judge_replayed(start, moves, r.plies(), r.end(), declares, &rules),
+        None => judge_prechecked(start, moves, checked, declares, &rules),
+    }
 }
 
 /// The JSON line of one judged record (docs/cli-json.md): the CLI's own fields, and the

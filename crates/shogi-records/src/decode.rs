@@ -3,15 +3,60 @@
 use crate::RecordError;
 use std::borrow::Cow;
 
+/// Calls `f` with the text of a record file ([`decode`]), Shift_JIS decoded into this
+/// thread's buffer, which is kept from one record to the next: allocating and zeroing a buffer
+/// for each record cost some 4,000 instructions a record in the archive benchmark. A buffer
+/// grown past 1 MiB by a large record is let go.
+pub(crate) fn with_decoded<R>(bytes: &[u8], f: impl FnOnce(&str) -> R) -> Result<R, RecordError> {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|cell| {
+        // Only a reader called while another holds the buffer (none does) gets its own.
+        let mut own = Vec::new();
+        let mut held = cell.try_borrow_mut();
+        let buf = match held.as_mut() {
+            Ok(b) => &mut **b,
+            Err(_) => &mut own,
+        };
+        let out = decode(bytes, buf).map(|text| f(&text));
+        if buf.capacity() > 1 << 20 {
+            *buf = Vec::new();
+        }
+        out
+    })
+}
+
 /// Decodes a record file: a UTF-8 BOM or valid UTF-8 is UTF-8; otherwise Shift_JIS (the KIF
 /// default, also common in CSA files from Kifu for Windows); otherwise EUC-JP (old CSA files
 /// from Unix tools). Bytes that none of these accept are an error at the first bad byte.
-pub(crate) fn decode(bytes: &[u8]) -> Result<Cow<'_, str>, RecordError> {
+///
+/// Shift_JIS text is decoded into `buf`, which the text borrows.
+pub(crate) fn decode<'a>(
+    bytes: &'a [u8],
+    buf: &'a mut Vec<u8>,
+) -> Result<Cow<'a, str>, RecordError> {
     check_size(bytes)?;
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     // simdutf8's validation is the standard library's, vectorised: every UTF-8 record (KIFU,
     // CSA, JKF) is checked in full before it is read.
     if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
+        return Ok(Cow::Borrowed(text));
+    }
+    // Valid Shift_JIS through encoding_rs's own mapping in tables (`sjis`), its output checked
+    // as UTF-8 by simdutf8 and borrowed from the buffer (the only way to text from bytes
+    // without `unsafe`; `String::from_utf8`, the standard library's check, cost an earlier
+    // table walk 23,000 instructions a record). Anything else goes to encoding_rs below, whose
+    // answer stands.
+    if let Some(len) = crate::sjis::decode_into(bytes, buf) {
+        let text = simdutf8::basic::from_utf8(&buf[..len])
+            .expect("the tables hold the UTF-8 of single characters");
+        debug_assert_eq!(
+            Some(text),
+            encoding_rs::SHIFT_JIS
+                .decode_without_bom_handling_and_without_replacement(bytes)
+                .as_deref()
+        );
         return Ok(Cow::Borrowed(text));
     }
     if let Some(text) =
@@ -73,7 +118,9 @@ pub(crate) struct Lines<'a> {
 impl<'a> Iterator for Lines<'a> {
     type Item = (u32, &'a str);
 
-    #[inline]
+    // Always inlined: the KIF reader's loop called it (some 15 instructions a line for the
+    // call alone).
+    #[inline(always)]
     fn next(&mut self) -> Option<(u32, &'a str)> {
         let rest = self.rest?;
         self.no += 1;
@@ -97,15 +144,17 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
-/// The offset of the first `sep` in `hay`: the first 32 bytes a word at a time, the rest with
+/// The offset of the first `sep` in `hay`: the first 48 bytes a word at a time, the rest with
 /// memchr. Most record lines are shorter than that, and memchr's setup cost some 66
-/// instructions a call on them.
-#[inline]
+/// instructions a call on them. (32 bytes until the line iterator was inlined into the
+/// readers: a KIF move line in UTF-8, some 40 bytes, then went to memchr; 48 bytes cut 2,300
+/// instructions a record, 64 and 96 less.) Always inlined, as the line iterator is.
+#[inline(always)]
 pub(crate) fn find_separator(hay: &[u8], sep: u8) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let pattern = ONES * u64::from(sep);
-    for i in (0..32).step_by(8) {
+    for i in (0..48).step_by(8) {
         let Some(chunk) = hay.get(i..i + 8) else {
             return hay[i..].iter().position(|&b| b == sep).map(|p| i + p);
         };
@@ -116,7 +165,7 @@ pub(crate) fn find_separator(hay: &[u8], sep: u8) -> Option<usize> {
             return Some(i + (found.trailing_zeros() / 8) as usize);
         }
     }
-    memchr::memchr(sep, &hay[32..]).map(|p| 32 + p)
+    memchr::memchr(sep, &hay[48..]).map(|p| 48 + p)
 }
 
 /// The byte offset of the first `b` (an ASCII byte) in `s`: `str::find` for one ASCII

@@ -46,7 +46,8 @@ fn at(path: &str, reason: impl Into<String>) -> RecordError {
 /// `color`, when given, is the mover (a move by the side not to move is kept and judged). Forks
 /// become [`Record::variations`]. Errors name the JSON path of the value at fault as their token.
 pub fn read_jkf(bytes: &[u8]) -> Result<Record, RecordError> {
-    let text = crate::decode::decode(bytes)?;
+    let mut buf = Vec::new();
+    let text = crate::decode::decode(bytes, &mut buf)?;
     crate::decode::check_text(&text)?;
     let root: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| {
         RecordError::new(

@@ -4,7 +4,7 @@
 //! records written by Kifu for Windows, Shogidokoro, ShogiGUI, ShogiHome, Piyo Shogi and
 //! shogi-extend, as found in the test corpus.
 
-use crate::decode::{decode, lines, trim_end, trim_start};
+use crate::decode::{lines, trim_end, trim_start, with_decoded};
 use crate::error::column_of;
 use crate::replay::Replay;
 use crate::setup::Setup;
@@ -34,9 +34,10 @@ use shogi_rules::{Color, IllegalKind, Move, Piece, PieceKind, Position, Square};
 /// Move numbers must count up from 1 with no gap, so that a missing or extra line cannot go
 /// unnoticed; after a board diagram with `手数＝N` (BOD) they count up from N + 1.
 pub fn read_kif(bytes: &[u8]) -> Result<Record, RecordError> {
-    let text = decode(bytes)?;
-    crate::decode::check_text(&text)?;
-    read_japanese(&text, Format::Kif)
+    with_decoded(bytes, |text| {
+        crate::decode::check_text(text)?;
+        read_japanese(text, Format::Kif)
+    })?
 }
 
 /// Reads a KI2 record (moves as in print, `▲７六歩△３四歩`, no origin squares). The encoding
@@ -51,9 +52,10 @@ pub fn read_kif(bytes: &[u8]) -> Result<Record, RecordError> {
 /// resignation or a mate, read as [`EndingKind::Resign`]; `千日手`, `持将棋`, `中断`,
 /// `時間切れ`, `反則` ... by their words).
 pub fn read_ki2(bytes: &[u8]) -> Result<Record, RecordError> {
-    let text = decode(bytes)?;
-    crate::decode::check_text(&text)?;
-    read_japanese(&text, Format::Ki2)
+    with_decoded(bytes, |text| {
+        crate::decode::check_text(text)?;
+        read_japanese(text, Format::Ki2)
+    })?
 }
 
 /// State while reading the lines before the first move.
@@ -123,8 +125,8 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
             continue;
         }
         if let Some(c) = body.strip_prefix('*') {
-            // Keep the comment's own leading blanks; only the line's trailing ones go.
-            let c = trim_end(trim_start(raw).strip_prefix('*').unwrap_or(c));
+            // The comment keeps its own leading blanks (after the `*`); only the line's trailing
+            // ones go, which `full` has lost already.
             match replay.as_mut() {
                 Some(r) => r.comment(c),
                 None => crate::add_comment(&mut comment, c),
@@ -145,11 +147,14 @@ fn read_lines(text: &str, format: Format) -> Result<Record, RecordError> {
         // Not in a header line (`先手：Sente-san#3`), whose value keeps it, as every other
         // reader does (issue #22, class 9).
         let hash_at = hash_at.filter(|&i| !is_header_line(trim_start(&full[..i])));
-        let line = match hash_at {
-            Some(i) => trim_end(&full[..i]),
-            None => full,
+        // Without a `#`, the line is `full` and its text `body`, trimmed already.
+        let (line, t) = match hash_at {
+            Some(i) => {
+                let line = trim_end(&full[..i]);
+                (line, trim_start(line))
+            }
+            None => (full, body),
         };
-        let t = trim_start(line);
         let lead = line.len() - t.len();
         if t.is_empty() {
             continue;
@@ -917,29 +922,44 @@ fn clock_ms(s: &[u8]) -> Option<u64> {
 /// the general reading ([`clock_ms`]) then reads to the same value. A time column follows
 /// nearly every move of an archive, and reading it a byte at a time cost more than the move.
 fn usual_time_column(inner: &[u8]) -> Option<MoveTime> {
-    let &[
-        m1,
-        m2,
-        b':',
-        s1,
-        s2,
-        b'/',
-        h1,
-        h2,
-        b':',
-        n1,
-        n2,
-        b':',
-        t1,
-        t2,
-    ] = inner
-    else {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // The separators' bytes (2 and 5 of each word below), and '0' in their place.
+    const SEPS: u64 = 0xFF << 16 | 0xFF << 40;
+    const ZEROS: u64 = 0x30 << 16 | 0x30 << 40;
+    let inner: &[u8; 14] = inner.try_into().ok()?;
+    // Two words, eight bytes at a time rather than fourteen tests: `m1 m2 : s1 s2 / h1 h2`
+    // and `h1 h2 : n1 n2 : t1 t2`.
+    let mut a = u64::from_le_bytes(inner[..8].try_into().expect("eight bytes"));
+    let b = u64::from_le_bytes(inner[6..].try_into().expect("eight bytes"));
+    if a & SEPS != (u64::from(b':') << 16 | u64::from(b'/') << 40)
+        || b & SEPS != (u64::from(b':') << 16 | u64::from(b':') << 40)
+    {
         return None;
+    }
+    // A clock under ten minutes may be written ` 9:59`: the blank reads as '0'.
+    if inner[0] == b' ' {
+        a ^= 0x10;
+    }
+    // Every other byte a digit: for a byte below 0x80, adding 0x50 sets its high bit exactly
+    // when it is at least '0', adding 0x46 exactly when it is above '9', and neither carries
+    // into the next byte.
+    let (a, b) = ((a & !SEPS) | ZEROS, (b & !SEPS) | ZEROS);
+    let digits = |x: u64| {
+        x & HIGHS == 0
+            && (x.wrapping_add(0x5050_5050_5050_5050) & !x.wrapping_add(0x4646_4646_4646_4646))
+                & HIGHS
+                == HIGHS
     };
-    let d = |b: u8| b.is_ascii_digit().then(|| u64::from(b - b'0'));
-    let m1 = if m1 == b' ' { 0 } else { d(m1)? };
-    let spent = (m1 * 10 + d(m2)?) * 60 + d(s1)? * 10 + d(s2)?;
-    let total = ((d(h1)? * 10 + d(h2)?) * 60 + d(n1)? * 10 + d(n2)?) * 60 + d(t1)? * 10 + d(t2)?;
+    if !digits(a) || !digits(b) {
+        return None;
+    }
+    // Each byte's digit, then each pair's number at its first byte (at most 99: no byte
+    // overflows).
+    let (a, b) = (a - 0x3030_3030_3030_3030, b - 0x3030_3030_3030_3030);
+    let (a, b) = (a * 10 + (a >> 8), b * 10 + (b >> 8));
+    let at = |x: u64, byte: u32| (x >> (8 * byte)) & 0xFF;
+    let spent = at(a, 0) * 60 + at(a, 3);
+    let total = (at(a, 6) * 60 + at(b, 3)) * 60 + at(b, 6);
     Some(MoveTime {
         spent_ms: spent * 1000,
         total_ms: Some(total * 1000),
@@ -952,7 +972,28 @@ fn usual_time_column(inner: &[u8]) -> Option<MoveTime> {
 /// The column is read in one pass over its bytes (checked, and split at its first `/`): it
 /// follows nearly every move of an archive, and searching it for `)` and `/` as chars cost
 /// more than the move itself.
+#[inline]
 fn kif_trailer(s: &str) -> Result<Option<MoveTime>, (usize, &'static str)> {
+    let b = s.as_bytes();
+    // Nearly every move: ASCII blanks, the usual column, nothing after it. Answered here,
+    // inlined into the move's reading, as the general reading answers it.
+    let mut at = 0;
+    while b.get(at) == Some(&b' ') {
+        at += 1;
+    }
+    if b.len() == at + 16
+        && b[at] == b'('
+        && b[at + 15] == b')'
+        && let Some(t) = usual_time_column(&b[at + 1..at + 15])
+    {
+        return Ok(Some(t));
+    }
+    kif_trailer_general(s)
+}
+
+/// [`kif_trailer`] for any shape of trailer.
+#[inline(never)]
+fn kif_trailer_general(s: &str) -> Result<Option<MoveTime>, (usize, &'static str)> {
     let b = s.as_bytes();
     let mut at = s.len() - trim_start(s).len();
     let mut time = None;
@@ -1394,6 +1435,82 @@ mod tests {
             }
         }
         assert!(usual > 1000, "{usual}");
+    }
+
+    /// The reading of the usual time column before it was read eight bytes at a time.
+    fn usual_time_column_bytewise(inner: &[u8]) -> Option<MoveTime> {
+        let &[
+            m1,
+            m2,
+            b':',
+            s1,
+            s2,
+            b'/',
+            h1,
+            h2,
+            b':',
+            n1,
+            n2,
+            b':',
+            t1,
+            t2,
+        ] = inner
+        else {
+            return None;
+        };
+        let d = |b: u8| b.is_ascii_digit().then(|| u64::from(b - b'0'));
+        let m1 = if m1 == b' ' { 0 } else { d(m1)? };
+        let spent = (m1 * 10 + d(m2)?) * 60 + d(s1)? * 10 + d(s2)?;
+        let total =
+            ((d(h1)? * 10 + d(h2)?) * 60 + d(n1)? * 10 + d(n2)?) * 60 + d(t1)? * 10 + d(t2)?;
+        Some(MoveTime {
+            spent_ms: spent * 1000,
+            total_ms: Some(total * 1000),
+        })
+    }
+
+    /// The usual time column read eight bytes at a time answers as it did a byte at a time:
+    /// for every byte at every place of usual columns, and for random columns.
+    #[test]
+    fn the_usual_time_column_reads_as_it_did_a_byte_at_a_time() {
+        for base in [*b" 0:01/00:00:01", *b"59:59/99:59:59", *b"10:00/12:34:56"] {
+            for at in 0..14 {
+                for v in 0..=255u8 {
+                    let mut inner = base;
+                    inner[at] = v;
+                    assert_eq!(
+                        usual_time_column(&inner),
+                        usual_time_column_bytewise(&inner),
+                        "{inner:?}"
+                    );
+                }
+            }
+        }
+        let alphabet = b" 0123456789:/.x(\xff";
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            let mut inner = *b" 0:01/00:00:01";
+            for b in inner.iter_mut() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                if state.is_multiple_of(3) {
+                    *b = alphabet[(state >> 8) as usize % alphabet.len()];
+                }
+            }
+            assert_eq!(
+                usual_time_column(&inner),
+                usual_time_column_bytewise(&inner),
+                "{inner:?}"
+            );
+        }
+        for len in 0..20 {
+            let inner = vec![b'1'; len];
+            assert_eq!(
+                usual_time_column(&inner),
+                usual_time_column_bytewise(&inner)
+            );
+        }
     }
 
     /// Whenever the fixed-place reading of a time column answers, the general one answers the

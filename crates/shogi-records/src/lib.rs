@@ -31,6 +31,7 @@ mod kif;
 mod kif_write;
 mod replay;
 mod setup;
+mod sjis;
 mod usi;
 mod write;
 
@@ -409,10 +410,9 @@ pub fn read_any(name_hint: &str, bytes: &[u8]) -> Result<Record, RecordError> {
 /// separated by `/` lines. Errors are per game (a CSA game's line numbers are the file's).
 pub fn read_all(name_hint: &str, bytes: &[u8]) -> Vec<Result<Record, RecordError>> {
     match detect(name_hint, bytes) {
-        Ok(Format::Csa) => match decode::decode(bytes) {
-            Ok(text) => read_csa_games(&text),
-            Err(e) => vec![Err(e)],
-        },
+        Ok(Format::Csa) => {
+            decode::with_decoded(bytes, read_csa_games).unwrap_or_else(|e| vec![Err(e)])
+        }
         Ok(format) => vec![read_as(format, bytes)],
         Err(e) => vec![Err(e)],
     }
@@ -424,8 +424,8 @@ pub fn read_as(format: Format, bytes: &[u8]) -> Result<Record, RecordError> {
         Format::Kif => read_kif(bytes),
         Format::Ki2 => read_ki2(bytes),
         Format::Jkf => read_jkf(bytes),
-        Format::Csa => read_csa(&decode::decode(bytes)?),
-        Format::Usi => read_usi(&decode::decode(bytes)?),
+        Format::Csa => decode::with_decoded(bytes, read_csa)?,
+        Format::Usi => decode::with_decoded(bytes, read_usi)?,
     }
 }
 
@@ -435,7 +435,8 @@ pub fn detect(name_hint: &str, bytes: &[u8]) -> Result<Format, RecordError> {
     if let Some(f) = format_of_name(name_hint) {
         return Ok(f);
     }
-    let text = decode::decode(bytes)?;
+    let mut buf = Vec::new();
+    let text = decode::decode(bytes, &mut buf)?;
     sniff(&text).ok_or_else(|| {
         RecordError::new(
             1,

@@ -12,6 +12,9 @@ pub(crate) struct Replay {
     /// For each move played on `pos` (the legal moves before any illegal one): the hash of the
     /// position after it and whether it gave check ([`crate::Record::replayed`]).
     played: Vec<(u64, bool)>,
+    /// Whether the side to move in `pos` is in check: found for the start once, then as each
+    /// move is played, and told to the checker of the next move.
+    in_check: bool,
     /// The line of the first illegal move; the position is not followed past it.
     broken: Option<u32>,
     pub ending: Option<Ending>,
@@ -26,6 +29,7 @@ pub(crate) struct Replay {
 impl Replay {
     pub fn new(start: Position) -> Replay {
         Replay {
+            in_check: start.in_check(),
             pos: start.clone(),
             start,
             // Most games end within 160 plies: one allocation instead of six growths.
@@ -125,14 +129,17 @@ impl Replay {
     pub fn push(&mut self, mv: Move, color: Color, line: u32, forced: Option<IllegalKind>) {
         let legal = match forced {
             Some(kind) => Err(IllegalMove { mv, kind }),
-            None => self.pos.check_move_as(color, mv),
+            None => self
+                .pos
+                .check_move_as_knowing_check(color, mv, self.in_check),
         };
         if legal.is_ok() {
             self.pos.play_unchecked(mv);
             if self.played.is_empty() {
                 self.played.reserve(160);
             }
-            self.played.push((self.pos.hash(), self.pos.in_check()));
+            self.in_check = self.pos.in_check();
+            self.played.push((self.pos.hash(), self.in_check));
         } else {
             self.broken = Some(line);
         }

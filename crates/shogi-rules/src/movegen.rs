@@ -412,7 +412,20 @@ fn reaches(us: Color, kind: PieceKind, from: Square, to: Square, occ: Bitboard) 
 /// so that the common paths do not pay for the rare ones' code.
 #[inline(always)]
 pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
+    check_with(pos, mv, None)
+}
+
+/// [`check`], told by the caller whether the side to move is in check (`Some`, which must be
+/// [`Position::in_check`]'s answer) instead of finding it out: a record reader knows it from
+/// the move before, whose check it found as it played it.
+#[inline(always)]
+pub(crate) fn check_with(
+    pos: &Position,
+    mv: Move,
+    in_check: Option<bool>,
+) -> Result<(), IllegalKind> {
     use IllegalKind as I;
+    let in_check_now = || in_check.unwrap_or_else(|| pos.checkers_out_of_line().any());
     let us = pos.side_to_move();
     match mv {
         Move::Normal { from, to, promote } => {
@@ -439,14 +452,18 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
                 return Ok(());
             };
             // Not in check, a piece off every line through its king, or one that stays on that
-            // line, cannot expose the king: the common case needs no attack test at all.
+            // line, cannot expose the king: the common case needs no attack test at all. Nor can
+            // one whose line holds no enemy piece that slides along it (the back rank's pieces
+            // beside their king, in the opening).
             if kind != PieceKind::King
-                && (!attacks::aligned(k, from) || attacks::line(k, from).contains(to))
-                && !pos.checkers_out_of_line().any()
+                && (!attacks::aligned(k, from)
+                    || attacks::line(k, from).contains(to)
+                    || !enemy_slider_on_line(pos, us, k, from))
+                && !in_check_now()
             {
                 return Ok(());
             }
-            check_king_safety(pos, from, to, kind, k)
+            check_king_safety(pos, from, to, kind, k, in_check == Some(false))
         }
         Move::Drop { kind, to } => {
             if !kind.is_hand_kind()
@@ -468,7 +485,7 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
                 && pos
                     .king_square(!us)
                     .is_some_and(|k| attacks::pawn(us, to).contains(k));
-            if !mate_candidate && !pos.checkers_out_of_line().any() {
+            if !mate_candidate && !in_check_now() {
                 return Ok(());
             }
             check_drop_rest(pos, to, mate_candidate)
@@ -476,7 +493,22 @@ pub(crate) fn check(pos: &Position, mv: Move) -> Result<(), IllegalKind> {
     }
 }
 
-/// The end of [`check`] for a board move that may expose its king, or a king's move.
+/// Whether the line through `k` and `from` (which share one) holds an enemy piece that may
+/// slide along it: a rook, dragon or lance (any, promoted or not, on a rank or file), or a
+/// bishop or horse on a diagonal. When it holds none, moving the piece on `from` off the line
+/// exposes nothing.
+#[inline(always)]
+fn enemy_slider_on_line(pos: &Position, us: Color, k: Square, from: Square) -> bool {
+    let sliders = if attacks::rook_pseudo(k).contains(from) {
+        pos.base_bb(PieceKind::Rook) | pos.base_bb(PieceKind::Lance)
+    } else {
+        pos.base_bb(PieceKind::Bishop)
+    };
+    (attacks::line(k, from) & sliders & pos.pieces_by_color(!us)).any()
+}
+
+/// The end of [`check`] for a board move that may expose its king, or a king's move;
+/// `not_in_check`: the caller knows the side to move is not in check.
 #[inline(never)]
 fn check_king_safety(
     pos: &Position,
@@ -484,9 +516,10 @@ fn check_king_safety(
     to: Square,
     kind: PieceKind,
     k: Square,
+    not_in_check: bool,
 ) -> Result<(), IllegalKind> {
     let us = pos.side_to_move();
-    if kind != PieceKind::King {
+    if kind != PieceKind::King && !not_in_check {
         // In check, a move that neither captures the only checker nor blocks it leaves the king
         // in check, with no attack test; one that does is illegal only if its piece is pinned.
         let checkers = pos.checkers();

@@ -149,7 +149,14 @@ struct LastMove {
 impl Position {
     /// The start position of an even game (平手).
     pub fn startpos() -> Position {
-        Position::from_sfen(sfen::STARTPOS).expect("the start position is valid")
+        // Parsed once and copied: a record reader, a game and the handicap test each ask for it
+        // once a record (some 5,000 instructions a parse, the archive benchmark's profile).
+        static START: std::sync::OnceLock<Position> = std::sync::OnceLock::new();
+        START
+            .get_or_init(|| {
+                Position::from_sfen(sfen::STARTPOS).expect("the start position is valid")
+            })
+            .clone()
     }
 
     /// Parses an SFEN strictly: `board side hand move_number`. Both kings must be on the board,
@@ -679,6 +686,26 @@ impl Position {
             });
         }
         self.check_move(mv)
+    }
+
+    /// [`Position::check_move_as`] for a caller that knows whether the side to move is in
+    /// check: `in_check` must be [`Position::in_check`]'s answer (debug builds check it), and
+    /// the answer is then `check_move_as`'s. A record reader knows it from the move before,
+    /// whose check it found as it played it: the test is not made twice a move.
+    pub fn check_move_as_knowing_check(
+        &self,
+        mover: Color,
+        mv: Move,
+        in_check: bool,
+    ) -> Result<(), IllegalMove> {
+        debug_assert_eq!(in_check, self.in_check(), "a wrong check flag");
+        if mover != self.side {
+            return Err(IllegalMove {
+                mv,
+                kind: IllegalKind::WrongTurn,
+            });
+        }
+        movegen::check_with(self, mv, Some(in_check)).map_err(|kind| IllegalMove { mv, kind })
     }
 
     /// Plays `mv` if it is legal; on error the position is unchanged.

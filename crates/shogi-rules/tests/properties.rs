@@ -74,6 +74,14 @@ proptest! {
             let set: std::collections::HashSet<Move> = legal.iter().copied().collect();
             for mv in pseudo_moves(&p) {
                 prop_assert_eq!(p.check_move(mv).is_ok(), set.contains(&mv), "{} {}", p, mv);
+                // Told whether the side to move is in check, the checker answers the same.
+                for mover in [Color::Black, Color::White] {
+                    prop_assert_eq!(
+                        p.check_move_as_knowing_check(mover, mv, p.in_check()),
+                        p.check_move_as(mover, mv),
+                        "{} {}", p, mv
+                    );
+                }
             }
         }
     }
