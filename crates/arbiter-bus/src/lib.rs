@@ -301,7 +301,7 @@ impl DeliveryMode {
     ///
     /// On nats-server 2.10.26, a push consumer whose only subscriber was killed lost
     /// deliveries: in the crash test (`tests/tests/crash.rs`, instances killed every 250 ms,
-    /// each process held to 0.3 to 0.4 of a core) 4 runs of 12 left a game without its verdict.
+    /// each process held to 0.3 to 0.4 of a core) 4 runs of 9 left a game without its verdict.
     /// The judge's consumer had moved past the deciding move without sending it to the judge
     /// (never pending, never redelivered), or held it pending after one redelivery and never sent it
     /// again. The same runs with pull consumers, and with push on 2.15.1, lost nothing
