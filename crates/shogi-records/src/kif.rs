@@ -1438,6 +1438,28 @@ mod tests {
     }
 
     /// The reading of the usual time column before it was read eight bytes at a time.
+    /// 200,000 copies of the usual time column ` 0:01/00:00:01`, each byte replaced one time in
+    /// `one_in` by a byte of `alphabet`, from a xorshift generator seeded with `seed`.
+    fn time_columns_mutated(
+        alphabet: &'static [u8],
+        seed: u64,
+        one_in: u64,
+    ) -> impl Iterator<Item = [u8; 14]> {
+        let mut state = seed;
+        (0..200_000).map(move |_| {
+            let mut inner = *b" 0:01/00:00:01";
+            for b in inner.iter_mut() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                if state.is_multiple_of(one_in) {
+                    *b = alphabet[(state >> 8) as usize % alphabet.len()];
+                }
+            }
+            inner
+        })
+    }
+
     fn usual_time_column_bytewise(inner: &[u8]) -> Option<MoveTime> {
         let &[
             m1,
@@ -1486,18 +1508,7 @@ mod tests {
                 }
             }
         }
-        let alphabet = b" 0123456789:/.x(\xff";
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..200_000 {
-            let mut inner = *b" 0:01/00:00:01";
-            for b in inner.iter_mut() {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                if state.is_multiple_of(3) {
-                    *b = alphabet[(state >> 8) as usize % alphabet.len()];
-                }
-            }
+        for inner in time_columns_mutated(b" 0123456789:/.x(\xff", 0x9e37_79b9_7f4a_7c15, 3) {
             assert_eq!(
                 usual_time_column(&inner),
                 usual_time_column_bytewise(&inner),
@@ -1527,18 +1538,7 @@ mod tests {
             assert!(got.is_some(), "{usual}");
             assert_eq!(got, general(usual.as_bytes()), "{usual}");
         }
-        let alphabet = b" 0159:/.x";
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..200_000 {
-            let mut inner = *b" 0:01/00:00:01";
-            for b in inner.iter_mut() {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                if state.is_multiple_of(4) {
-                    *b = alphabet[(state >> 8) as usize % alphabet.len()];
-                }
-            }
+        for inner in time_columns_mutated(b" 0159:/.x", 0x2545_f491_4f6c_dd1d, 4) {
             if let Some(t) = usual_time_column(&inner) {
                 assert_eq!(
                     Some(t),
