@@ -326,8 +326,10 @@ impl Worker {
         // delivery.
         let log = subject::moves(&game_id);
         let mut from = last + 1;
+        let mut stopped = false;
         while let Some(m) = self.bus.next(&log, from).await? {
             if m.sequence > msg.sequence {
+                stopped = true;
                 break;
             }
             if m.sequence < msg.sequence {
@@ -335,6 +337,7 @@ impl Worker {
             }
             from = m.sequence + 1;
             if let Step::Ended = self.judge_event(&game_id, &m).await? {
+                stopped = true;
                 break;
             }
         }
@@ -343,6 +346,18 @@ impl Worker {
             read_to = from - 1,
             "log read up to the delivery"
         );
+        // The read found the log's end before the delivered entry, which the stream holds: a
+        // read answered by a server behind the one that delivered it. Acknowledged, the
+        // delivery would be lost with whatever it decides; left, it comes again.
+        if !stopped && from <= msg.sequence {
+            return Err(Error::Bus(arbiter_bus::BusError::Read {
+                filter: format!("{log} from {from}"),
+                reason: format!(
+                    "the log ended before the delivered entry {}: not acknowledged, it comes again",
+                    msg.sequence
+                ),
+            }));
+        }
         Ok(())
     }
 
@@ -504,4 +519,128 @@ async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Res
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arbiter_bus::{
+        BusError, ConsumerLag, DurableConfig, EventBus, MemoryBus, Outgoing, Published, StreamState,
+    };
+    use futures::stream::BoxStream;
+    use shogi_proto::event::{Envelope, LogEntry};
+    use std::sync::atomic::AtomicBool;
+
+    /// The in-memory bus, whose reads of a game's log find nothing while `behind` is set: a
+    /// read answered by a server that has not caught up with the one that delivered.
+    #[derive(Debug)]
+    struct Behind {
+        bus: MemoryBus,
+        behind: AtomicBool,
+    }
+
+    #[async_trait::async_trait]
+    impl EventBus for Behind {
+        async fn publish(&self, msg: Outgoing) -> Result<Published, BusError> {
+            self.bus.publish(msg).await
+        }
+        async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
+            if self.behind.load(Ordering::SeqCst) && filter.contains(".move.") {
+                return Ok(None);
+            }
+            self.bus.next(filter, from_seq).await
+        }
+        async fn last(&self, subject: &str) -> Result<Option<Message>, BusError> {
+            self.bus.last(subject).await
+        }
+        async fn state(&self) -> Result<StreamState, BusError> {
+            self.bus.state().await
+        }
+        async fn follow(
+            &self,
+            filter: &str,
+        ) -> Result<BoxStream<'static, Result<Message, BusError>>, BusError> {
+            self.bus.follow(filter).await
+        }
+        async fn consume(
+            &self,
+            config: &DurableConfig,
+        ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
+            self.bus.consume(config).await
+        }
+        async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
+            self.bus.consumer_lag(name).await
+        }
+    }
+
+    /// A delivery whose game must be read from the log up to it (a worker that never saw the
+    /// game's earlier plies), when the read ends before it: not acknowledged, so that it comes
+    /// again, rather than acknowledged with whatever it decides lost. Once the read finds it,
+    /// it is judged and acknowledged.
+    #[tokio::test]
+    async fn a_delivery_the_log_read_does_not_reach_is_not_acknowledged() {
+        let behind = Arc::new(Behind {
+            bus: MemoryBus::new(Duration::from_secs(120)),
+            behind: AtomicBool::new(false),
+        });
+        let bus: Bus = behind.clone();
+        let created = pb::GameCreated {
+            game_id: "g".into(),
+            ruleset: None,
+            start_sfen: "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1".into(),
+            handicap: String::new(),
+            strict: false,
+        };
+        bus.publish(Envelope::created(&created).into())
+            .await
+            .unwrap();
+        let mut last = 0;
+        for (ply, usi) in [(1, "7g7f"), (2, "3c3d"), (3, "2g2f")] {
+            let entry = LogEntry::Move(pb::MoveAccepted {
+                game_id: "g".into(),
+                ply,
+                usi: usi.into(),
+                sfen_after: String::new(),
+                gives_check: false,
+                position_hash: 0,
+            });
+            match bus.publish(entry.envelope(last).into()).await.unwrap() {
+                Published::Stored(seq) => last = seq,
+                other => panic!("ply {ply}: {other:?}"),
+            }
+        }
+        let mut config = WorkerConfig::new(Role::Judge);
+        config.ack_wait = Duration::from_millis(100);
+        let durable = config.durable(subject::partition("g"));
+        let mut worker = Worker::new(bus.clone(), config);
+        let mut deliveries = bus.consume(&durable).await.unwrap();
+        // The third ply, to a worker that has not read the game: a gap to fill from the log.
+        let third = loop {
+            let d = deliveries.next().await.unwrap().unwrap();
+            if d.message.sequence == last {
+                break d;
+            }
+            d.ack().await.unwrap();
+        };
+        behind.behind.store(true, Ordering::SeqCst);
+        let judged = worker.handle(third).await;
+        assert!(
+            judged.is_err(),
+            "a delivery the read did not reach was judged: {judged:?}"
+        );
+        let lag = bus.consumer_lag(&durable.name).await.unwrap().unwrap();
+        assert_eq!(lag.ack_pending, 1, "left unacknowledged: {lag:?}");
+
+        behind.behind.store(false, Ordering::SeqCst);
+        let again = loop {
+            let d = deliveries.next().await.unwrap().unwrap();
+            if d.message.sequence == last {
+                break d;
+            }
+            d.ack().await.unwrap();
+        };
+        assert!(again.delivered > 1, "{again:?}");
+        worker.handle(again).await.unwrap();
+        assert_eq!(worker.stats().gap_filled.load(Ordering::Relaxed), 2);
+    }
 }
