@@ -31,12 +31,14 @@
 #[cfg(feature = "clap")]
 mod args;
 mod connect;
+mod faulty;
 mod jetstream;
 mod memory;
 
 #[cfg(feature = "clap")]
 pub use args::{NatsArgs, ReplicasArgs, check_replicas};
 pub use connect::{NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, refused_connections};
+pub use faulty::FaultyBus;
 pub use jetstream::{Applied, JetStreamBus, deliver_subject};
 pub use memory::MemoryBus;
 

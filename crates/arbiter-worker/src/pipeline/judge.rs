@@ -524,54 +524,8 @@ async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arbiter_bus::{
-        BusError, ConsumerLag, DurableConfig, EventBus, MemoryBus, Outgoing, Published, StreamState,
-    };
-    use futures::stream::BoxStream;
+    use arbiter_bus::{FaultyBus, MemoryBus, Published};
     use shogi_proto::event::{Envelope, LogEntry};
-    use std::sync::atomic::AtomicBool;
-
-    /// The in-memory bus, whose reads of a game's log find nothing while `behind` is set: a
-    /// read answered by a server that has not caught up with the one that delivered.
-    #[derive(Debug)]
-    struct Behind {
-        bus: MemoryBus,
-        behind: AtomicBool,
-    }
-
-    #[async_trait::async_trait]
-    impl EventBus for Behind {
-        async fn publish(&self, msg: Outgoing) -> Result<Published, BusError> {
-            self.bus.publish(msg).await
-        }
-        async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
-            if self.behind.load(Ordering::SeqCst) && filter.contains(".move.") {
-                return Ok(None);
-            }
-            self.bus.next(filter, from_seq).await
-        }
-        async fn last(&self, subject: &str) -> Result<Option<Message>, BusError> {
-            self.bus.last(subject).await
-        }
-        async fn state(&self) -> Result<StreamState, BusError> {
-            self.bus.state().await
-        }
-        async fn follow(
-            &self,
-            filter: &str,
-        ) -> Result<BoxStream<'static, Result<Message, BusError>>, BusError> {
-            self.bus.follow(filter).await
-        }
-        async fn consume(
-            &self,
-            config: &DurableConfig,
-        ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
-            self.bus.consume(config).await
-        }
-        async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
-            self.bus.consumer_lag(name).await
-        }
-    }
 
     /// A delivery whose game must be read from the log up to it (a worker that never saw the
     /// game's earlier plies), when the read ends before it: not acknowledged, so that it comes
@@ -579,17 +533,13 @@ mod tests {
     /// it is judged and acknowledged.
     #[tokio::test]
     async fn a_delivery_the_log_read_does_not_reach_is_not_acknowledged() {
-        let behind = Arc::new(Behind {
-            bus: MemoryBus::new(Duration::from_secs(120)),
-            behind: AtomicBool::new(false),
-        });
-        let bus: Bus = behind.clone();
+        let faulty = Arc::new(FaultyBus::new(MemoryBus::new(Duration::from_secs(120))));
+        let bus: Bus = faulty.clone();
+        // An even game at the start position, under the default ruleset.
         let created = pb::GameCreated {
             game_id: "g".into(),
-            ruleset: None,
             start_sfen: "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1".into(),
-            handicap: String::new(),
-            strict: false,
+            ..Default::default()
         };
         bus.publish(Envelope::created(&created).into())
             .await
@@ -622,7 +572,7 @@ mod tests {
             }
             d.ack().await.unwrap();
         };
-        behind.behind.store(true, Ordering::SeqCst);
+        faulty.log_reads_behind.store(true, Ordering::SeqCst);
         let judged = worker.handle(third).await;
         assert!(
             judged.is_err(),
@@ -631,7 +581,7 @@ mod tests {
         let lag = bus.consumer_lag(&durable.name).await.unwrap().unwrap();
         assert_eq!(lag.ack_pending, 1, "left unacknowledged: {lag:?}");
 
-        behind.behind.store(false, Ordering::SeqCst);
+        faulty.log_reads_behind.store(false, Ordering::SeqCst);
         let again = loop {
             let d = deliveries.next().await.unwrap().unwrap();
             if d.message.sequence == last {

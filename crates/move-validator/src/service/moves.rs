@@ -240,56 +240,10 @@ pub fn legal_moves(req: &pb::LegalMovesRequest) -> Result<pb::LegalMovesResponse
 mod tests {
     use super::*;
     use crate::store::Bus;
-    use arbiter_bus::{
-        BusError, ConsumerLag, Delivery, DurableConfig, EventBus, MemoryBus, Message, Outgoing,
-        StreamState,
-    };
-    use futures::stream::BoxStream;
+    use arbiter_bus::{FaultyBus, MemoryBus};
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::Ordering;
     use std::time::Duration;
-
-    /// The in-memory bus, whose writes of moves hang for ever while `hold` is set: a write
-    /// sent and never answered, which the call gives up on.
-    #[derive(Debug)]
-    struct Holding {
-        bus: MemoryBus,
-        hold: AtomicBool,
-    }
-
-    #[async_trait::async_trait]
-    impl EventBus for Holding {
-        async fn publish(&self, msg: Outgoing) -> Result<Published, BusError> {
-            if self.hold.load(Ordering::SeqCst) && msg.subject.contains(".move.") {
-                std::future::pending::<()>().await;
-            }
-            self.bus.publish(msg).await
-        }
-        async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
-            self.bus.next(filter, from_seq).await
-        }
-        async fn last(&self, subject: &str) -> Result<Option<Message>, BusError> {
-            self.bus.last(subject).await
-        }
-        async fn state(&self) -> Result<StreamState, BusError> {
-            self.bus.state().await
-        }
-        async fn follow(
-            &self,
-            filter: &str,
-        ) -> Result<BoxStream<'static, Result<Message, BusError>>, BusError> {
-            self.bus.follow(filter).await
-        }
-        async fn consume(
-            &self,
-            config: &DurableConfig,
-        ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
-            self.bus.consume(config).await
-        }
-        async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
-            self.bus.consumer_lag(name).await
-        }
-    }
 
     fn submit(ply: u32, usi: &str) -> pb::SubmitMoveRequest {
         pb::SubmitMoveRequest {
@@ -306,10 +260,7 @@ mod tests {
     /// in 60 runs); it is now read again from the bus and written.
     #[tokio::test]
     async fn a_retry_after_a_cancelled_write_is_not_answered_from_the_cache() {
-        let holding = Arc::new(Holding {
-            bus: MemoryBus::new(Duration::from_secs(120)),
-            hold: AtomicBool::new(false),
-        });
+        let holding = Arc::new(FaultyBus::new(MemoryBus::new(Duration::from_secs(120))));
         let bus: arbiter_bus::Bus = holding.clone();
         let (_stop, stop) = tokio::sync::watch::channel(false);
         let v = Validator::new(
@@ -332,14 +283,14 @@ mod tests {
         .unwrap();
         v.submit_move_now(submit(1, "7g7f")).await.unwrap();
 
-        holding.hold.store(true, Ordering::SeqCst);
+        holding.hold_log_writes.store(true, Ordering::SeqCst);
         let cancelled = tokio::time::timeout(
             Duration::from_millis(50),
             v.submit_move_now(submit(2, "3c3d")),
         )
         .await;
         assert!(cancelled.is_err(), "the held write cannot finish");
-        holding.hold.store(false, Ordering::SeqCst);
+        holding.hold_log_writes.store(false, Ordering::SeqCst);
 
         let retry = v.submit_move_now(submit(2, "3c3d")).await.unwrap();
         assert_eq!(retry.outcome, pb::MoveOutcome::Accepted as i32);

@@ -1,0 +1,74 @@
+//! [`FaultyBus`]: the in-memory bus with the faults of a real one that a test switches on, so
+//! that a test of what a service does when a write is never answered, or when a read is served
+//! by a server behind, needs no nats-server and no bus of its own.
+
+use crate::{
+    BusError, ConsumerLag, Delivery, DurableConfig, EventBus, MemoryBus, Message, Outgoing,
+    Published, StreamState,
+};
+use futures::stream::BoxStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A [`MemoryBus`] whose games' logs (subjects with `.move.`) can be made to misbehave.
+#[derive(Debug)]
+pub struct FaultyBus {
+    bus: MemoryBus,
+    /// While set, a publish to a game's log never completes: a write sent and never
+    /// answered, which its caller gives up on.
+    pub hold_log_writes: AtomicBool,
+    /// While set, a read of a game's log finds nothing: a read answered by a server that has
+    /// not caught up with the one that delivered.
+    pub log_reads_behind: AtomicBool,
+}
+
+impl FaultyBus {
+    /// `bus`, with no fault on.
+    pub fn new(bus: MemoryBus) -> FaultyBus {
+        FaultyBus {
+            bus,
+            hold_log_writes: AtomicBool::new(false),
+            log_reads_behind: AtomicBool::new(false),
+        }
+    }
+}
+
+fn is_log(subject: &str) -> bool {
+    subject.contains(".move.")
+}
+
+#[async_trait::async_trait]
+impl EventBus for FaultyBus {
+    async fn publish(&self, msg: Outgoing) -> Result<Published, BusError> {
+        if self.hold_log_writes.load(Ordering::SeqCst) && is_log(&msg.subject) {
+            std::future::pending::<()>().await;
+        }
+        self.bus.publish(msg).await
+    }
+    async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
+        if self.log_reads_behind.load(Ordering::SeqCst) && is_log(filter) {
+            return Ok(None);
+        }
+        self.bus.next(filter, from_seq).await
+    }
+    async fn last(&self, subject: &str) -> Result<Option<Message>, BusError> {
+        self.bus.last(subject).await
+    }
+    async fn state(&self) -> Result<StreamState, BusError> {
+        self.bus.state().await
+    }
+    async fn follow(
+        &self,
+        filter: &str,
+    ) -> Result<BoxStream<'static, Result<Message, BusError>>, BusError> {
+        self.bus.follow(filter).await
+    }
+    async fn consume(
+        &self,
+        config: &DurableConfig,
+    ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
+        self.bus.consume(config).await
+    }
+    async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
+        self.bus.consumer_lag(name).await
+    }
+}
