@@ -5,6 +5,8 @@
 //! - [`games`]: a game read from the bus (its creation event and its log) through the one
 //!   replay of the contract crate ([`shogi_proto::log::Replay`]), with entries that cannot be
 //!   applied set aside on the bus, counted and logged the same way by every reader;
+//! - [`lag`]: the lag of durable consumers, polled from the bus for the `shogi.consumer.lag`
+//!   gauge;
 //! - [`grpc`]: the one gRPC bootstrap (health, reflection, drain on shutdown) that the
 //!   validator and the workers' health endpoints share;
 //! - [`streams`]: the arbiter's streams, and the one function that opens a process's bus
@@ -14,6 +16,7 @@
 pub mod compose;
 pub mod games;
 pub mod grpc;
+pub mod lag;
 pub mod streams;
 
 /// A future that completes on the first SIGTERM or SIGINT. The handlers are installed here, at

@@ -1,6 +1,7 @@
 //! The metrics, read from an in-memory exporter after real work: moves by outcome and kind,
-//! verdicts and their latency, call and event handling times, the consumers' lag (down to 0
-//! once everything is handled), events set aside.
+//! verdicts and their latency, call and event handling times (the workers' and the verdict
+//! check's), the consumers' lag (the workers' and `verdict-check`, down to 0 once everything is
+//! handled), events set aside.
 
 mod support;
 
@@ -139,6 +140,12 @@ async fn the_counters_say_what_the_pipeline_did() {
         [("messaging.consumer.group.name", ghost_consumer.as_str())],
     ];
     let judge = [("shogi.role", "impasse-judge")];
+    // The validator's check of the announced verdicts: the repetition's announcement handled,
+    // and the check's consumer finished with it.
+    let checked = [
+        ("messaging.consumer.group.name", "verdict-check"),
+        ("shogi.role", "move-validator"),
+    ];
     let batches = eventually("the workers' handling of 4 deliveries each", || {
         let batches = exported();
         let set_aside = |role| {
@@ -157,7 +164,10 @@ async fn the_counters_say_what_the_pipeline_did() {
                     && value(&batches, "shogi.consumer.lag", lag) == 0
             })
             && set_aside("repetition-watcher") >= 1
-            && set_aside("impasse-judge") >= 1;
+            && set_aside("impasse-judge") >= 1
+            && value(&batches, "messaging.process.duration", &checked) >= 1
+            && has_point(&batches, "shogi.consumer.lag", &checked)
+            && value(&batches, "shogi.consumer.lag", &checked) == 0;
         done.then_some(batches)
     })
     .await;
@@ -226,6 +236,8 @@ async fn the_counters_say_what_the_pipeline_did() {
         ),
         1
     );
+    // The one announcement, checked once by the validator.
+    assert_eq!(value(&batches, "messaging.process.duration", &checked), 1);
     // The event for no game: set aside once by each worker, and nothing else set aside.
     for role in ["repetition-watcher", "impasse-judge"] {
         let set_aside = |reason| {

@@ -97,45 +97,19 @@ pub(crate) fn observe(role: Role, stats: Arc<Stats>) {
 
 /// Reports the lag of every durable consumer of `config`'s role (one per partition) on the
 /// `shogi.consumer.lag` gauge, as the bus reports it, every `config.lag_interval` until `stop`
-/// turns true. [`crate::spawn_workers`] runs it beside the workers.
-///
-/// The lag is polled on a timer of its own, apart from the handling of deliveries, so that it
-/// keeps moving when a consumer stalls (a handling that hangs, an instance that died holding
-/// partitions, nobody consuming): it counts what was not delivered and what was delivered and
-/// not acknowledged. Every instance reports every partition of its role, not only those it
-/// holds, so that the partitions an instance has let go of are not left at their last value;
-/// every instance reports the same lags, and a query takes the largest per consumer
-/// (docs/metrics.md). A consumer that does not exist yet is not reported.
-pub async fn poll_lag(
-    bus: Bus,
-    config: WorkerConfig,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) {
-    let interval = config.lag_interval;
-    let role = config.role.name();
+/// turns true ([`arbiter_runtime::lag::poll`]). [`crate::spawn_workers`] runs it beside the
+/// workers. Every instance reports every partition of its role, not only those it holds, so
+/// that the partitions an instance has let go of are not left at their last value.
+pub async fn poll_lag(bus: Bus, config: WorkerConfig, stop: tokio::sync::watch::Receiver<bool>) {
     let consumers: Vec<String> = (0..shogi_proto::PARTITIONS)
         .map(|p| config.durable(p).name)
         .collect();
-    let mut failing = false;
-    loop {
-        for name in &consumers {
-            match bus.consumer_lag(name).await {
-                Ok(Some(lag)) => metrics().record_lag(name, role, lag.total()),
-                Ok(None) => {}
-                Err(e) => {
-                    // Logged once a failure starts, not every tick while the bus is down.
-                    if !failing {
-                        tracing::warn!(role, consumer = %name, error = %e, "consumer lag unavailable");
-                    }
-                    failing = true;
-                    break;
-                }
-            }
-            failing = false;
-        }
-        tokio::select! {
-            () = tokio::time::sleep(interval) => {}
-            _ = stop.wait_for(|s| *s) => return,
-        }
-    }
+    arbiter_runtime::lag::poll(
+        bus,
+        config.role.name(),
+        consumers,
+        config.lag_interval,
+        stop,
+    )
+    .await;
 }

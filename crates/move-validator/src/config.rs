@@ -46,6 +46,9 @@ pub struct Config {
     /// Host names the console answers browsers under, beside IP addresses, `localhost` and
     /// `.localhost` names (a defence against DNS rebinding; `*`: any name). Empty by default.
     pub console_hosts: Vec<String>,
+    /// How often the lag of the verdict check's consumer (`verdict-check`) is read from the bus
+    /// for the `shogi.consumer.lag` gauge.
+    pub lag_interval: Duration,
 }
 
 impl std::fmt::Debug for Config {
@@ -62,6 +65,7 @@ impl std::fmt::Debug for Config {
             .field("max_cached_games", &self.max_cached_games)
             .field("max_cache_bytes", &self.max_cache_bytes)
             .field("pipeline", &self.pipeline)
+            .field("lag_interval", &self.lag_interval)
             .field("tls", &self.tls)
             .field("refusals", &self.refusals)
             .field("console", &self.console)
@@ -88,6 +92,7 @@ impl Config {
             refusals: Refusals::default(),
             console: false,
             console_hosts: Vec::new(),
+            lag_interval: arbiter_runtime::lag::INTERVAL,
         }
     }
 
@@ -141,9 +146,12 @@ impl Config {
                 self.max_cache_bytes
             )));
         }
-        if self.grace_period.is_zero() || self.request_timeout.is_zero() {
+        if self.grace_period.is_zero()
+            || self.request_timeout.is_zero()
+            || self.lag_interval.is_zero()
+        {
             return Err(ConfigError(
-                "grace period and request timeout must be positive".into(),
+                "grace period, request timeout and lag interval must be positive".into(),
             ));
         }
         if let Some(bad) = self.console_hosts.iter().find(|h| {

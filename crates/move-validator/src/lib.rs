@@ -161,6 +161,7 @@ async fn serve_part(
 ) -> Result<(), Error> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut check_stop = stop_rx.clone();
+    let lag_stop = stop_rx.clone();
     let validator = Validator::new(
         store::Bus::new(bus.clone()),
         stop_rx,
@@ -180,6 +181,14 @@ async fn serve_part(
             .await;
     });
     let check = AbortOnDrop(check);
+    // The check's backlog, on the consumers' lag gauge beside the workers'.
+    let lag = AbortOnDrop(tokio::spawn(arbiter_runtime::lag::poll(
+        bus.clone(),
+        service::READER.name(),
+        vec![shogi_proto::consumer::VERDICT_CHECK.to_owned()],
+        config.lag_interval,
+        lag_stop,
+    )));
     let errors = operator::ErrorLog::default();
     let operator_service = InterceptedService::new(
         OperatorServer::new(operator::Overview::new(bus.clone(), errors.clone())),
@@ -231,12 +240,13 @@ async fn serve_part(
             grpc::serve(incoming, routes, &health, &options, shutdown, stop).await
         }
     };
-    drop(check);
+    drop((check, lag));
     served.map_err(Error::from)
 }
 
 /// Aborts its task when dropped: the check of the verdicts ends with the service (an
-/// announcement being checked is not acknowledged, and comes again to another instance).
+/// announcement being checked is not acknowledged, and comes again to another instance), and
+/// so does the polling of its lag.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {

@@ -114,6 +114,7 @@ async fn main() -> anyhow::Result<()> {
         refusals: Default::default(),
         console: args.console,
         console_hosts: args.console_hosts,
+        lag_interval: arbiter_runtime::lag::INTERVAL,
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;

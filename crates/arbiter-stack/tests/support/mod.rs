@@ -75,6 +75,7 @@ pub async fn start() -> Arbiter {
     for w in &mut config.workers {
         w.lag_interval = Duration::from_millis(100);
     }
+    config.validator.lag_interval = Duration::from_millis(100);
     let stack = arbiter_stack::Stack::start(listener, bus.clone(), config)
         .await
         .unwrap();

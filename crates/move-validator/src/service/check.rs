@@ -64,6 +64,7 @@ impl Validator {
             };
             retry = RETRY;
             tracing::info!(consumer = %durable.name, "checking the announced verdicts");
+            let consumer = durable.name.as_str();
             let checking = deliveries
                 .take_while(|d| {
                     if let Err(e) = d {
@@ -74,11 +75,18 @@ impl Validator {
                 .filter_map(|d| std::future::ready(d.ok()))
                 .for_each_concurrent(CONCURRENT_CHECKS, |d| async move {
                     let seq = d.message.sequence;
+                    let started = std::time::Instant::now();
                     match self.check_delivery(&d).await {
                         Ok(()) => {
                             if let Err(e) = d.ack().await {
                                 tracing::warn!(seq, error = %e, "verdict check not acknowledged, will come again");
                             }
+                            // Timed as a worker's handling is, up to the ack.
+                            arbiter_telemetry::metrics().record_process(
+                                consumer,
+                                READER.name(),
+                                started.elapsed().as_secs_f64(),
+                            );
                         }
                         Err(e) => {
                             tracing::warn!(seq, error = %e, "verdict not checked, will come again");
