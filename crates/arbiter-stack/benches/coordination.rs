@@ -4,8 +4,13 @@
 //!
 //! - balance: four instances of a role start 20 ms apart, as a rolling start does; how many of
 //!   the 16 partitions each ends up consuming;
-//! - takeover: the instance holding the most is killed (its tasks aborted, its connection
-//!   dropped, nothing released); how long until each of its partitions is consumed by another.
+//! - takeover: the instance holding the most is killed (its runtime dropped with every task of
+//!   it, its connections closed, nothing released); how long until each of its partitions is
+//!   consumed by another.
+//!
+//! Our instances start as the worker binaries start them, through the one composition
+//! (`arbiter_runtime::compose::run` with `arbiter_worker::part` and a lease holder), each in a
+//! thread with a runtime of its own.
 //!
 //! Both use the same expiry, 3 s: the leases' TTL (the workers' default, renewed every second)
 //! and the pinned client's `priority_timeout`.
@@ -13,8 +18,9 @@
 //! `cargo bench -p arbiter-stack --bench coordination`. Prints one line a measure.
 
 use arbiter_bus::NatsOptions;
+use arbiter_runtime::compose::{self, Composition};
 use arbiter_runtime::streams::{self, BusConfig};
-use arbiter_worker::{LeaseConfig, Role, WorkerConfig, lease};
+use arbiter_worker::{LeaseSettings, Role, WorkerConfig};
 use async_nats::jetstream::{self, consumer};
 use futures::StreamExt as _;
 use prost::Message as _;
@@ -66,7 +72,74 @@ fn report(what: &str, before: &BTreeMap<u32, String>, takeovers: &mut [Duration]
     );
 }
 
-/// Our leases: `run_leased` instances over the real lease stream; the holders read from it.
+/// One instance of the role as the worker binaries run it (the one composition, with leases),
+/// in a thread of its own with a runtime of its own, as a process would be: `kill` drops the
+/// runtime without the composition's drain, so every task of the instance (the lease rounds,
+/// its partitions' workers) ends where it stands and its connections close, nothing released,
+/// as `kill -9` leaves a process's leases.
+struct Instance {
+    kill: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Instance {
+    fn start(nats: &BusConfig, i: usize) -> Instance {
+        let (kill, killed) = tokio::sync::oneshot::channel::<()>();
+        let composition = Composition {
+            bus: nats.clone(),
+            client_name: format!("watcher-{i}"),
+            parts: vec![arbiter_worker::part(
+                WorkerConfig::new(Role::Watcher),
+                Some(LeaseSettings {
+                    holder: format!("watcher-{i}"),
+                    ttl: TTL,
+                }),
+                Arc::default(),
+            )],
+            health: None,
+            grace_period: Duration::from_secs(1),
+        };
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            rt.block_on(async move {
+                tokio::select! {
+                    ran = compose::run(composition, std::future::pending()) => {
+                        ran.expect("the instance runs");
+                    }
+                    _ = killed => {}
+                }
+            });
+            // Every task still on it (the workers, the lease rounds) is dropped unfinished.
+            rt.shutdown_background();
+        });
+        Instance {
+            kill: Some(kill),
+            thread: Some(thread),
+        }
+    }
+
+    /// Ends it at once, nothing released.
+    fn kill(&mut self) {
+        if let Some(k) = self.kill.take() {
+            let _ = k.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            t.join().expect("the instance's thread");
+        }
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Our leases: instances started through the one composition over the real lease stream (as
+/// `repetition-watcher --lease-holder` runs); the holders read from it.
 async fn leases(url: &str) {
     let role = Role::Watcher.name();
     // The bus as every process opens it (the games' stream and the side streams).
@@ -76,23 +149,9 @@ async fn leases(url: &str) {
         replicas: 1,
     };
     let lease_bus = streams::open(&nats, "bench").await.expect("streams").leases;
-    let mut tasks = Vec::new();
+    let mut instances = Vec::new();
     for i in 0..INSTANCES {
-        let opened = streams::open(&nats, &format!("lease-{i}")).await.unwrap();
-        let bus = opened.bus;
-        let leases = LeaseConfig {
-            bus: opened.leases,
-            holder: format!("watcher-{i}"),
-            ttl: TTL,
-        };
-        let stats = Arc::new(arbiter_worker::Stats::default());
-        tasks.push(tokio::spawn(lease::run_leased(
-            bus,
-            WorkerConfig::new(Role::Watcher),
-            leases,
-            stats,
-            std::future::pending(),
-        )));
+        instances.push(Instance::start(&nats, i));
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let holders = || async {
@@ -127,8 +186,8 @@ async fn leases(url: &str) {
     let before = stable.0;
     let victim = most(&before);
     let i: usize = victim.trim_start_matches("watcher-").parse().unwrap();
-    tasks[i].abort();
     let killed = Instant::now();
+    tokio::task::block_in_place(|| instances[i].kill());
     let mut takeovers = Vec::new();
     let mut waiting: Vec<u32> = before
         .iter()
@@ -148,9 +207,7 @@ async fn leases(url: &str) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     report("leases (ours)", &before, &mut takeovers);
-    for t in tasks {
-        t.abort();
-    }
+    tokio::task::block_in_place(|| drop(instances));
 }
 
 fn most(holders: &BTreeMap<u32, String>) -> String {
