@@ -164,7 +164,7 @@ struct Held {
 
 /// Runs the leases of one instance until `shutdown`: consumes the partitions it holds, each in a
 /// worker task of its own, and releases them all on the way out.
-pub async fn run_leased(
+pub(crate) async fn run_leased(
     bus: Bus,
     config: WorkerConfig,
     leases: LeaseConfig,

@@ -16,5 +16,5 @@ pub mod pipeline;
 mod telemetry;
 
 pub use lease::{LeaseConfig, default_holder};
-pub use pipeline::{Error, LeaseSettings, Role, Stats, Worker, WorkerConfig, part, spawn_workers};
+pub use pipeline::{Error, LeaseSettings, Role, Stats, Worker, WorkerConfig, part};
 pub use telemetry::poll_lag;

@@ -1,8 +1,9 @@
 //! The pipeline worker: one game log at a time, in order, once each, whatever the bus delivers.
 //!
 //! Invariants:
-//! - A game's state is its [`Game`] and the stream sequence of the last log event judged. An
-//!   event is judged only when it is the next ply; a delivery at or before the last judged
+//! - A game's state is its [`Game`](shogi_adjudication::Game) and the stream sequence of the
+//!   last log event judged. An event is judged only when it is the next ply; a delivery at or
+//!   before the last judged
 //!   sequence (or for a ply already played) is a duplicate and only acknowledged; a delivery
 //!   past the next ply is a gap, filled by reading the game's log from the stream in order up
 //!   to it. Nothing is guessed.
@@ -25,8 +26,9 @@
 //!   [`Error`];
 //! - `judge`: the [`Worker`], its judging loop over the deliveries and the announcement of the
 //!   verdicts it decides;
-//! - `process`: a service process: the workers of an instance ([`spawn_workers`]) as a part of
-//!   the one composition ([`part`]), which serves health and drains.
+//! - `process`: a service process: the workers of an instance (`spawn_workers`, private to the
+//!   crate, so that a process starts them only through the composition) as a part of the one
+//!   composition ([`part`]), which serves health and drains.
 //!
 //! Imports go one way, with no loop: `config` uses none of the crate's modules, `telemetry`
 //! uses `config`, `judge` uses `config` and `telemetry`, [`crate::lease`] uses `config` and
@@ -38,4 +40,4 @@ pub(crate) mod process;
 
 pub use config::{Error, Role, Stats, WorkerConfig};
 pub use judge::Worker;
-pub use process::{LeaseSettings, part, spawn_workers};
+pub use process::{LeaseSettings, part};

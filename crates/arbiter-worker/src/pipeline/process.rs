@@ -15,7 +15,7 @@ use std::time::Duration;
 /// (`config.instance` of `config.instances`), one task per partition, so that a round trip
 /// for one game (loading it, a warning) does not hold up the others and the partitions use
 /// every core. They stop when `stop` turns true; the task ends when they all have.
-pub fn spawn_workers(
+pub(crate) fn spawn_workers(
     bus: Bus,
     config: &WorkerConfig,
     leases: Option<LeaseConfig>,
