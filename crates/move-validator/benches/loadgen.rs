@@ -208,8 +208,19 @@ async fn main() {
     let echo_server = tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(echo::EchoServer)
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(
-                echo_listener,
+            .serve_with_incoming(tokio_stream::StreamExt::map(
+                tokio_stream::wrappers::TcpListenerStream::new(echo_listener),
+                |tcp| {
+                    // `LOADGEN_ECHO_NODELAY=1`: TCP_NODELAY on the echo's connections, as the
+                    // validator sets it on its own (to see what Nagle's coalescing saves the
+                    // baseline).
+                    if let Ok(tcp) = &tcp
+                        && std::env::var_os("LOADGEN_ECHO_NODELAY").is_some()
+                    {
+                        let _ = tcp.set_nodelay(true);
+                    }
+                    tcp
+                },
             )),
     );
     let echo_channels: Vec<Channel> = (0..CHANNELS)
