@@ -83,6 +83,9 @@ struct CorpusGame {
     moves: Vec<String>,
     /// The position before each move, for ValidateMove.
     before: Vec<String>,
+    /// What SubmitMove's log entry says of each move: the position after it, its hash, and
+    /// whether it gives check (for the row that publishes those entries alone).
+    after: Vec<(String, u64, bool)>,
 }
 
 fn corpus_games() -> Vec<CorpusGame> {
@@ -105,6 +108,7 @@ fn corpus_games() -> Vec<CorpusGame> {
         }
         let mut pos = record.start.clone();
         let mut before = Vec::new();
+        let mut after = Vec::new();
         let mut moves = Vec::new();
         // Stop short of any ending the rules would call (a cap, a repetition): a game of
         // realistic length that the validator accepts move by move.
@@ -112,11 +116,13 @@ fn corpus_games() -> Vec<CorpusGame> {
             before.push(pos.to_sfen());
             moves.push(m.mv.to_string());
             pos.play_unchecked(m.mv);
+            after.push((pos.to_sfen(), pos.hash(), pos.in_check()));
         }
         games.push(CorpusGame {
             start: record.start.to_sfen(),
             moves,
             before,
+            after,
         });
     }
     assert!(!games.is_empty(), "no corpus games found");
@@ -202,8 +208,19 @@ async fn main() {
     let echo_server = tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(echo::EchoServer)
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(
-                echo_listener,
+            .serve_with_incoming(tokio_stream::StreamExt::map(
+                tokio_stream::wrappers::TcpListenerStream::new(echo_listener),
+                |tcp| {
+                    // `LOADGEN_ECHO_NODELAY=1`: TCP_NODELAY on the echo's connections, as the
+                    // validator sets it on its own (to see what Nagle's coalescing saves the
+                    // baseline).
+                    if let Ok(tcp) = &tcp
+                        && std::env::var_os("LOADGEN_ECHO_NODELAY").is_some()
+                    {
+                        let _ = tcp.set_nodelay(true);
+                    }
+                    tcp
+                },
             )),
     );
     let echo_channels: Vec<Channel> = (0..CHANNELS)
@@ -254,9 +271,28 @@ async fn main() {
     // sequence, file storage, ack awaited), straight from a client, to show the bound the bus
     // puts on SubmitMove.
     let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.expect("nats"));
+    // The bus as the validator publishes through it (its own connection), for the row that
+    // publishes SubmitMove's log entries alone.
+    let bus = Arc::new(
+        arbiter_bus::JetStreamBus::connect(
+            &arbiter_bus::NatsOptions::new(nats.url()),
+            "loadgen",
+            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
+        )
+        .await
+        .expect("bus"),
+    );
 
     let mut reports = Vec::new();
-    for inflight in [1usize, 64] {
+    // `LOADGEN_INFLIGHT=64` runs the rows at 64 in flight only (for a profile of one row).
+    let inflights: Vec<usize> = match std::env::var("LOADGEN_INFLIGHT") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| n.trim().parse().expect("LOADGEN_INFLIGHT: numbers"))
+            .collect(),
+        Err(_) => vec![1, 64],
+    };
+    for inflight in inflights {
         let total = if inflight == 1 { 2_000 } else { 10_000 } * scale / ROUNDS;
         let total_bus = if inflight == 1 { 1_000 } else { 5_000 } * scale / ROUNDS;
 
@@ -314,6 +350,56 @@ async fn main() {
                     .await
                     .expect("ack");
                 last[w].0.store(ack.sequence, Ordering::Relaxed);
+            }
+        };
+        // SubmitMove's writes alone: each worker appends the log entries SubmitMove would
+        // write for whole games (the same subjects, one per game, the same headers, the same
+        // payloads, the same guard), through the bus as the validator calls it, with no gRPC
+        // call and no rules: what SubmitMove costs beyond a gRPC call and its own work.
+        let games2 = games.clone();
+        let bus2 = bus.clone();
+        let logs = Arc::new(
+            (0..inflight)
+                .map(|_| std::sync::Mutex::new((0usize, 0usize, String::new(), 0u64)))
+                .collect::<Vec<_>>(),
+        );
+        let entries_call = move |w: usize, _| {
+            let games = games2.clone();
+            let bus = bus2.clone();
+            let logs = logs.clone();
+            async move {
+                // (game number, next ply index, game id, last sequence) of this worker.
+                let (gi, ply, id, last) = {
+                    let mut p = logs[w].lock().unwrap();
+                    let game = &games[(w + p.0) % games.len()];
+                    if p.2.is_empty() || p.1 >= game.moves.len() {
+                        if !p.2.is_empty() {
+                            p.0 += 1;
+                        }
+                        p.1 = 0;
+                        p.2 = format!("entries-{inflight}-{w}-{}", p.0);
+                        p.3 = 0;
+                    }
+                    p.1 += 1;
+                    ((w + p.0) % games.len(), p.1, p.2.clone(), p.3)
+                };
+                let game = &games[gi];
+                let (sfen_after, position_hash, gives_check) = game.after[ply - 1].clone();
+                let entry = shogi_proto::event::LogEntry::Move(pb::MoveAccepted {
+                    game_id: id,
+                    ply: ply as u32,
+                    usi: game.moves[ply - 1].clone(),
+                    sfen_after,
+                    gives_check,
+                    position_hash,
+                });
+                let published = arbiter_bus::EventBus::publish(&*bus, entry.envelope(last).into())
+                    .await
+                    .expect("publish");
+                let arbiter_bus::Published::Stored(seq) = published else {
+                    panic!("{published:?}");
+                };
+                logs[w].lock().unwrap().3 = seq;
             }
         };
         // SubmitMove: each worker plays whole games one move at a time; `inflight` games at
@@ -382,6 +468,7 @@ async fn main() {
             "health Check",
             "ValidateMove",
             "JetStream publish",
+            "log append (bus)",
             "SubmitMove",
         ]
         .iter()
@@ -411,7 +498,10 @@ async fn main() {
                 rows[3].add(drive("", inflight, total_bus, publish_call.clone()).await);
             }
             if on[4] {
-                rows[4].add(drive("", inflight, total_bus, submit_call.clone()).await);
+                rows[4].add(drive("", inflight, total_bus, entries_call.clone()).await);
+            }
+            if on[5] {
+                rows[5].add(drive("", inflight, total_bus, submit_call.clone()).await);
             }
         }
         rows.retain(|r| r.calls > 0);
@@ -455,6 +545,26 @@ async fn main() {
          SubmitMove/echo {submit:.2} (goal >= 0.8, {})",
         if validate >= 0.8 { "met" } else { "not met" },
         if submit >= 0.8 { "met" } else { "not met" },
+    );
+    // Issue 24, goal 3: SubmitMove's CPU per call (this process and nats-server) against the
+    // sum of an echo and a bare publish.
+    let cpu = |name: &str| {
+        let r = row(&reports, name, 64);
+        (r.cpu_own + r.cpu_broker).as_secs_f64() * 1e6 / r.calls as f64
+    };
+    let (echo, publish, append, submit) = (
+        cpu(ECHO),
+        cpu("JetStream publish"),
+        cpu("log append (bus)"),
+        cpu("SubmitMove"),
+    );
+    let goal3 = (echo + publish) / submit;
+    println!(
+        "at 64 in flight, CPU per call: (echo + publish) / SubmitMove {goal3:.2} \
+         ({echo:.1} + {publish:.1} us against {submit:.1} us; goal >= 0.9, {}); \
+         (echo + log append) / SubmitMove {:.2}",
+        if goal3 >= 0.9 { "met" } else { "not met" },
+        (echo + append) / submit,
     );
     let _ = stop.send(());
     drop(channels);
