@@ -88,6 +88,41 @@ struct CorpusGame {
     after: Vec<(String, u64, bool)>,
 }
 
+/// One worker's walk through the corpus games, a move a call: the number of games it has
+/// started, the ply it plays next and the id of its game, and the stream sequence of the game's
+/// last entry (for the rows that write the log themselves).
+#[derive(Default)]
+struct Walk {
+    started: usize,
+    ply: usize,
+    id: String,
+    last: u64,
+}
+
+impl Walk {
+    /// A walk for each of `n` workers.
+    fn for_workers(n: usize) -> Arc<Vec<std::sync::Mutex<Walk>>> {
+        Arc::new((0..n).map(|_| std::sync::Mutex::default()).collect())
+    }
+
+    /// Worker `w`'s next move: the game's index in `games` and the move's ply (from 1), moving
+    /// on to a new game, `<prefix>-<w>-<n>`, with no entry yet, when the current one is played
+    /// out.
+    fn next(&mut self, w: usize, games: &[CorpusGame], prefix: &str) -> (usize, usize) {
+        let game = &games[(w + self.started) % games.len()];
+        if self.id.is_empty() || self.ply >= game.moves.len() {
+            if !self.id.is_empty() {
+                self.started += 1;
+            }
+            self.ply = 0;
+            self.id = format!("{prefix}-{w}-{}", self.started);
+            self.last = 0;
+        }
+        self.ply += 1;
+        ((w + self.started) % games.len(), self.ply)
+    }
+}
+
 fn corpus_games() -> Vec<CorpusGame> {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
     let manifest = std::fs::read_to_string(root.join("manifest.tsv")).expect("corpus manifest");
@@ -358,30 +393,16 @@ async fn main() {
         // call and no rules: what SubmitMove costs beyond a gRPC call and its own work.
         let games2 = games.clone();
         let bus2 = bus.clone();
-        let logs = Arc::new(
-            (0..inflight)
-                .map(|_| std::sync::Mutex::new((0usize, 0usize, String::new(), 0u64)))
-                .collect::<Vec<_>>(),
-        );
+        let logs = Walk::for_workers(inflight);
         let entries_call = move |w: usize, _| {
             let games = games2.clone();
             let bus = bus2.clone();
             let logs = logs.clone();
             async move {
-                // (game number, next ply index, game id, last sequence) of this worker.
                 let (gi, ply, id, last) = {
-                    let mut p = logs[w].lock().unwrap();
-                    let game = &games[(w + p.0) % games.len()];
-                    if p.2.is_empty() || p.1 >= game.moves.len() {
-                        if !p.2.is_empty() {
-                            p.0 += 1;
-                        }
-                        p.1 = 0;
-                        p.2 = format!("entries-{inflight}-{w}-{}", p.0);
-                        p.3 = 0;
-                    }
-                    p.1 += 1;
-                    ((w + p.0) % games.len(), p.1, p.2.clone(), p.3)
+                    let mut walk = logs[w].lock().unwrap();
+                    let (gi, ply) = walk.next(w, &games, &format!("entries-{inflight}"));
+                    (gi, ply, walk.id.clone(), walk.last)
                 };
                 let game = &games[gi];
                 let (sfen_after, position_hash, gives_check) = game.after[ply - 1].clone();
@@ -399,37 +420,24 @@ async fn main() {
                 let arbiter_bus::Published::Stored(seq) = published else {
                     panic!("{published:?}");
                 };
-                logs[w].lock().unwrap().3 = seq;
+                logs[w].lock().unwrap().last = seq;
             }
         };
         // SubmitMove: each worker plays whole games one move at a time; `inflight` games at
         // once. Game creation is not timed apart: a call of the closure is one SubmitMove.
         let chans = channels.clone();
         let games = games.clone();
-        let progress = Arc::new(
-            (0..inflight)
-                .map(|_| std::sync::Mutex::new((0usize, 0usize, String::new())))
-                .collect::<Vec<_>>(),
-        );
+        let progress = Walk::for_workers(inflight);
         let run_id = inflight;
         let submit_call = move |w: usize, _| {
             let mut c = MoveValidatorClient::new(chans[w % CHANNELS].clone());
             let games = games.clone();
             let progress = progress.clone();
             async move {
-                // (game number, next ply index, game id) of this worker.
                 let (gi, ply, id) = {
-                    let mut p = progress[w].lock().unwrap();
-                    let game = &games[(w + p.0) % games.len()];
-                    if p.2.is_empty() || p.1 >= game.moves.len() {
-                        if !p.2.is_empty() {
-                            p.0 += 1;
-                        }
-                        p.1 = 0;
-                        p.2 = format!("bench-{run_id}-{w}-{}", p.0);
-                    }
-                    p.1 += 1;
-                    ((w + p.0) % games.len(), p.1, p.2.clone())
+                    let mut walk = progress[w].lock().unwrap();
+                    let (gi, ply) = walk.next(w, &games, &format!("bench-{run_id}"));
+                    (gi, ply, walk.id.clone())
                 };
                 let game = &games[gi];
                 if ply == 1 {
