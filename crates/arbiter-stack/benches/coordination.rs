@@ -23,8 +23,7 @@ use arbiter_runtime::streams::{self, BusConfig};
 use arbiter_worker::{LeaseSettings, Role, WorkerConfig};
 use async_nats::jetstream::{self, consumer};
 use futures::StreamExt as _;
-use prost::Message as _;
-use shogi_proto::{PARTITIONS, subject, v1 as pb};
+use shogi_proto::{PARTITIONS, subject};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -158,7 +157,7 @@ async fn leases(url: &str) {
         let mut out = BTreeMap::new();
         for p in 0..PARTITIONS {
             if let Ok(Some(m)) = lease_bus.last(&subject::lease(role, p)).await
-                && let Ok(l) = pb::PartitionLease::decode(m.payload)
+                && let Some(l) = shogi_proto::event::decode_lease(&m.payload)
                 && !l.holder.is_empty()
             {
                 out.insert(p, l.holder);
