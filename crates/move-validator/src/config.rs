@@ -146,13 +146,13 @@ impl Config {
                 self.max_cache_bytes
             )));
         }
-        if self.grace_period.is_zero()
-            || self.request_timeout.is_zero()
-            || self.lag_interval.is_zero()
-        {
+        if self.grace_period.is_zero() || self.request_timeout.is_zero() {
             return Err(ConfigError(
-                "grace period, request timeout and lag interval must be positive".into(),
+                "grace period and request timeout must be positive".into(),
             ));
+        }
+        if self.lag_interval.is_zero() {
+            return Err(ConfigError("lag interval must be positive".into()));
         }
         if let Some(bad) = self.console_hosts.iter().find(|h| {
             h.is_empty()
@@ -200,5 +200,11 @@ mod tests {
             c.stream_replicas = replicas;
             assert_eq!(c.validate().is_ok(), ok, "{replicas} replicas");
         }
+        let mut c = Config::new("nats://x:1");
+        c.lag_interval = std::time::Duration::ZERO;
+        assert_eq!(
+            c.validate(),
+            Err(ConfigError("lag interval must be positive".into()))
+        );
     }
 }
