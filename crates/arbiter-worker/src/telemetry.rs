@@ -98,8 +98,8 @@ pub(crate) fn observe(role: Role, stats: Arc<Stats>) {
 /// Reports the lag of every durable consumer of `config`'s role (one per partition) on the
 /// `shogi.consumer.lag` gauge, as the bus reports it, every `config.lag_interval` until `stop`
 /// turns true ([`arbiter_runtime::lag::poll`]). The workers' process (`spawn_workers`) runs it
-/// beside the workers. Every instance reports every partition of its role, not only those it holds, so
-/// that the partitions an instance has let go of are not left at their last value.
+/// beside the workers. Every instance reports every partition of its role, not only those it
+/// holds, so that the partitions an instance has let go of are not left at their last value.
 pub async fn poll_lag(bus: Bus, config: WorkerConfig, stop: tokio::sync::watch::Receiver<bool>) {
     let consumers: Vec<String> = (0..shogi_proto::PARTITIONS)
         .map(|p| config.durable(p).name)

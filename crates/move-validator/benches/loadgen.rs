@@ -306,17 +306,20 @@ async fn main() {
     // sequence, file storage, ack awaited), straight from a client, to show the bound the bus
     // puts on SubmitMove.
     let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.expect("nats"));
-    // The bus as the validator publishes through it (its own connection), for the row that
-    // publishes SubmitMove's log entries alone.
-    let bus = Arc::new(
-        arbiter_bus::JetStreamBus::connect(
-            &arbiter_bus::NatsOptions::new(nats.url()),
-            "loadgen",
-            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
-        )
-        .await
-        .expect("bus"),
-    );
+    // The bus as the validator opens and publishes through it (its own connection, the
+    // games' stream as every process sets it up), for the row that publishes SubmitMove's log
+    // entries alone.
+    let bus = arbiter_runtime::streams::open(
+        &arbiter_runtime::streams::BusConfig::Nats {
+            options: Box::new(arbiter_bus::NatsOptions::new(nats.url())),
+            stream: shogi_proto::STREAM.to_owned(),
+            replicas: 1,
+        },
+        "loadgen",
+    )
+    .await
+    .expect("bus")
+    .bus;
 
     let mut reports = Vec::new();
     // `LOADGEN_INFLIGHT=64` runs the rows at 64 in flight only (for a profile of one row).
@@ -414,7 +417,8 @@ async fn main() {
                     gives_check,
                     position_hash,
                 });
-                let published = arbiter_bus::EventBus::publish(&*bus, entry.envelope(last).into())
+                let published = bus
+                    .publish(entry.envelope(last).into())
                     .await
                     .expect("publish");
                 let arbiter_bus::Published::Stored(seq) = published else {
