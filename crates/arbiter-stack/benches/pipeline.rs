@@ -205,7 +205,9 @@ async fn timeline(js: &async_nats::jetstream::Context, probes: &[Probe], n: usiz
         Ok(d) => d.as_secs_f64() * 1e3,
         Err(e) => -e.duration().as_secs_f64() * 1e3,
     };
-    println!("  the slowest verdicts, ms after the last move was sent: move stored / answered / announced (.verdict stored) / checked (.result stored) / heard");
+    println!(
+        "  the slowest verdicts, ms after the last move was sent: move stored / answered / announced (.verdict stored) / checked (.result stored) / heard"
+    );
     // The slowest, and the median one for comparison.
     let picks = probes
         .iter()
@@ -226,7 +228,8 @@ async fn timeline(js: &async_nats::jetstream::Context, probes: &[Probe], n: usiz
         let moved = stored(shogi_proto::subject::moves(&p.id)).await;
         let announced = stored(shogi_proto::subject::verdict(&p.id)).await;
         let checked = stored(shogi_proto::subject::result(&p.id)).await;
-        let f = |t: Option<SystemTime>| t.map_or("?".to_owned(), |t| format!("{:.2}", ms(p.sent, t)));
+        let f =
+            |t: Option<SystemTime>| t.map_or("?".to_owned(), |t| format!("{:.2}", ms(p.sent, t)));
         println!(
             "    {}: {} / {:.2} / {} / {} / {:.2}",
             p.id,
@@ -418,7 +421,9 @@ async fn e2e(bus: &Opened, nats: &test_support::NatsServer, games: &[Vec<Move>])
     for run in 1..=runs {
         settle(&js).await;
         let w = load.window(half, 10, next_tag()).await;
-        w.report(&format!("end to end at half the saturation rate (run {run})"));
+        w.report(&format!(
+            "end to end at half the saturation rate (run {run})"
+        ));
         timeline(&js, &w.probes, slowest).await;
         if pct(&w.verdicts, 0.99) <= Duration::from_millis(10) && w.lost == 0 {
             met += 1;
@@ -511,11 +516,8 @@ impl Load<'_> {
                     .map(|g| g.iter().map(Move::to_string).collect())
                     .collect()
             };
-            let (waiters, moves_done, latencies) = (
-                self.waiters.clone(),
-                moves_done.clone(),
-                latencies.clone(),
-            );
+            let (waiters, moves_done, latencies) =
+                (self.waiters.clone(), moves_done.clone(), latencies.clone());
             let (submits, lost, probes) = (submits.clone(), lost.clone(), probes.clone());
             tasks.push(tokio::spawn(async move {
                 // The drivers' ticks spread evenly over the interval, so that the load is one
