@@ -138,8 +138,8 @@ async function axe(page, what) {
 }
 
 /**
- * At both sizes: no horizontal scrolling, axe-core clean, and a screenshot `<name>-<width>.png`
- * of the whole page. Leaves the page at the desktop size.
+ * At both sizes: no horizontal scrolling, of the page or of a part of it, axe-core clean, and a
+ * screenshot `<name>-<width>.png` of the whole page. Leaves the page at the desktop size.
  */
 async function atBothSizes(page, name) {
   for (const size of [DESKTOP, PHONE]) {
@@ -147,6 +147,14 @@ async function atBothSizes(page, name) {
     await page.waitForFunction((w) => window.innerWidth === w, size.width);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `${name} at ${size.width}x${size.height}: scrolls ${overflow} px sideways`);
+    // Nor does any part of it hide columns behind a scroll of its own (a table cut at the
+    // right edge reads as a table without those columns); screen-reader text is 1 px wide.
+    const cut = await page.evaluate(() => [...document.querySelectorAll("body *")]
+      .filter((e) => e.getClientRects().length > 0 && e.clientWidth > 1 && e.scrollWidth > e.clientWidth + 1
+        && ["auto", "scroll", "hidden"].includes(getComputedStyle(e).overflowX))
+      .map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ""}${e.className ? `.${e.className}` : ""}`
+        + ` "${(e.querySelector("h2, h3")?.textContent ?? "").slice(0, 40)}" (${e.scrollWidth - e.clientWidth} px)`));
+    assert.deepEqual(cut, [], `${name} at ${size.width}x${size.height}: parts scroll sideways`);
     await axe(page, `${name} at ${size.width}x${size.height}`);
     await page.screenshot({ path: path.join(out, `${name}-${size.width}.png`), fullPage: true });
   }
