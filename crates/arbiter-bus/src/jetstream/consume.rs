@@ -60,6 +60,74 @@ impl JetStreamBus {
     }
 }
 
+/// The header of an idle heartbeat that says the consumer is stalled: the server sent a flow
+/// control request that was never answered and delivers nothing more until it is; the value
+/// is the subject to answer on (nats-server's `JSConsumerStalled`).
+const CONSUMER_STALLED: &str = "Nats-Consumer-Stalled";
+
+/// The messages a push consumer delivers to `subscriber`, its flow control answered.
+///
+/// async-nats's push consumer answers a flow control request, but not the stall its idle
+/// heartbeats report: when a request was lost (sent to an instance that stopped before it
+/// answered, as in a rolling upgrade, or dropped with a connection to a restarted server),
+/// the consumer delivers nothing more to any instance, for ever, while its heartbeats keep
+/// the subscription looking alive. So the bus reads the subscription itself and answers both
+/// (as the Go client does). Two heartbeat intervals without a message of any kind end the
+/// stream with an error, on which a worker opens its consumer again.
+fn pushed(
+    client: async_nats::Client,
+    context: jetstream::Context,
+    subscriber: async_nats::Subscriber,
+    idle_heartbeat: std::time::Duration,
+) -> BoxStream<'static, Result<jetstream::Message, String>> {
+    let silence = (!idle_heartbeat.is_zero()).then(|| idle_heartbeat.saturating_mul(2));
+    futures::stream::unfold(
+        Some((client, context, subscriber)),
+        move |state| async move {
+            let (client, context, mut subscriber) = state?;
+            loop {
+                let next = match silence {
+                    Some(silence) => match tokio::time::timeout(silence, subscriber.next()).await {
+                        Ok(next) => next,
+                        Err(_) => return Some((Err("missed idle heartbeat".to_owned()), None)),
+                    },
+                    None => subscriber.next().await,
+                };
+                let message = next?;
+                if message.status == Some(async_nats::StatusCode::IDLE_HEARTBEAT) {
+                    // A flow control request has a reply subject; a heartbeat of a stalled
+                    // consumer names the request it still waits for.
+                    let answer = message.reply.clone().or_else(|| {
+                        message
+                            .headers
+                            .as_ref()
+                            .and_then(|h| h.get(CONSUMER_STALLED))
+                            .map(|v| v.as_str().into())
+                    });
+                    if let Some(subject) = answer {
+                        if message.reply.is_none() {
+                            tracing::debug!(%subject, "answering a stalled flow control");
+                        }
+                        if let Err(e) = client.publish(subject, bytes::Bytes::new()).await {
+                            return Some((Err(format!("answer flow control: {e}")), None));
+                        }
+                    }
+                    continue;
+                }
+                if message.status.is_some() {
+                    continue;
+                }
+                let message = jetstream::Message {
+                    message,
+                    context: context.clone(),
+                };
+                return Some((Ok(message), Some((client, context, subscriber))));
+            }
+        },
+    )
+    .boxed()
+}
+
 /// The deliveries of a consumer's `messages`.
 fn deliveries(
     name: String,
@@ -166,13 +234,25 @@ impl JetStreamBus {
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<jetstream::Message, String>>, BusError> {
         let consumer = self.durable(config, push_config(config)).await?;
-        self.say_differences(config, &consumer.cached_info().config);
-        Ok(consumer
-            .messages()
-            .await
-            .map_err(|e| consumer_error(config, &e))?
-            .map(|m| m.map_err(|e| e.to_string()))
-            .boxed())
+        let found = &consumer.cached_info().config;
+        self.say_differences(config, found);
+        let Some(deliver) = found.deliver_subject.clone() else {
+            return Err(consumer_error(
+                config,
+                &"a push consumer without a deliver subject",
+            ));
+        };
+        let subscriber = match found.deliver_group.clone() {
+            Some(group) => self.client.queue_subscribe(deliver, group).await,
+            None => self.client.subscribe(deliver).await,
+        }
+        .map_err(|e| consumer_error(config, &e))?;
+        Ok(pushed(
+            self.client.clone(),
+            self.js.clone(),
+            subscriber,
+            found.idle_heartbeat,
+        ))
     }
 
     /// The messages of the durable pull consumer `config` ([`DeliveryMode::Pull`]), created
