@@ -398,6 +398,9 @@ function drawBoard(): void {
 
   const toMove: Side = pos.sideToMove;
   const over = game.verdict !== undefined && atCurrent();
+  // The hands are drawn anew: a piece in hand that had the focus keeps it (a keyboard player
+  // picking a drop, or tabbing there while the position is redrawn, would lose it otherwise).
+  const focusedHand = (document.activeElement as HTMLElement | null)?.dataset?.hand;
   for (const [slot, color] of [["hand-top", flipped ? "black" : "white"], ["hand-bottom", flipped ? "white" : "black"]] as const) {
     const el = $(slot);
     el.dataset.side = color;
@@ -420,6 +423,7 @@ function drawBoard(): void {
     });
     el.replaceChildren(label, h("div", { class: "pieces" }, ...(pieces.length ? pieces : [h("span", { class: "empty" }, "no pieces in hand")])));
   }
+  if (focusedHand) document.querySelector<HTMLElement>(`[data-hand="${focusedHand}"]`)?.focus();
 }
 
 // ---- the panels ----

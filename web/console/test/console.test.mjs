@@ -260,13 +260,14 @@ test("plays a game by keyboard only, with the moves in KIF notation", async () =
     await keyMove(page, "3c3d", 2);
     await keyMove(page, "8h2b+", 3);
     await keyMove(page, "3a2b", 4);
-    // A drop: Tab from the board to Black's hand (below it), Enter, back to the board. The
-    // hand is drawn with the position, which can come a moment after the move's row: wait for
-    // the bishop there (Tab before it skipped the hand in one run of 30 under load).
-    await page.waitForSelector("[data-hand='black:B']");
+    // A drop: Tab from the board to Black's hand (below it), Enter, back to the board.
     await page.keyboard.press("Tab");
     assert.match(await page.evaluate(() => document.activeElement.getAttribute("aria-label")), /Black's bishop in hand/);
     await page.keyboard.press("Enter");
+    // The hand is drawn again with the bishop picked, and the focus stays on it (it fell to
+    // the page's body before, and a redraw right after the Tab lost it in one run of 30).
+    await page.waitForSelector("[data-hand='black:B'][aria-pressed='true']");
+    assert.match(await page.evaluate(() => document.activeElement.getAttribute("aria-label")), /Black's bishop in hand/);
     await tabToBoard(page, true);
     await page.waitForSelector("[data-square='4e'].target");
     await arrowTo(page, "4e");
