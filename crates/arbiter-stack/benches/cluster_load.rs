@@ -54,7 +54,7 @@ use test_support::{ClusterOptions, NatsCluster, NatsServer};
 use tonic::transport::Channel;
 
 mod common;
-use common::{PLIES, Rng, pct};
+use common::{PLIES, Rng, last_stored, pct};
 
 /// How long a verdict may take before the run fails.
 const VERDICT_DEADLINE: Duration = Duration::from_secs(60);
@@ -335,18 +335,8 @@ async fn run(
         let js = async_nats::jetstream::new(sub_client.clone());
         if let Ok(stream) = js.get_stream(shogi_proto::STREAM).await {
             for t in &mut times {
-                let last = |subject: String| {
-                    let stream = stream.clone();
-                    async move {
-                        stream
-                            .get_last_raw_message_by_subject(&subject)
-                            .await
-                            .ok()
-                            .map(|m| (m.sequence, SystemTime::from(m.time)))
-                    }
-                };
-                let moved = last(shogi_proto::subject::moves(&t.id)).await;
-                let verdict = last(shogi_proto::subject::verdict(&t.id)).await;
+                let moved = last_stored(&stream, &shogi_proto::subject::moves(&t.id)).await;
+                let verdict = last_stored(&stream, &shogi_proto::subject::verdict(&t.id)).await;
                 if let (Some(m), Some(v)) = (moved, verdict) {
                     t.stored = Some([m, v]);
                 }

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 mod common;
-use common::{PLIES, Rng, events, pct, publish_games, random_game};
+use common::{PLIES, Rng, events, last_stored, pct, publish_games, random_game};
 
 fn rss_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -215,16 +215,7 @@ async fn timeline(js: &async_nats::jetstream::Context, probes: &[Probe], n: usiz
         .chain(probes.get(probes.len() / 2))
         .collect::<Vec<_>>();
     for p in picks {
-        let stored = |subject: String| {
-            let stream = stream.clone();
-            async move {
-                stream
-                    .get_last_raw_message_by_subject(&subject)
-                    .await
-                    .ok()
-                    .map(|m| SystemTime::from(m.time))
-            }
-        };
+        let stored = async |subject: String| last_stored(&stream, &subject).await.map(|(_, t)| t);
         let moved = stored(shogi_proto::subject::moves(&p.id)).await;
         let announced = stored(shogi_proto::subject::verdict(&p.id)).await;
         let checked = stored(shogi_proto::subject::result(&p.id)).await;

@@ -138,3 +138,16 @@ pub async fn publish_games(
     }
     n
 }
+
+/// The stream sequence and store time (nats-server's wall clock) of the last message on
+/// `subject`, if there is one: where a slow verdict's time went, hop by hop.
+pub async fn last_stored(
+    stream: &async_nats::jetstream::stream::Stream,
+    subject: &str,
+) -> Option<(u64, std::time::SystemTime)> {
+    stream
+        .get_last_raw_message_by_subject(subject)
+        .await
+        .ok()
+        .map(|m| (m.sequence, std::time::SystemTime::from(m.time)))
+}
