@@ -38,7 +38,7 @@ test: setup
 # arbiter cannot mend. deploy/STREAMS.md "Upgrading the servers" says what to do instead.
 # The stream leader cut off is left out there too: once the partition healed, 2.10.26's
 # metadata leader kept failing /healthz on two of the judge's consumers ("is not current:
-# consumer not found") for the test's whole wait (1 of 2 soak runs, 2026-12-04; the class of
+# consumer not found") for the test's whole wait (1 of 19 soak runs, 2026-12-03 and 04; the class of
 # nats-io/nats-server#7149 and #7930); on 2.15.1 it passed 30 of 30.
 test-nats-oldest:
 	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path oldest)" $(CARGO) test --workspace --locked \
