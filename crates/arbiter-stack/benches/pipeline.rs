@@ -184,7 +184,6 @@ async fn main() {
 }
 
 /// One probe's verdict, timed.
-#[derive(Clone)]
 struct Probe {
     id: String,
     latency: Duration,
@@ -469,7 +468,6 @@ impl Load<'_> {
         let interval = Duration::from_secs_f64(DRIVERS as f64 / target);
         let deadline = Instant::now() + Duration::from_secs(seconds);
         let moves_done = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let latencies: Arc<Mutex<Vec<Duration>>> = Arc::default();
         let probes: Arc<Mutex<Vec<Probe>>> = Arc::default();
         let submits: Arc<Mutex<Vec<Duration>>> = Arc::default();
         let lost = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -507,8 +505,7 @@ impl Load<'_> {
                     .map(|g| g.iter().map(Move::to_string).collect())
                     .collect()
             };
-            let (waiters, moves_done, latencies) =
-                (self.waiters.clone(), moves_done.clone(), latencies.clone());
+            let (waiters, moves_done) = (self.waiters.clone(), moves_done.clone());
             let (submits, lost, probes) = (submits.clone(), lost.clone(), probes.clone());
             tasks.push(tokio::spawn(async move {
                 // The drivers' ticks spread evenly over the interval, so that the load is one
@@ -569,11 +566,9 @@ impl Load<'_> {
                             if let Ok(Ok((at, heard))) =
                                 tokio::time::timeout(Duration::from_secs(5), rx).await
                             {
-                                let latency = at.saturating_duration_since(sent);
-                                latencies.lock().unwrap().push(latency);
                                 probes.lock().unwrap().push(Probe {
                                     id: id.clone(),
-                                    latency,
+                                    latency: at.saturating_duration_since(sent),
                                     sent: sent_at,
                                     answered,
                                     heard,
@@ -594,13 +589,12 @@ impl Load<'_> {
         }
         let seconds = deadline.duration_since(started).as_secs_f64();
         let moves = moves_done.load(std::sync::atomic::Ordering::Relaxed);
-        let mut verdicts = latencies.lock().unwrap().clone();
-        verdicts.sort();
-        let mut answers = submits.lock().unwrap().clone();
+        let mut answers = std::mem::take(&mut *submits.lock().unwrap());
         answers.sort();
         let (own, broker, idle) = cpu.await.unwrap();
-        let mut probes = probes.lock().unwrap().clone();
+        let mut probes = std::mem::take(&mut *probes.lock().unwrap());
         probes.sort_by_key(|p| std::cmp::Reverse(p.latency));
+        let verdicts = probes.iter().rev().map(|p| p.latency).collect();
         Window {
             target,
             rate: moves as f64 / seconds,
