@@ -98,6 +98,22 @@ fn nats_bus(url: &str) -> BusConfig {
     }
 }
 
+/// The type and device of the file system that holds `path`, from `/proc/mounts` (the longest
+/// mount point that is a prefix of it).
+fn file_system(path: &std::path::Path) -> String {
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 3 && path.starts_with(f[1]))
+                .then(|| (f[1].len(), format!("{} ({})", f[2], f[0])))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map_or_else(|| "an unknown file system".into(), |(_, fs)| fs)
+}
+
 #[tokio::main]
 async fn main() {
     let n_games: usize = std::env::args()
@@ -105,6 +121,16 @@ async fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(500);
     let nats = test_support::NatsServer::start();
+    // The store's file system and the Go runtime's collector settings decide the tail (see
+    // BENCHMARKS.md, "What stalls the tail"): TMPDIR moves the store, GOGC and GOMEMLIMIT are
+    // passed on to nats-server.
+    println!(
+        "nats-server: store {} on {}; GOGC={}, GOMEMLIMIT={}",
+        nats.store_dir().display(),
+        file_system(nats.store_dir()),
+        std::env::var("GOGC").unwrap_or_else(|_| "(default, 100)".into()),
+        std::env::var("GOMEMLIMIT").unwrap_or_else(|_| "(none)".into()),
+    );
     let client = async_nats::connect(nats.url()).await.unwrap();
     let js = async_nats::jetstream::new(client);
     let bus = arbiter_stack::connect(&nats_bus(nats.url())).await.unwrap();
@@ -220,9 +246,19 @@ async fn timeline(js: &async_nats::jetstream::Context, probes: &[Probe], n: usiz
         let checked = stored(shogi_proto::subject::result(&p.id)).await;
         let f =
             |t: Option<SystemTime>| t.map_or("?".to_owned(), |t| format!("{:.2}", ms(p.sent, t)));
+        // The time of day (UTC) the move was sent, to set beside other records of the moment
+        // (nats-server's log, a profiler's).
+        let at = p
+            .sent
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        let (s, ms_of) = (at.as_secs() % 86_400, at.subsec_millis());
         println!(
-            "    {}: {} / {:.2} / {} / {} / {:.2}",
+            "    {} (sent {:02}:{:02}:{:02}.{ms_of:03}): {} / {:.2} / {} / {} / {:.2}",
             p.id,
+            s / 3600,
+            s / 60 % 60,
+            s % 60,
             f(moved),
             ms(p.sent, p.answered),
             f(announced),
@@ -253,6 +289,9 @@ struct Window {
     own: Duration,
     broker: Duration,
     idle: Duration,
+    /// The machine's steal time over the window: CPU the hypervisor gave to other guests while
+    /// this one had work.
+    steal: Duration,
 }
 
 impl Window {
@@ -287,11 +326,12 @@ impl Window {
         );
         let moves = self.moves.max(1) as f64;
         println!(
-            "  CPU per move: {:.0} us in this process (validator, watcher, judge, clients), {:.0} us in nats-server; {:.2} of {} cores idle",
+            "  CPU per move: {:.0} us in this process (validator, watcher, judge, clients), {:.0} us in nats-server; {:.2} of {} cores idle, {:.3} stolen",
             self.own.as_secs_f64() * 1e6 / moves,
             self.broker.as_secs_f64() * 1e6 / moves,
             self.idle_cores(),
             cores(),
+            self.steal.as_secs_f64() / self.seconds,
         );
         println!(
             "  for comparison, the SubmitMove answer alone in the same window: p50={:?} p99={:?}",
@@ -480,6 +520,7 @@ impl Load<'_> {
                     test_support::process_cpu(std::process::id()),
                     test_support::process_cpu(broker),
                     test_support::machine_idle(),
+                    test_support::machine_steal(),
                 )
             };
             let at_start = read();
@@ -490,6 +531,7 @@ impl Load<'_> {
                     at_end.0 - at_start.0,
                     at_end.1 - at_start.1,
                     at_end.2 - at_start.2,
+                    at_end.3 - at_start.3,
                 )
             })
         };
@@ -591,7 +633,7 @@ impl Load<'_> {
         let moves = moves_done.load(std::sync::atomic::Ordering::Relaxed);
         let mut answers = std::mem::take(&mut *submits.lock().unwrap());
         answers.sort();
-        let (own, broker, idle) = cpu.await.unwrap();
+        let (own, broker, idle, steal) = cpu.await.unwrap();
         let mut probes = std::mem::take(&mut *probes.lock().unwrap());
         probes.sort_by_key(|p| std::cmp::Reverse(p.latency));
         let verdicts = probes.iter().rev().map(|p| p.latency).collect();
@@ -607,6 +649,7 @@ impl Load<'_> {
             own,
             broker,
             idle,
+            steal,
         }
     }
 }

@@ -300,6 +300,15 @@ pub fn machine_idle() -> Duration {
         .map_or(Duration::ZERO, |cpu| ticks(cpu, 4, 2))
 }
 
+/// Steal time of the whole machine so far (`/proc/stat`'s first line): CPU time the hypervisor
+/// gave to other guests while this one had work to run.
+pub fn machine_steal() -> Duration {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    stat.lines()
+        .next()
+        .map_or(Duration::ZERO, |cpu| ticks(cpu, 8, 1))
+}
+
 /// The sum of `take` fields after the first `skip` of `line`, in clock ticks of 10 ms.
 fn ticks(line: &str, skip: usize, take: usize) -> Duration {
     let ticks: u64 = line
