@@ -294,19 +294,21 @@ pub fn process_cpu(pid: u32) -> Duration {
 
 /// Idle time of the whole machine so far (idle and iowait of `/proc/stat`'s first line).
 pub fn machine_idle() -> Duration {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    stat.lines()
-        .next()
-        .map_or(Duration::ZERO, |cpu| ticks(cpu, 4, 2))
+    machine_ticks(4, 2)
 }
 
 /// Steal time of the whole machine so far (`/proc/stat`'s first line): CPU time the hypervisor
 /// gave to other guests while this one had work to run.
 pub fn machine_steal() -> Duration {
+    machine_ticks(8, 1)
+}
+
+/// [`ticks`] of `/proc/stat`'s first line, the whole machine's.
+fn machine_ticks(skip: usize, take: usize) -> Duration {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
     stat.lines()
         .next()
-        .map_or(Duration::ZERO, |cpu| ticks(cpu, 8, 1))
+        .map_or(Duration::ZERO, |cpu| ticks(cpu, skip, take))
 }
 
 /// The sum of `take` fields after the first `skip` of `line`, in clock ticks of 10 ms.
