@@ -7,9 +7,10 @@ use crate::{
     Published, StreamState,
 };
 use futures::stream::BoxStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-/// A [`MemoryBus`] whose games' logs (subjects with `.move.`) can be made to misbehave.
+/// A [`MemoryBus`] whose games' logs (subjects with `.move.`), and verdicts as recorded
+/// (subjects ending `.result`), can be made to misbehave.
 #[derive(Debug)]
 pub struct FaultyBus {
     bus: MemoryBus,
@@ -19,6 +20,9 @@ pub struct FaultyBus {
     /// While set, a read of a game's log finds nothing: a read answered by a server that has
     /// not caught up with the one that delivered.
     pub log_reads_behind: AtomicBool,
+    /// The next this many publishes to a `.result` subject fail, stored nowhere, as a write
+    /// to a server that was lost: a verdict whose first recording did not happen.
+    pub fail_result_writes: AtomicU32,
 }
 
 impl FaultyBus {
@@ -28,6 +32,7 @@ impl FaultyBus {
             bus,
             hold_log_writes: AtomicBool::new(false),
             log_reads_behind: AtomicBool::new(false),
+            fail_result_writes: AtomicU32::new(0),
         }
     }
 }
@@ -41,6 +46,17 @@ impl EventBus for FaultyBus {
     async fn publish(&self, msg: Outgoing) -> Result<Published, BusError> {
         if self.hold_log_writes.load(Ordering::SeqCst) && is_log(&msg.subject) {
             std::future::pending::<()>().await;
+        }
+        if msg.subject.ends_with(".result")
+            && self
+                .fail_result_writes
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+        {
+            return Err(BusError::Publish {
+                msg_id: msg.msg_id,
+                reason: "the server was lost (FaultyBus::fail_result_writes)".into(),
+            });
         }
         self.bus.publish(msg).await
     }

@@ -504,9 +504,126 @@ async fn a_strict_move_is_answered_once_its_ending_is_announced() {
         .unwrap()
         .into_inner();
     assert_eq!(code_name(answer.verdict.unwrap().code), "repetition");
-    // Announced by the watcher before the answer: it is on the bus now.
-    let notice = arbiter.bus.last(&subject::verdict("strict")).await.unwrap();
-    assert!(notice.is_some(), "strict answer before the announcement");
+    // What the platforms hear is on the bus before the answer: the verdict on `.result`.
+    let result = arbiter.bus.last(&subject::result("strict")).await.unwrap();
+    let result = result.expect("strict answer before the verdict was recorded");
+    assert_eq!(
+        code_name(pb::Verdict::decode(result.payload).unwrap().code),
+        "repetition"
+    );
+    // The watcher announces it as well, once, and its check finds it recorded.
+    assert_eq!(
+        code_name(verdict(&arbiter.bus, "strict").await.code),
+        "repetition"
+    );
+    wait_for(
+        "watcher verdicts",
+        &arbiter.watchers,
+        |s| Stats::get(&s.verdicts),
+        1,
+    )
+    .await;
+    assert_eq!(count(&arbiter.bus, &subject::result("strict")).await, 1);
+}
+
+/// Issue 21: in a pipeline the validator records the verdict its replay decides on `.result`
+/// when it stores the deciding move, without waiting for the watcher's or the judge's
+/// announcement and its check (two more writes in turn on a cluster). With no worker running,
+/// nothing announces: the verdict must be on `.result` when the last move is answered, and
+/// the strict call that follows (a retry of the ply) answers it at once. Before, `.result`
+/// stayed empty until an announcement came.
+#[tokio::test]
+async fn the_deciding_move_records_the_verdict_without_an_announcement() {
+    let bus: Bus = Arc::new(MemoryBus::default());
+    let mut arbiter = start(bus.clone(), 0).await;
+    let fixtures = repetition_fixtures();
+    for result in ["repetition", "perpetual_check"] {
+        let f = fixtures.iter().find(|f| f.result == result).unwrap();
+        let id = game_id("unannounced", &f.id);
+        play(&mut arbiter.client, &id, &f.sfen, None, &f.moves).await;
+        let recorded = bus.last(&subject::result(&id)).await.unwrap();
+        let recorded =
+            recorded.unwrap_or_else(|| panic!("{id}: no .result when the last move was answered"));
+        let v = pb::Verdict::decode(recorded.payload).unwrap();
+        assert_eq!(
+            (code_name(v.code), v.ply),
+            (result.to_owned(), f.ply),
+            "{id}"
+        );
+        assert_eq!(
+            count(&bus, &subject::verdict(&id)).await,
+            0,
+            "{id}: nothing announced"
+        );
+        let mut again = tonic::Request::new(pb::SubmitMoveRequest {
+            game_id: id.clone(),
+            ply: f.moves.len() as u32,
+            usi: f.moves.last().unwrap().clone(),
+            strict: false,
+        });
+        again
+            .metadata_mut()
+            .insert("shogi-strict", "true".parse().unwrap());
+        let answer = tokio::time::timeout(DEADLINE.get(), arbiter.client.submit_move(again))
+            .await
+            .expect("the strict retry waits for nothing")
+            .unwrap()
+            .into_inner();
+        assert_eq!(code_name(answer.verdict.unwrap().code), result, "{id}");
+        assert_eq!(
+            count(&bus, &subject::result(&id)).await,
+            1,
+            "{id}: recorded once"
+        );
+    }
+}
+
+/// The other half of issue 21's change: when the validator's own recording of the verdict
+/// fails (the server lost between the deciding move and `.result`; an instance killed there is
+/// the same for the bus), the check of the watcher's announcement records it, once.
+#[tokio::test]
+async fn a_verdict_whose_recording_failed_is_recorded_by_the_check_of_its_announcement() {
+    let faulty = Arc::new(arbiter_bus::FaultyBus::new(MemoryBus::default()));
+    let bus: Bus = faulty.clone();
+    let mut arbiter = start(bus.clone(), 1).await;
+    let f = repetition_fixtures()
+        .into_iter()
+        .find(|f| f.result == "repetition")
+        .unwrap();
+    let (last, before) = f.moves.split_last().unwrap();
+    play(&mut arbiter.client, "lost", &f.sfen, None, before).await;
+    faulty
+        .fail_result_writes
+        .store(1, std::sync::atomic::Ordering::SeqCst);
+    let answer = arbiter
+        .client
+        .submit_move(pb::SubmitMoveRequest {
+            game_id: "lost".into(),
+            ply: f.moves.len() as u32,
+            usi: last.clone(),
+            strict: false,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(code_name(answer.verdict.unwrap().code), "repetition");
+    assert_eq!(
+        faulty
+            .fail_result_writes
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the validator tried to record the verdict"
+    );
+    let mut results = bus.follow(&subject::result("lost")).await.unwrap();
+    let recorded = tokio::time::timeout(DEADLINE.get(), results.next())
+        .await
+        .expect("the check records the verdict")
+        .unwrap()
+        .unwrap();
+    let v = pb::Verdict::decode(recorded.payload).unwrap();
+    assert_eq!((code_name(v.code), v.ply), ("repetition".to_owned(), f.ply));
+    assert_eq!(count(&bus, &subject::verdict("lost")).await, 1);
+    assert_eq!(count(&bus, &subject::result("lost")).await, 1);
 }
 
 #[tokio::test]

@@ -76,9 +76,12 @@ impl Validator {
             self.notify(&id, Envelope::declaration(&event)).await;
             if let Some(v) = &verdict {
                 if self.inner.pipeline {
-                    // The impasse-judge announces it from the log; the answer waits for it.
+                    // The impasse-judge announces it from the log; it is recorded now, and
+                    // the answer waits for the check of the announcement only if that failed.
                     drop(guard);
-                    self.announced(&id).await?;
+                    if !self.record_verdict(v).await {
+                        self.announced(&id).await?;
+                    }
                 } else {
                     self.notify_verdict(v).await;
                 }

@@ -71,18 +71,42 @@ impl Validator {
                 return;
             }
         }
-        // The verdict is this service's replay's, so it is recorded on `.result` now (a read
-        // after this call sees it); the check of the announcement finds it there
-        // (`check.rs`), and would record it if this failed.
-        if let Err(e) = READER.record(bus, verdict).await {
-            tracing::warn!(game_id = %id, error = %e, "verdict not recorded on .result; its check will");
+        self.record_verdict(verdict).await;
+    }
+
+    /// Records a verdict this service's replay of the log decided on the game's `.result`,
+    /// which the stream republishes to the core subject platforms subscribe to, so that a read
+    /// after this call sees it; whether it is there now. It is the log's verdict (the write
+    /// that decided it was stored against the log's expected last sequence), so it needs no
+    /// announcement to be checked against: the check of the announcement (`check.rs`) finds it
+    /// there, and records it when this failed (a lost server, this instance killed before it
+    /// ran). With a pipeline, this is what puts one R3 write, not three, between the deciding
+    /// move and what a platform hears (issue 21): the move, then `.result`, where before the
+    /// watcher's or the judge's announcement on `.verdict` and its delivery to the check came
+    /// between.
+    pub(super) async fn record_verdict(&self, verdict: &pb::Verdict) -> bool {
+        let id = &verdict.game_id;
+        let bus = &self.inner.bus.inner;
+        if !bus.connected() {
+            tracing::warn!(game_id = %id, "verdict not recorded on .result: not connected; its check will");
+            return false;
+        }
+        match READER.record(bus, verdict).await {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::warn!(game_id = %id, error = %e, "verdict not recorded on .result; its check will");
+                false
+            }
         }
     }
 
     /// After a ply is stored: its warnings and verdict go on their subjects, unless the
-    /// pipeline announces them.
+    /// pipeline announces them; the verdict is recorded on `.result` either way.
     pub(super) async fn publish_consequences(&self, replay: &Replay) {
         if self.inner.pipeline {
+            if let Some(v) = games::verdict(replay) {
+                self.record_verdict(&v).await;
+            }
             return;
         }
         let id = replay.id();
@@ -105,17 +129,20 @@ impl Validator {
     }
 
     /// After an ending recorded in the log (a report, a declaration, a forfeit): announced
-    /// here unless the pipeline (the impasse-judge) announces it from the log.
+    /// here unless the pipeline (the impasse-judge) announces it from the log, and recorded on
+    /// `.result` either way.
     pub(super) async fn announce_recorded(&self, verdict: &pb::Verdict) {
-        if !self.inner.pipeline {
+        if self.inner.pipeline {
+            self.record_verdict(verdict).await;
+        } else {
             self.notify_verdict(verdict).await;
         }
     }
 
-    /// Waits until the game's verdict is announced (on `.verdict`, by this service, or by the
-    /// watcher or the judge that owns it) and checked (on `.result`, by this service's check,
-    /// `check.rs`), within [`ANNOUNCE_DEADLINE`]: what a strict call answers is what the
-    /// platforms hear, never an announcement the log does not bear out (issue 20).
+    /// Waits until the game's verdict is on its `.result` (recorded by the instance that
+    /// stored the ending, or by the check of its announcement, `check.rs`), within
+    /// [`ANNOUNCE_DEADLINE`]: what a strict call answers is what the platforms hear, never an
+    /// announcement the log does not bear out (issue 20).
     pub(super) async fn announced(&self, id: &str) -> Result<pb::Verdict, Error> {
         let mut notices = self
             .inner
