@@ -544,7 +544,7 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
     };
     let started = Instant::now();
     let played = Arc::new(Mutex::new(Vec::new()));
-    let last_answers = Arc::new(Mutex::new(Vec::new()));
+    let last_sent = Arc::new(Mutex::new(Vec::new()));
     let at_least = GAMES.max(scripts.len());
     let next_game = {
         let fault_over = fault_over.clone();
@@ -562,10 +562,10 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
             let done = done_tx.clone();
             let g = scripts[i % scripts.len()].clone();
             played.lock().unwrap().push((i, g.clone()));
-            let last_answers = last_answers.clone();
+            let last_sent = last_sent.clone();
             async move {
                 let at = play(&clients, format!("cluster-{i}"), &g).await;
-                last_answers.lock().unwrap().push((i, at));
+                last_sent.lock().unwrap().push((i, at));
                 done.send_modify(|n| *n += 1);
             }
         },
@@ -659,11 +659,11 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
          while it was away or a leader changed), {} heard twice (same Nats-Sequence)",
         heard.exempt, heard.repeats
     );
-    // The verdict tail: from a game's last answer to its notice on the core subscription,
+    // The verdict tail: from a game's last SubmitMove sent to its notice on the core subscription,
     // over every game heard and over those that ended during the fault. Printed, not
     // asserted: a test does not time (BENCHMARKS.md measures the tail).
     let tails = |during: bool| -> Vec<Duration> {
-        let mut tails: Vec<Duration> = last_answers
+        let mut tails: Vec<Duration> = last_sent
             .lock()
             .unwrap()
             .iter()
@@ -682,7 +682,7 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
     };
     let (all, during) = (tails(false), tails(true));
     eprintln!(
-        "verdict tail (last answer to core notice): all {} games p50 {:?} p99 {:?} max {:?}; \
+        "verdict tail (last move sent to core notice): all {} games p50 {:?} p99 {:?} max {:?}; \
          the {} that ended during the fault p50 {:?} p99 {:?} max {:?}",
         all.len(),
         pct(&all, 50),
