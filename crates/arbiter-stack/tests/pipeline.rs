@@ -480,7 +480,7 @@ async fn garbage_is_counted_and_stops_no_game() {
 }
 
 #[tokio::test]
-async fn a_strict_move_is_answered_once_its_ending_is_announced() {
+async fn a_strict_move_is_answered_once_its_verdict_is_recorded() {
     let mut arbiter = start(Arc::new(MemoryBus::default()), 1).await;
     let f = repetition_fixtures()
         .into_iter()
@@ -627,7 +627,7 @@ async fn a_verdict_whose_recording_failed_is_recorded_by_the_check_of_its_announ
 }
 
 #[tokio::test]
-async fn a_declaration_is_answered_with_the_judges_announcement() {
+async fn a_declaration_is_answered_with_its_verdict_and_announced_by_the_judge() {
     let mut arbiter = start(Arc::new(MemoryBus::default()), 1).await;
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -669,7 +669,8 @@ async fn a_declaration_is_answered_with_the_judges_announcement() {
     let v = answer.verdict.expect("a verdict");
     assert_eq!(code_name(v.code), "declaration");
     assert_eq!(v.winner, pb::Color::Black as i32);
-    // The judge announced it (the validator leaves it to the judge in a pipeline).
+    // The judge announces it too (in a pipeline the validator records it and leaves the
+    // announcement to the judge).
     wait_for(
         "judge verdicts",
         &arbiter.judges,
