@@ -441,6 +441,15 @@ async fn every_game_gets_its_one_verdict_through_a_rolling_upgrade() {
     under_fault(None, Fault::RollingUpgrade).await;
 }
 
+/// Every server lost at once and started again, with games in the middle. The workers'
+/// consumers, kept in memory on three replicas (the default), lose their positions and start
+/// again from the stream's first event; each event already judged is judged again without
+/// effect, and the games go on (deploy/STREAMS.md, "Consumer storage").
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_game_gets_its_one_verdict_after_every_server_is_lost_at_once() {
+    under_fault(None, Fault::AllLost).await;
+}
+
 /// What goes wrong while the games are played.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fault {
@@ -456,6 +465,9 @@ enum Fault {
     /// given as its one URL, cut off from the other two (its routes closed; its clients keep
     /// their connections) until the two elect another stream leader, then joined again.
     LeaderCutOff,
+    /// Once a third of the games are over, every node killed at once (SIGKILL) and started
+    /// again, and the cluster healthy again.
+    AllLost,
 }
 
 /// Says that the fault is over when dropped: at its end, or when it panics.
@@ -521,7 +533,7 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
             // where it should fail with the panic's message.
             let _over = FaultOver(fault_over);
             let after = match fault {
-                Fault::LeaderKilled | Fault::LeaderCutOff => GAMES / 3,
+                Fault::LeaderKilled | Fault::LeaderCutOff | Fault::AllLost => GAMES / 3,
                 Fault::RollingUpgrade => GAMES / 10,
             };
             let _ = done_rx.wait_for(|&n| n >= after).await;
@@ -533,6 +545,12 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
                 Fault::LeaderKilled => stop(&cluster, doomed).await,
                 Fault::RollingUpgrade => rolling_upgrade(&cluster, &procs).await,
                 Fault::LeaderCutOff => cut_off(&cluster, doomed).await,
+                Fault::AllLost => {
+                    let cluster = cluster.clone();
+                    tokio::task::spawn_blocking(move || cluster.lock().unwrap().restart_all())
+                        .await
+                        .expect("every node back");
+                }
             }
             (
                 at,
@@ -618,6 +636,9 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
         for c in &durable {
             // The workers never give an event up (deploy/STREAMS.md, max deliver).
             assert_eq!(c.config.max_deliver, -1, "{}", c.name);
+            // Three replicas: the default keeps their state in memory, off the disk
+            // (deploy/STREAMS.md, "Consumer storage").
+            assert!(c.config.memory_storage, "{}: its state on the disk", c.name);
         }
         let busy: Vec<_> = durable
             .iter()
@@ -625,6 +646,17 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
             .map(|c| (&c.name, c.num_pending, c.num_ack_pending))
             .collect();
         if busy.is_empty() {
+            if fault == Fault::AllLost {
+                // What the consumers delivered since the servers came back: from the first
+                // event again, had they kept their positions only what came after.
+                let delivered: u64 = durable.iter().map(|c| c.delivered.consumer_sequence).sum();
+                let stored = stream.clone().info().await.unwrap().state.messages;
+                eprintln!(
+                    "after every server was lost: {} durable consumers delivered {delivered} \
+                     events since, of the {stored} the stream holds",
+                    durable.len()
+                );
+            }
             break;
         }
         assert!(Instant::now() < deadline, "consumers not drained: {busy:?}");

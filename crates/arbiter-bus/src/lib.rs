@@ -273,6 +273,67 @@ pub struct DurableConfig {
     pub replicas: Option<usize>,
     /// How its messages reach the consumer (the in-memory bus ignores it).
     pub delivery: DeliveryMode,
+    /// Where each server holding the consumer keeps its state (the in-memory bus ignores it).
+    pub storage: ConsumerStorage,
+}
+
+/// Where a JetStream durable consumer keeps its state (its delivered and acknowledged
+/// positions, and on a cluster its Raft log) on each server that holds it.
+///
+/// On a file-backed stream a consumer's state is a file by default, rewritten (a new file
+/// renamed over the old) up to ten times a second under load, and a replicated consumer's Raft
+/// log is a file too. With the workers' 32 consumers that was about 320 renames a second per
+/// server, and on a virtual disk the stream's own writes waited behind them (BENCHMARKS.md,
+/// "What stalls the tail"). A consumer in memory writes nothing to the disk: with three or
+/// more replicas its acknowledged position still survives the loss of any one server (the
+/// others hold it, and a restarted server catches up from them), but not the loss of every
+/// server at once, after which it starts again from the first event of the stream
+/// (deploy/STREAMS.md, "Consumer storage").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ConsumerStorage {
+    /// Memory when the consumer has three or more replicas, a file otherwise: the default.
+    #[default]
+    Auto,
+    /// A file beside the stream's (with a file-backed stream).
+    File,
+    /// Memory only.
+    Memory,
+}
+
+impl ConsumerStorage {
+    /// The storage of a consumer configured as `self` with `replicas` copies of its state:
+    /// [`ConsumerStorage::Auto`] is memory from three replicas, a file below.
+    pub fn for_replicas(self, replicas: usize) -> ConsumerStorage {
+        match self {
+            ConsumerStorage::Auto if replicas >= 3 => ConsumerStorage::Memory,
+            ConsumerStorage::Auto => ConsumerStorage::File,
+            chosen => chosen,
+        }
+    }
+
+    /// `auto`, `file` or `memory`, as the command-line flags spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsumerStorage::Auto => "auto",
+            ConsumerStorage::File => "file",
+            ConsumerStorage::Memory => "memory",
+        }
+    }
+}
+
+impl std::str::FromStr for ConsumerStorage {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ConsumerStorage, String> {
+        match s {
+            "auto" => Ok(ConsumerStorage::Auto),
+            "file" => Ok(ConsumerStorage::File),
+            "memory" => Ok(ConsumerStorage::Memory),
+            other => Err(format!(
+                "consumer storage {other:?} is not auto, file or memory"
+            )),
+        }
+    }
 }
 
 /// How a JetStream durable consumer's messages reach the process consuming it.
@@ -492,7 +553,24 @@ pub fn subject_matches(filter: &str, subject: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{DeliveryMode, push_keeps_deliveries, subject_matches};
+    use super::{ConsumerStorage, DeliveryMode, push_keeps_deliveries, subject_matches};
+
+    #[test]
+    fn consumers_are_kept_in_memory_from_three_replicas_unless_chosen() {
+        use ConsumerStorage::{Auto, File, Memory};
+        for (replicas, storage) in [(1, File), (2, File), (3, Memory), (5, Memory)] {
+            assert_eq!(Auto.for_replicas(replicas), storage, "R{replicas}");
+            assert_eq!(File.for_replicas(replicas), File, "R{replicas}");
+            assert_eq!(Memory.for_replicas(replicas), Memory, "R{replicas}");
+        }
+        for storage in [Auto, File, Memory] {
+            assert_eq!(storage.as_str().parse(), Ok(storage));
+        }
+        for bad in ["", "mem", "FILE", "disk", "auto "] {
+            let e = bad.parse::<ConsumerStorage>().unwrap_err();
+            assert!(e.contains("auto, file or memory"), "{bad:?}: {e}");
+        }
+    }
 
     #[test]
     fn push_consumers_are_pulled_on_servers_before_2_11() {

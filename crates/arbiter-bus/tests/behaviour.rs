@@ -181,6 +181,7 @@ async fn headers_round_trip(bus: Bus) {
         max_deliver: None,
         replicas: None,
         delivery: arbiter_bus::DeliveryMode::Pull,
+        storage: arbiter_bus::ConsumerStorage::Auto,
     };
     let mut deliveries = bus.consume(&config).await.unwrap();
     let d = tokio::time::timeout(WAIT.get(), deliveries.next())
@@ -227,6 +228,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus, delivery: DeliveryMode) {
         max_deliver: None,
         replicas: None,
         delivery,
+        storage: arbiter_bus::ConsumerStorage::Auto,
     };
     assert_eq!(bus.consumer_lag("behaviour").await.unwrap(), None);
     let mut deliveries = bus.consume(&config).await.unwrap();
@@ -290,6 +292,7 @@ async fn durable_consumers_give_up_after_max_deliver(bus: Bus, delivery: Deliver
         max_deliver: Some(2),
         replicas: None,
         delivery,
+        storage: arbiter_bus::ConsumerStorage::Auto,
     };
     bus.publish(out("shogi.game.l1.move", "l1", "m"))
         .await

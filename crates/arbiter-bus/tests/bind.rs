@@ -18,6 +18,7 @@ fn durable(ack_wait: Duration) -> DurableConfig {
         max_deliver: None,
         replicas: None,
         delivery: arbiter_bus::DeliveryMode::Pull,
+        storage: arbiter_bus::ConsumerStorage::Auto,
     }
 }
 

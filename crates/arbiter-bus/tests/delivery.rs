@@ -1,11 +1,12 @@
 //! A durable consumer's delivery mode, pull or push, against a real nats-server: `streams
 //! apply` replaces a consumer made in the other mode by one that starts right after its ack
 //! floor (the server cannot change the mode), and a worker that finds its consumer in the other
-//! mode consumes it as it is and says how to replace it.
+//! mode consumes it as it is and says how to replace it. The same for where a consumer keeps
+//! its state, a file or memory, which the server cannot change either.
 
 use arbiter_bus::{
-    Applied, Bus, DeliveryMode, DurableConfig, EventBus, JetStreamBus, NatsOptions, Outgoing,
-    Provision, StreamSettings,
+    Applied, Bus, ConsumerStorage, DeliveryMode, DurableConfig, EventBus, JetStreamBus,
+    NatsOptions, Outgoing, Provision, StreamSettings,
 };
 use futures::StreamExt as _;
 use std::sync::Arc;
@@ -27,6 +28,7 @@ fn durable(delivery: DeliveryMode) -> DurableConfig {
         max_deliver: None,
         replicas: None,
         delivery,
+        storage: arbiter_bus::ConsumerStorage::Auto,
     }
 }
 
@@ -75,19 +77,23 @@ async fn moves(bus: &JetStreamBus, game: &str, n: usize) -> Vec<u64> {
 /// The consumer's ack floor (stream sequence) and its unacknowledged count, read by an admin
 /// client.
 async fn ack_state(nats: &NatsServer) -> (u64, usize, Option<String>) {
-    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
-    let info = js
-        .get_stream("DELIVERY")
-        .await
-        .unwrap()
-        .consumer_info("watcher-p3")
-        .await
-        .unwrap();
+    let info = consumer_info(nats, "watcher-p3").await;
     (
         info.ack_floor.stream_sequence,
         info.num_ack_pending,
         info.config.deliver_subject,
     )
+}
+
+/// The consumer `name` as the server has it, read by an admin client.
+async fn consumer_info(nats: &NatsServer, name: &str) -> async_nats::jetstream::consumer::Info {
+    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+    js.get_stream("DELIVERY")
+        .await
+        .unwrap()
+        .consumer_info(name)
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -363,4 +369,154 @@ async fn a_push_consumer_stalled_on_a_lost_flow_control_request_delivers_again()
             break;
         }
     }
+}
+
+/// Where a consumer keeps its state, a file or memory, which the server cannot change
+/// ("storage type can not be updated"): `streams apply` replaces a consumer kept in the other
+/// one by one that starts right after its ack floor; a worker that finds it kept elsewhere
+/// consumes it as it is and says how to replace it; and `auto` is a file on a one-server
+/// stream (R1: memory would lose the position at the server's every restart).
+#[tokio::test]
+async fn a_file_consumer_is_replaced_by_a_memory_one_that_starts_after_its_ack_floor() {
+    let nats = NatsServer::start();
+    let admin = connect(&nats, Provision::Create).await;
+    let kept = |storage| DurableConfig {
+        storage,
+        ..durable(DeliveryMode::Pull)
+    };
+    assert_eq!(
+        admin
+            .apply_durable(&kept(ConsumerStorage::Auto))
+            .await
+            .unwrap(),
+        Applied::Created
+    );
+    let info = consumer_info(&nats, "watcher-p3").await;
+    assert!(!info.config.memory_storage, "auto on R1 is a file");
+    assert_eq!(
+        admin
+            .apply_durable(&kept(ConsumerStorage::File))
+            .await
+            .unwrap(),
+        Applied::Unchanged
+    );
+    let stored = moves(&admin, "g", 6).await;
+
+    // A worker: all six delivered, the first four acknowledged.
+    let worker: Bus = Arc::new(connect(&nats, Provision::Bind).await);
+    let mut deliveries = worker.consume(&kept(ConsumerStorage::File)).await.unwrap();
+    for (i, &seq) in stored.iter().enumerate() {
+        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
+            .await
+            .expect("a delivery")
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.message.sequence, seq);
+        if i < 4 {
+            d.ack().await.unwrap();
+        }
+    }
+    let deadline = tokio::time::Instant::now() + WAIT.get();
+    while !(stored[3]..stored[4]).contains(&ack_state(&nats).await.0) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?}",
+            ack_state(&nats).await
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(deliveries);
+    drop(worker);
+
+    // `streams apply` with memory: replaced, after the ack floor, in memory.
+    let acked = ack_state(&nats).await.0;
+    assert_eq!(
+        admin
+            .apply_durable(&kept(ConsumerStorage::Memory))
+            .await
+            .unwrap(),
+        Applied::Replaced {
+            from_sequence: acked + 1
+        }
+    );
+    let info = consumer_info(&nats, "watcher-p3").await;
+    assert!(info.config.memory_storage, "{:?}", info.config);
+    assert_eq!(info.config.deliver_subject, None, "still pulled");
+    assert_eq!(
+        admin
+            .apply_durable(&kept(ConsumerStorage::Memory))
+            .await
+            .unwrap(),
+        Applied::Unchanged
+    );
+
+    // A worker configured for a file (create mode) consumes the memory consumer as it is: the
+    // two unacknowledged moves, nothing acknowledged before; and it says how to replace it.
+    let worker: Bus = Arc::new(connect(&nats, Provision::Create).await);
+    let (logs, guard) = Logs::capture();
+    let mut deliveries = worker.consume(&kept(ConsumerStorage::File)).await.unwrap();
+    drop(guard);
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
+            .await
+            .unwrap_or_else(|_| panic!("no delivery; logged {}", logs.text()))
+            .unwrap()
+            .unwrap();
+        got.push(d.message.sequence);
+        d.ack().await.unwrap();
+    }
+    assert_eq!(got, stored[4..]);
+    let text = logs.text();
+    assert!(text.contains("keeps its state elsewhere"), "{text}");
+    assert!(
+        text.contains("streams apply --consumer-storage file"),
+        "{text}"
+    );
+    assert!(
+        consumer_info(&nats, "watcher-p3")
+            .await
+            .config
+            .memory_storage,
+        "left in memory"
+    );
+    drop(deliveries);
+    drop(worker);
+
+    // `auto` on this one-server stream is a file again: replaced after the floor, with
+    // nothing left to deliver.
+    let deadline = tokio::time::Instant::now() + WAIT.get();
+    while ack_state(&nats).await.0 < stored[5] {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?}",
+            ack_state(&nats).await
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let acked = ack_state(&nats).await.0;
+    assert_eq!(
+        admin
+            .apply_durable(&kept(ConsumerStorage::Auto))
+            .await
+            .unwrap(),
+        Applied::Replaced {
+            from_sequence: acked + 1
+        }
+    );
+    assert!(
+        !consumer_info(&nats, "watcher-p3")
+            .await
+            .config
+            .memory_storage
+    );
+    assert_eq!(
+        admin
+            .consumer_lag("watcher-p3")
+            .await
+            .unwrap()
+            .unwrap()
+            .pending,
+        0
+    );
 }

@@ -4,8 +4,8 @@
 //! its bus with.
 
 use arbiter_bus::{
-    Bus, BusError, DeliveryMode, DurableConfig, JetStreamBus, MemoryBus, NatsOptions,
-    StreamSettings,
+    Bus, BusError, ConsumerStorage, DeliveryMode, DurableConfig, JetStreamBus, MemoryBus,
+    NatsOptions, StreamSettings,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,14 +13,16 @@ use std::time::Duration;
 /// The validator's durable consumer of every announcement on `.verdict`
 /// ([`shogi_proto::consumer::VERDICT_CHECK`]), shared by its instances, which record on
 /// `.result` only what the log decides (`arbiter_runtime::games::Reader::check`). `replicas`:
-/// servers keeping its state (`None`: as the stream). Created by `shogi-arbiter streams apply`,
-/// or by the validator when it creates its streams.
+/// servers keeping its state (`None`: as the stream); `storage`: where they keep it, as the
+/// workers' consumers (memory from three replicas by default: after a restart of every server
+/// it checks the announcements again from the first, and finds each verdict recorded).
+/// Created by `shogi-arbiter streams apply`, or by the validator when it creates its streams.
 ///
 /// Pulled, whatever the workers' mode: every validator instance consumes it at once, and a push
 /// consumer's idle heartbeats go to one member of its queue group, so with two instances each
 /// missed some and opened the consumer again every few seconds with a WARN (2.15.1 and
 /// 2.10.26; a pull request's heartbeats go to the instance that sent it).
-pub fn verdict_check(replicas: Option<usize>) -> DurableConfig {
+pub fn verdict_check(replicas: Option<usize>, storage: ConsumerStorage) -> DurableConfig {
     DurableConfig {
         name: shogi_proto::consumer::VERDICT_CHECK.to_owned(),
         filter: shogi_proto::subject::ALL_VERDICTS.to_owned(),
@@ -31,12 +33,15 @@ pub fn verdict_check(replicas: Option<usize>) -> DurableConfig {
         max_deliver: None,
         replicas,
         delivery: DeliveryMode::Pull,
+        storage,
     }
 }
 
 /// The platforms' durable consumer of the checked verdicts ([`shogi_proto::PLATFORM_VERDICTS`],
 /// filter [`shogi_proto::VERDICT_REPUBLISH_SOURCE`]): each acknowledged by the platform once
-/// processed; pulled, as a platform's client reads it (deploy/STREAMS.md).
+/// processed; pulled, as a platform's client reads it (deploy/STREAMS.md). Its state is a
+/// file whatever the workers' consumers use: a platform's read position survives a restart of
+/// every server (one delivery a game, so its writes cost the disk little).
 pub fn platform_verdicts(replicas: Option<usize>) -> DurableConfig {
     DurableConfig {
         name: shogi_proto::PLATFORM_VERDICTS.to_owned(),
@@ -46,6 +51,7 @@ pub fn platform_verdicts(replicas: Option<usize>) -> DurableConfig {
         max_deliver: None,
         replicas,
         delivery: DeliveryMode::Pull,
+        storage: ConsumerStorage::File,
     }
 }
 

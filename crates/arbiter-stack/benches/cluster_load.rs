@@ -20,10 +20,12 @@
 //! load drains, to tell a tail that the end of a burst causes from one under steady load.
 //!
 //! `cargo bench -p arbiter-stack --bench cluster_load [-- --games N --inflight K
-//! --rounds R --consumer-replicas C --configs single,cluster1,cluster2 --servers BIN,BIN
-//! --trace-dir DIR]` (default 200 games, 20,000 moves, per run; the durable consumers as many
-//! replicas as the stream; every configuration; the server `NATS_SERVER_BIN` or the pinned
-//! current one).
+//! --rounds R --consumer-replicas C --consumer-storage auto|file|memory --configs
+//! single,cluster1,cluster2 --servers BIN,BIN --trace-dir DIR]` (default 200 games, 20,000
+//! moves, per run; the durable consumers as many replicas as the stream, their state where
+//! the services' default puts it (`auto`: memory from three replicas; the flag sets the
+//! workers' 32, the validator's `verdict-check` stays `auto`); every configuration; the server
+//! `NATS_SERVER_BIN` or the pinned current one).
 //!
 //! `--servers` runs every configuration on each of several nats-server binaries in turn within
 //! a round, so that versions are compared under the same load from the machine's other work.
@@ -146,14 +148,22 @@ async fn start(nats: &Nats, i: usize, name: &str, part: Box<dyn compose::Part>) 
     .expect("connect to NATS")
 }
 
+/// The workers' durable consumers: their replicas (`None`: as the stream), delivery mode and
+/// storage.
+#[derive(Clone, Copy)]
+struct Consumers {
+    replicas: Option<usize>,
+    delivery: arbiter_bus::DeliveryMode,
+    storage: arbiter_bus::ConsumerStorage,
+}
+
 /// Starts `instances` of each service on `nats`, plays `games`, and measures.
 async fn run(
     nats: &Nats,
     instances: usize,
     games: &[Vec<String>],
     inflight: usize,
-    consumer_replicas: Option<usize>,
-    delivery: arbiter_bus::DeliveryMode,
+    consumers: Consumers,
     look_up: bool,
 ) -> Run {
     let mut running = Vec::new();
@@ -177,8 +187,9 @@ async fn run(
             let mut config = WorkerConfig::new(role);
             config.instance = i as u32;
             config.instances = instances as u32;
-            config.consumer_replicas = consumer_replicas;
-            config.consumer_delivery = delivery;
+            config.consumer_replicas = consumers.replicas;
+            config.consumer_delivery = consumers.delivery;
+            config.consumer_storage = consumers.storage;
             let stats = Arc::new(arbiter_worker::Stats::default());
             workers.push((stats.clone(), config.partitions().len() as u64));
             // As the binaries run them: a task per partition.
@@ -549,6 +560,13 @@ async fn main() {
     let rounds = arg("--rounds", 3);
     // The durable consumers' replicas on the cluster (0: as the stream, R3).
     let consumer_replicas = Some(arg("--consumer-replicas", 0)).filter(|&r| r > 0);
+    // Where the servers keep the workers' consumers' state (auto: memory from R3).
+    let storage: arbiter_bus::ConsumerStorage = arg_text("--consumer-storage")
+        .map(|s| {
+            s.parse()
+                .unwrap_or_else(|e| panic!("--consumer-storage: {e}"))
+        })
+        .unwrap_or_default();
     let trace_dir = arg_text("--trace-dir").map(PathBuf::from);
     let servers: Vec<Server> = match arg_text("--servers") {
         Some(list) => list.split(',').map(|b| Server::new(b.into())).collect(),
@@ -557,8 +575,10 @@ async fn main() {
     let mut rng = Rng(0x5EED);
     let games: Vec<Vec<String>> = (0..n_games).map(|_| random_game(&mut rng)).collect();
     println!(
-        "{n_games} games of {PLIES} plies per run ({} moves), {inflight} in flight, {rounds} rounds",
-        n_games * PLIES
+        "{n_games} games of {PLIES} plies per run ({} moves), {inflight} in flight, {rounds} rounds, \
+         the workers' consumers' storage {}",
+        n_games * PLIES,
+        storage.as_str()
     );
     let all: [(&str, &str, bool, usize); 3] = [
         ("single", "1 server, R1, 1 instance each", false, 1),
@@ -648,8 +668,11 @@ async fn main() {
                 *instances,
                 &games,
                 inflight,
-                consumer_replicas,
-                *delivery,
+                Consumers {
+                    replicas: consumer_replicas,
+                    delivery: *delivery,
+                    storage,
+                },
                 run_dir.is_some(),
             )
             .await;

@@ -52,6 +52,13 @@ pub struct Settings {
     /// is, with a warning: `shogi-arbiter streams apply` replaces it (deploy/STREAMS.md).
     #[arg(long, default_value = "push", value_parser = ["pull", "push"])]
     pub consumer_delivery: String,
+    /// Where the servers keep each durable consumer's state: `auto` (the default) is memory
+    /// from three replicas, which writes nothing to the disk and survives the loss of any one
+    /// server, and a file below; or `file`, or `memory`. A consumer found with its state
+    /// elsewhere is consumed as it is, with a warning: `shogi-arbiter streams apply` replaces
+    /// it (deploy/STREAMS.md, "Consumer storage").
+    #[arg(long, default_value = "auto", value_parser = parse_storage)]
+    pub consumer_storage: arbiter_bus::ConsumerStorage,
     /// This instance's index among `--instances`.
     #[arg(long, default_value_t = 0)]
     pub instance: u32,
@@ -76,13 +83,14 @@ pub struct Settings {
 /// The flags whose environment variable is the role's: `<ROLE>_<NAME>`, the role's name in
 /// upper case with `_` for `-` (`REPETITION_WATCHER_HEALTH_LISTEN`, `IMPASSE_JUDGE_LEASES`).
 /// Each is the flag's name in upper case; deploy-check holds deploy/ to these names.
-pub const ROLE_VARIABLES: [&str; 11] = [
+pub const ROLE_VARIABLES: [&str; 12] = [
     "STREAM",
     "LEASES",
     "HOLDER",
     "LEASE_TTL_MS",
     "CONSUMER_REPLICAS",
     "CONSUMER_DELIVERY",
+    "CONSUMER_STORAGE",
     "INSTANCE",
     "INSTANCES",
     "HEALTH_LISTEN",
@@ -140,6 +148,7 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     } else {
         arbiter_bus::DeliveryMode::Push
     };
+    worker.consumer_storage = s.consumer_storage;
     worker.validate().context("invalid configuration")?;
     let holder = s.holder.unwrap_or_else(lease::default_holder);
     let lease_ttl = Duration::from_millis(s.lease_ttl_ms);
@@ -170,6 +179,11 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     arbiter_runtime::compose::run(composition, shutdown)
         .await
         .with_context(|| format!("{} failed", role.name()))
+}
+
+/// `auto`, `file` or `memory` ([`arbiter_bus::ConsumerStorage`]).
+pub fn parse_storage(text: &str) -> Result<arbiter_bus::ConsumerStorage, String> {
+    text.parse()
 }
 
 #[cfg(test)]

@@ -173,7 +173,8 @@ async fn serve_part(
     // (`service/check.rs`), by whichever instance its consumer delivers it to.
     let checker = validator.clone();
     let check = tokio::spawn(async move {
-        let durable = arbiter_runtime::streams::verdict_check(None);
+        let durable =
+            arbiter_runtime::streams::verdict_check(None, arbiter_bus::ConsumerStorage::Auto);
         checker
             .check_announcements(durable, async move {
                 let _ = check_stop.wait_for(|s| *s).await;

@@ -98,6 +98,15 @@ struct ApplyArgs {
     #[arg(long, env = "ARBITER_CONSUMER_DELIVERY", default_value = "push",
           value_parser = ["push", "pull"])]
     consumer_delivery: String,
+    /// Where the servers keep the state of the workers' and `verdict-check`'s consumers:
+    /// `auto` (the default) is memory from three replicas (nothing written to the disk; it
+    /// survives the loss of any one server, not of all at once), a file below; or `file`, or
+    /// `memory`. A consumer found with its state elsewhere is replaced by one that starts
+    /// right after its acknowledged position (deploy/STREAMS.md, "Consumer storage").
+    /// `platform-verdicts` is a file whatever this says.
+    #[arg(long, env = "ARBITER_CONSUMER_STORAGE", default_value = "auto",
+          value_parser = arbiter_worker::cli::parse_storage)]
+    consumer_storage: arbiter_bus::ConsumerStorage,
 }
 
 #[derive(clap::Args, Debug)]
@@ -204,11 +213,13 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
         worker.max_ack_pending = usize::try_from(args.max_ack_pending).unwrap_or(usize::MAX);
         worker.consumer_replicas = args.consumer_replicas.map(usize::from);
         worker.consumer_delivery = delivery;
+        worker.consumer_storage = args.consumer_storage;
         durables.extend((0..shogi_proto::PARTITIONS).map(|p| worker.durable(p)));
     }
     // The validator's check of every announcement, shared by its instances: pulled.
     durables.push(arbiter_runtime::streams::verdict_check(
         args.consumer_replicas.map(usize::from),
+        args.consumer_storage,
     ));
     // The platform's: every checked verdict, each acknowledged by the platform once processed;
     // pulled, as a platform's client reads it (deploy/STREAMS.md).
@@ -226,10 +237,14 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
                         Applied::Created => "created".to_owned(),
                         Applied::Updated => "updated".to_owned(),
                         Applied::Unchanged => "unchanged".to_owned(),
-                        Applied::Replaced { from_sequence } => format!(
-                            "replaced ({}, from stream sequence {from_sequence})",
-                            durable.delivery.as_str()
-                        ),
+                        Applied::Replaced { from_sequence } => {
+                            let made = games.resolved(&durable);
+                            format!(
+                                "replaced ({}, {}, from stream sequence {from_sequence})",
+                                made.delivery.as_str(),
+                                made.storage.as_str()
+                            )
+                        }
                     }
                 ),
                 Err(e) => {

@@ -628,6 +628,25 @@ impl NatsCluster {
         self.wait_healthy();
     }
 
+    /// Kills every node at once (SIGKILL: a power cut, or every pod of the cluster lost
+    /// together), then starts them all again on the same ports and stores, and waits until they
+    /// agree on a metadata leader and every stream's replicas are current
+    /// ([`NatsCluster::wait_healthy`]). What was only in the servers' memory (consumers kept in
+    /// memory) is gone; what was on their disks is not.
+    ///
+    /// # Panics
+    ///
+    /// As [`NatsCluster::start`] and [`NatsCluster::wait_healthy`].
+    pub fn restart_all(&mut self) {
+        for node in &mut self.nodes {
+            node.kill();
+        }
+        for i in 0..self.nodes.len() {
+            self.spawn(i);
+        }
+        self.wait_healthy();
+    }
+
     /// Spawns node `i` and waits for its "Server is ready".
     fn spawn(&mut self, i: usize) {
         let node = &mut self.nodes[i];

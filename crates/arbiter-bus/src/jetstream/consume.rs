@@ -4,7 +4,8 @@
 use super::JetStreamBus;
 use super::message::{headers, message_type};
 use super::setup::{
-    PULL_EXPIRES, PULL_HEARTBEAT, differences, durable_config, mode_of, push_config, wanted_config,
+    PULL_EXPIRES, PULL_HEARTBEAT, differences, durable_config, mode_of, push_config, storage_of,
+    wanted_config,
 };
 use crate::{Acker, BusError, Delivery, DeliveryMode, DurableConfig, Message, Provision};
 use async_nats::jetstream::context::ConsumerInfoErrorKind;
@@ -25,10 +26,23 @@ impl JetStreamBus {
         &self,
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
-        let mut config = config.clone();
-        config.delivery = self.delivery_on_server(config.delivery);
+        let mut config = self.resolved(config);
         match self.stream.consumer_info(&config.name).await {
             Ok(info) => {
+                let storage = storage_of(&info.config);
+                if storage != config.storage {
+                    tracing::warn!(
+                        consumer = %config.name,
+                        found = storage.as_str(),
+                        configured = config.storage.as_str(),
+                        "the durable consumer keeps its state elsewhere than configured, which \
+                         the server cannot change, and is consumed as it is; `shogi-arbiter \
+                         streams apply --consumer-storage {}` replaces it, starting after its \
+                         ack floor (deploy/STREAMS.md, \"Consumer storage\")",
+                        config.storage.as_str()
+                    );
+                    config.storage = storage;
+                }
                 let found = mode_of(&info.config);
                 if found != config.delivery {
                     tracing::warn!(

@@ -31,7 +31,7 @@ use async_nats::jetstream::{
 };
 use futures::stream::BoxStream;
 use message::from_raw;
-use setup::{differences, mode_of, open_stream, wanted_config};
+use setup::{differences, mode_of, open_stream, storage_of, wanted_config};
 
 /// A JetStream stream of game events.
 #[derive(Debug, Clone)]
@@ -61,6 +61,22 @@ impl JetStreamBus {
             });
         }
         mode
+    }
+
+    /// `config` as its consumer is made and consumed on this bus: in the delivery mode the
+    /// server allows ([`Self::delivery_on_server`]), and with [`crate::ConsumerStorage::Auto`]
+    /// made memory or file by its replica count (the stream's when `config` names none;
+    /// [`crate::ConsumerStorage::for_replicas`]).
+    pub fn resolved(&self, config: &DurableConfig) -> DurableConfig {
+        let replicas = config
+            .replicas
+            .filter(|&r| r > 0)
+            .unwrap_or(self.stream.cached_info().config.num_replicas);
+        DurableConfig {
+            delivery: self.delivery_on_server(config.delivery),
+            storage: config.storage.for_replicas(replicas),
+            ..config.clone()
+        }
     }
 
     /// Connects to NATS as `client_name` with `nats`, and creates the stream `stream` if it
@@ -108,29 +124,30 @@ impl JetStreamBus {
     }
 
     /// Creates the durable consumer `config` on this stream, or brings an existing one to
-    /// `config` (ack wait, max ack pending, max deliver, filter, pull or push): what
-    /// `shogi-arbiter streams apply` does for the workers, which then only bind to it
+    /// `config` (ack wait, max ack pending, max deliver, filter, pull or push, file or memory):
+    /// what `shogi-arbiter streams apply` does for the workers, which then only bind to it
     /// ([`Provision::Bind`]). Whether it was created, updated, replaced or already so.
     ///
-    /// The server cannot turn a pull consumer into a push one (nor back), so a consumer found
-    /// in the other [`DeliveryMode`] is replaced: deleted, and made again in `config`'s mode,
+    /// The server cannot turn a pull consumer into a push one (nor back), nor move its state
+    /// between a file and memory, so a consumer found in the other [`DeliveryMode`] or the
+    /// other [`crate::ConsumerStorage`] is replaced: deleted, and made again as `config` says,
     /// starting at the stream sequence after the old one's ack floor, with the same filter and
     /// settings. Every event at or below the ack floor was acknowledged and is not delivered
     /// again; every event after it is delivered (including one acknowledged out of order above
     /// the floor, judged again without effect). Stop the consumer's instances first, or an ack
     /// they send between the read of the floor and the delete only brings its event back.
     pub async fn apply_durable(&self, config: &DurableConfig) -> Result<Applied, BusError> {
-        let config = &DurableConfig {
-            delivery: self.delivery_on_server(config.delivery),
-            ..config.clone()
-        };
+        let config = &self.resolved(config);
         let err = |e: &dyn std::fmt::Display| BusError::Consumer {
             name: config.name.clone(),
             reason: e.to_string(),
         };
         let wanted = wanted_config(config);
         match self.stream.consumer_info(&config.name).await {
-            Ok(info) if mode_of(&info.config) != config.delivery => {
+            Ok(info)
+                if mode_of(&info.config) != config.delivery
+                    || storage_of(&info.config) != config.storage =>
+            {
                 let from_sequence = info.ack_floor.stream_sequence + 1;
                 let mut replacing = wanted;
                 replacing.deliver_policy = consumer::DeliverPolicy::ByStartSequence {

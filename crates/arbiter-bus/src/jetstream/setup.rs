@@ -2,7 +2,7 @@
 //! is), waiting out a JetStream that cannot answer yet; and the configurations of the durable
 //! consumers, pull and push.
 
-use crate::{BusError, DeliveryMode, DurableConfig, Provision, StreamSettings};
+use crate::{BusError, ConsumerStorage, DeliveryMode, DurableConfig, Provision, StreamSettings};
 use async_nats::jetstream::{self, consumer, stream};
 use std::time::Duration;
 
@@ -21,7 +21,23 @@ pub(super) fn durable_config(config: &DurableConfig) -> consumer::pull::Config {
         deliver_policy: consumer::DeliverPolicy::All,
         // 0: the stream's replica count.
         num_replicas: config.replicas.unwrap_or(0),
+        memory_storage: in_memory(config),
         ..Default::default()
+    }
+}
+
+/// Whether the consumer `config` keeps its state in memory: [`ConsumerStorage::Memory`], as
+/// the bus resolves [`ConsumerStorage::Auto`] before a consumer is made (`JetStreamBus::resolved`).
+fn in_memory(config: &DurableConfig) -> bool {
+    config.storage == ConsumerStorage::Memory
+}
+
+/// How the durable consumer configured as `found` keeps its state.
+pub(super) fn storage_of(found: &consumer::Config) -> ConsumerStorage {
+    if found.memory_storage {
+        ConsumerStorage::Memory
+    } else {
+        ConsumerStorage::File
     }
 }
 
@@ -50,6 +66,7 @@ pub(super) fn push_config(config: &DurableConfig) -> consumer::push::Config {
         // Flow control is what lets a replicated consumer send before its Raft group agrees.
         flow_control: true,
         idle_heartbeat: PULL_HEARTBEAT,
+        memory_storage: in_memory(config),
         ..Default::default()
     }
 }
@@ -199,6 +216,10 @@ pub(super) fn differences(
             "delivery (pull or push)",
             found.deliver_subject == wanted.deliver_subject
                 && found.deliver_group == wanted.deliver_group,
+        ),
+        (
+            "storage (file or memory)",
+            found.memory_storage == wanted.memory_storage,
         ),
         (
             "flow control and heartbeat",

@@ -83,6 +83,10 @@ pub struct WorkerConfig {
     /// which does not wait for a replicated consumer's Raft group, or pull
     /// ([`arbiter_bus::DeliveryMode`]). A consumer found in the other mode is consumed as it is.
     pub consumer_delivery: arbiter_bus::DeliveryMode,
+    /// Where the servers keep each consumer's state: memory from three replicas, a file below
+    /// (the default, [`arbiter_bus::ConsumerStorage::Auto`]), or as chosen. A consumer found
+    /// with its state elsewhere is consumed as it is.
+    pub consumer_storage: arbiter_bus::ConsumerStorage,
     /// How often the consumers' lag is read from the bus for the `shogi.consumer.lag` gauge.
     pub lag_interval: Duration,
 }
@@ -98,6 +102,7 @@ impl WorkerConfig {
             max_ack_pending: 1024,
             consumer_replicas: None,
             consumer_delivery: arbiter_bus::DeliveryMode::Push,
+            consumer_storage: arbiter_bus::ConsumerStorage::Auto,
             lag_interval: Duration::from_secs(5),
         }
     }
@@ -146,6 +151,7 @@ impl WorkerConfig {
             max_deliver: None,
             replicas: self.consumer_replicas,
             delivery: self.consumer_delivery,
+            storage: self.consumer_storage,
         }
     }
 }
