@@ -96,22 +96,21 @@ async fn consumer_info(nats: &NatsServer, name: &str) -> async_nats::jetstream::
         .unwrap()
 }
 
-#[tokio::test]
-async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_floor() {
-    let nats = NatsServer::start();
-    let admin = connect(&nats, Provision::Create).await;
-    assert_eq!(
-        admin
-            .apply_durable(&durable(DeliveryMode::Pull))
-            .await
-            .unwrap(),
-        Applied::Created
-    );
-    let stored = moves(&admin, "g", 10).await;
+/// A durable consumer's deliveries, as `EventBus::consume` gives them.
+type Deliveries =
+    futures::stream::BoxStream<'static, Result<arbiter_bus::Delivery, arbiter_bus::BusError>>;
 
-    // A pull worker: all ten delivered, the first six acknowledged, the other four not.
-    let worker: Bus = Arc::new(connect(&nats, Provision::Bind).await);
-    let mut deliveries = worker.consume(&durable(DeliveryMode::Pull)).await.unwrap();
+/// A worker on `config`: each of `stored` delivered in order, the first `acked` of them
+/// acknowledged; its deliveries, once the ack floor is at the last one acknowledged (or past
+/// it, over events between it and the next that the consumer does not match).
+async fn consume_acking_first(
+    nats: &NatsServer,
+    worker: &Bus,
+    config: &DurableConfig,
+    stored: &[u64],
+    acked: usize,
+) -> Deliveries {
+    let mut deliveries = worker.consume(config).await.unwrap();
     for (i, &seq) in stored.iter().enumerate() {
         let d = tokio::time::timeout(WAIT.get(), deliveries.next())
             .await
@@ -119,22 +118,57 @@ async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_flo
             .unwrap()
             .unwrap();
         assert_eq!(d.message.sequence, seq);
-        if i < 6 {
+        if i < acked {
             d.ack().await.unwrap();
         }
     }
-    // The ack floor: the sixth move, or past it over the event between it and the seventh,
-    // which the consumer does not match.
     let deadline = tokio::time::Instant::now() + WAIT.get();
-    let floor = |s: u64| (stored[5]..stored[6]).contains(&s);
-    while !floor(ack_state(&nats).await.0) {
+    let floor = |s: u64| (stored[acked - 1]..stored[acked]).contains(&s);
+    while !floor(ack_state(nats).await.0) {
         assert!(
             tokio::time::Instant::now() < deadline,
             "{:?}",
-            ack_state(&nats).await
+            ack_state(nats).await
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    deliveries
+}
+
+/// What `streams apply` does with the consumer `config` (`JetStreamBus::apply_durable`).
+async fn apply(admin: &JetStreamBus, config: &DurableConfig) -> Applied {
+    admin.apply_durable(config).await.unwrap()
+}
+
+/// The stream sequences of the next `n` deliveries, each acknowledged.
+async fn take_acked(deliveries: &mut Deliveries, n: usize) -> Vec<u64> {
+    let mut got = Vec::new();
+    for _ in 0..n {
+        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
+            .await
+            .expect("a delivery")
+            .unwrap()
+            .unwrap();
+        got.push(d.message.sequence);
+        d.ack().await.unwrap();
+    }
+    got
+}
+
+#[tokio::test]
+async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_floor() {
+    let nats = NatsServer::start();
+    let admin = connect(&nats, Provision::Create).await;
+    assert_eq!(
+        apply(&admin, &durable(DeliveryMode::Pull)).await,
+        Applied::Created
+    );
+    let stored = moves(&admin, "g", 10).await;
+
+    // A pull worker: all ten delivered, the first six acknowledged, the other four not.
+    let worker: Bus = Arc::new(connect(&nats, Provision::Bind).await);
+    let deliveries =
+        consume_acking_first(&nats, &worker, &durable(DeliveryMode::Pull), &stored, 6).await;
     assert_eq!(
         ack_state(&nats).await.1,
         4,
@@ -147,10 +181,7 @@ async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_flo
 
     // `streams apply` with push: replaced, starting after the ack floor.
     let acked = ack_state(&nats).await.0;
-    let applied = admin
-        .apply_durable(&durable(DeliveryMode::Push))
-        .await
-        .unwrap();
+    let applied = apply(&admin, &durable(DeliveryMode::Push)).await;
     assert_eq!(
         applied,
         Applied::Replaced {
@@ -164,10 +195,7 @@ async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_flo
     );
     // Nothing left to change: a second run says so.
     assert_eq!(
-        admin
-            .apply_durable(&durable(DeliveryMode::Push))
-            .await
-            .unwrap(),
+        apply(&admin, &durable(DeliveryMode::Push)).await,
         Applied::Unchanged
     );
 
@@ -176,17 +204,7 @@ async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_flo
     let worker: Bus = Arc::new(connect(&nats, Provision::Bind).await);
     let mut deliveries = worker.consume(&durable(DeliveryMode::Push)).await.unwrap();
     let want: Vec<u64> = stored[6..].iter().chain(&later).copied().collect();
-    let mut got = Vec::new();
-    for _ in 0..want.len() {
-        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
-            .await
-            .expect("a delivery")
-            .unwrap()
-            .unwrap();
-        got.push(d.message.sequence);
-        d.ack().await.unwrap();
-    }
-    assert_eq!(got, want);
+    assert_eq!(take_acked(&mut deliveries, want.len()).await, want);
     // Everything acknowledged, and the consumer delivered those six and nothing else.
     let deadline = tokio::time::Instant::now() + WAIT.get();
     loop {
@@ -214,10 +232,7 @@ async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_flo
     // And back to pull the same way, after everything acknowledged: nothing delivered again.
     let acked = ack_state(&nats).await.0;
     assert_eq!(
-        admin
-            .apply_durable(&durable(DeliveryMode::Pull))
-            .await
-            .unwrap(),
+        apply(&admin, &durable(DeliveryMode::Pull)).await,
         Applied::Replaced {
             from_sequence: acked + 1
         }
@@ -251,10 +266,7 @@ async fn a_push_worker_consumes_a_pull_consumer_as_it_is_and_says_how_to_replace
             name: name.into(),
             ..durable(delivery)
         };
-        admin
-            .apply_durable(&config(DeliveryMode::Pull))
-            .await
-            .unwrap();
+        apply(&admin, &config(DeliveryMode::Pull)).await;
         let worker: Bus = Arc::new(connect(&nats, provision).await);
         let (logs, guard) = Logs::capture();
         let mut deliveries = worker.consume(&config(DeliveryMode::Push)).await.unwrap();
@@ -306,7 +318,7 @@ async fn a_push_consumer_stalled_on_a_lost_flow_control_request_delivers_again()
     let nats = NatsServer::start();
     let admin = connect(&nats, Provision::Create).await;
     let config = durable(DeliveryMode::Push);
-    admin.apply_durable(&config).await.unwrap();
+    apply(&admin, &config).await;
     let (_, _, deliver) = ack_state(&nats).await;
     let deliver = deliver.expect("a push consumer's deliver subject");
 
@@ -385,56 +397,28 @@ async fn a_file_consumer_is_replaced_by_a_memory_one_that_starts_after_its_ack_f
         ..durable(DeliveryMode::Pull)
     };
     assert_eq!(
-        admin
-            .apply_durable(&kept(ConsumerStorage::Auto))
-            .await
-            .unwrap(),
+        apply(&admin, &kept(ConsumerStorage::Auto)).await,
         Applied::Created
     );
     let info = consumer_info(&nats, "watcher-p3").await;
     assert!(!info.config.memory_storage, "auto on R1 is a file");
     assert_eq!(
-        admin
-            .apply_durable(&kept(ConsumerStorage::File))
-            .await
-            .unwrap(),
+        apply(&admin, &kept(ConsumerStorage::File)).await,
         Applied::Unchanged
     );
     let stored = moves(&admin, "g", 6).await;
 
     // A worker: all six delivered, the first four acknowledged.
     let worker: Bus = Arc::new(connect(&nats, Provision::Bind).await);
-    let mut deliveries = worker.consume(&kept(ConsumerStorage::File)).await.unwrap();
-    for (i, &seq) in stored.iter().enumerate() {
-        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
-            .await
-            .expect("a delivery")
-            .unwrap()
-            .unwrap();
-        assert_eq!(d.message.sequence, seq);
-        if i < 4 {
-            d.ack().await.unwrap();
-        }
-    }
-    let deadline = tokio::time::Instant::now() + WAIT.get();
-    while !(stored[3]..stored[4]).contains(&ack_state(&nats).await.0) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{:?}",
-            ack_state(&nats).await
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let deliveries =
+        consume_acking_first(&nats, &worker, &kept(ConsumerStorage::File), &stored, 4).await;
     drop(deliveries);
     drop(worker);
 
     // `streams apply` with memory: replaced, after the ack floor, in memory.
     let acked = ack_state(&nats).await.0;
     assert_eq!(
-        admin
-            .apply_durable(&kept(ConsumerStorage::Memory))
-            .await
-            .unwrap(),
+        apply(&admin, &kept(ConsumerStorage::Memory)).await,
         Applied::Replaced {
             from_sequence: acked + 1
         }
@@ -443,10 +427,7 @@ async fn a_file_consumer_is_replaced_by_a_memory_one_that_starts_after_its_ack_f
     assert!(info.config.memory_storage, "{:?}", info.config);
     assert_eq!(info.config.deliver_subject, None, "still pulled");
     assert_eq!(
-        admin
-            .apply_durable(&kept(ConsumerStorage::Memory))
-            .await
-            .unwrap(),
+        apply(&admin, &kept(ConsumerStorage::Memory)).await,
         Applied::Unchanged
     );
 
@@ -456,17 +437,7 @@ async fn a_file_consumer_is_replaced_by_a_memory_one_that_starts_after_its_ack_f
     let (logs, guard) = Logs::capture();
     let mut deliveries = worker.consume(&kept(ConsumerStorage::File)).await.unwrap();
     drop(guard);
-    let mut got = Vec::new();
-    for _ in 0..2 {
-        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
-            .await
-            .unwrap_or_else(|_| panic!("no delivery; logged {}", logs.text()))
-            .unwrap()
-            .unwrap();
-        got.push(d.message.sequence);
-        d.ack().await.unwrap();
-    }
-    assert_eq!(got, stored[4..]);
+    assert_eq!(take_acked(&mut deliveries, 2).await, stored[4..]);
     let text = logs.text();
     assert!(text.contains("keeps its state elsewhere"), "{text}");
     assert!(
@@ -496,10 +467,7 @@ async fn a_file_consumer_is_replaced_by_a_memory_one_that_starts_after_its_ack_f
     }
     let acked = ack_state(&nats).await.0;
     assert_eq!(
-        admin
-            .apply_durable(&kept(ConsumerStorage::Auto))
-            .await
-            .unwrap(),
+        apply(&admin, &kept(ConsumerStorage::Auto)).await,
         Applied::Replaced {
             from_sequence: acked + 1
         }
