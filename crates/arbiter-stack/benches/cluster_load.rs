@@ -23,7 +23,7 @@
 //! --rounds R --consumer-replicas C --consumer-storage auto|file|memory --configs
 //! single,cluster1,cluster2 --servers BIN,BIN --trace-dir DIR]` (default 200 games, 20,000
 //! moves, per run; the durable consumers as many replicas as the stream, their state where
-//! the services' default puts it (`auto`: memory from three replicas; the flag sets the
+//! the services' default puts it (`auto`: memory from three replicas on 2.11+; the flag sets the
 //! workers' 32, the validator's `verdict-check` stays `auto`); every configuration; the server
 //! `NATS_SERVER_BIN` or the pinned current one).
 //!

@@ -53,8 +53,8 @@ pub struct Settings {
     #[arg(long, default_value = "push", value_parser = ["pull", "push"])]
     pub consumer_delivery: String,
     /// Where the servers keep each durable consumer's state: `auto` (the default) is memory
-    /// from three replicas, which writes nothing to the disk and survives the loss of any one
-    /// server, and a file below; or `file`, or `memory`. A consumer found with its state
+    /// from three replicas on nats-server 2.11 or later, which writes nothing to the disk and
+    /// survives the loss of any one server, and a file otherwise; or `file`, or `memory`. A consumer found with its state
     /// elsewhere is consumed as it is, with a warning: `shogi-arbiter streams apply` replaces
     /// it (deploy/STREAMS.md, "Consumer storage").
     #[arg(long, default_value = "auto", value_parser = parse_storage)]

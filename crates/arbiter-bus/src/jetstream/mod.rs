@@ -65,8 +65,8 @@ impl JetStreamBus {
 
     /// `config` as its consumer is made and consumed on this bus: in the delivery mode the
     /// server allows ([`Self::delivery_on_server`]), and with [`crate::ConsumerStorage::Auto`]
-    /// made memory or file by its replica count (the stream's when `config` names none;
-    /// [`crate::ConsumerStorage::for_replicas`]).
+    /// made memory or file by its replica count (the stream's when `config` names none) and the
+    /// server's version ([`crate::ConsumerStorage::for_replicas`]).
     pub fn resolved(&self, config: &DurableConfig) -> DurableConfig {
         let replicas = config
             .replicas
@@ -74,7 +74,9 @@ impl JetStreamBus {
             .unwrap_or(self.stream.cached_info().config.num_replicas);
         DurableConfig {
             delivery: self.delivery_on_server(config.delivery),
-            storage: config.storage.for_replicas(replicas),
+            storage: config
+                .storage
+                .for_replicas(replicas, &self.client.server_info().version),
             ..config.clone()
         }
     }
