@@ -122,17 +122,28 @@ async fn consume_acking_first(
             d.ack().await.unwrap();
         }
     }
+    until_ack_state(nats, |(floor, _, _)| {
+        (stored[acked - 1]..stored[acked]).contains(floor)
+    })
+    .await;
+    deliveries
+}
+
+/// Waits until the consumer's ack state ([`ack_state`]) is as `reached` says (an ack reaches
+/// the server a little after it is sent).
+async fn until_ack_state(
+    nats: &NatsServer,
+    reached: impl Fn(&(u64, usize, Option<String>)) -> bool,
+) {
     let deadline = tokio::time::Instant::now() + WAIT.get();
-    let floor = |s: u64| (stored[acked - 1]..stored[acked]).contains(&s);
-    while !floor(ack_state(nats).await.0) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{:?}",
-            ack_state(nats).await
-        );
+    loop {
+        let state = ack_state(nats).await;
+        if reached(&state) {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{state:?}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    deliveries
 }
 
 /// What `streams apply` does with the consumer `config` (`JetStreamBus::apply_durable`).
@@ -206,26 +217,11 @@ async fn a_pull_consumer_is_replaced_by_a_push_one_that_starts_after_its_ack_flo
     let want: Vec<u64> = stored[6..].iter().chain(&later).copied().collect();
     assert_eq!(take_acked(&mut deliveries, want.len()).await, want);
     // Everything acknowledged, and the consumer delivered those six and nothing else.
-    let deadline = tokio::time::Instant::now() + WAIT.get();
-    loop {
-        let (floor, ack_pending, _) = ack_state(&nats).await;
-        if floor >= *later.last().unwrap() && ack_pending == 0 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{floor} {ack_pending}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
-    let info = js
-        .get_stream("DELIVERY")
-        .await
-        .unwrap()
-        .consumer_info("watcher-p3")
-        .await
-        .unwrap();
+    until_ack_state(&nats, |&(floor, ack_pending, _)| {
+        floor >= *later.last().unwrap() && ack_pending == 0
+    })
+    .await;
+    let info = consumer_info(&nats, "watcher-p3").await;
     assert_eq!(info.delivered.consumer_sequence, want.len() as u64);
     assert_eq!(info.num_redelivered, 0);
 
@@ -290,14 +286,7 @@ async fn a_push_worker_consumes_a_pull_consumer_as_it_is_and_says_how_to_replace
             !text.contains("not as this service is configured"),
             "{text}"
         );
-        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
-        let info = js
-            .get_stream("DELIVERY")
-            .await
-            .unwrap()
-            .consumer_info(name)
-            .await
-            .unwrap();
+        let info = consumer_info(&nats, name).await;
         assert_eq!(info.config.deliver_subject, None, "left a pull consumer");
         drop(deliveries);
     }
@@ -456,15 +445,7 @@ async fn a_file_consumer_is_replaced_by_a_memory_one_that_starts_after_its_ack_f
 
     // `auto` on this one-server stream is a file again: replaced after the floor, with
     // nothing left to deliver.
-    let deadline = tokio::time::Instant::now() + WAIT.get();
-    while ack_state(&nats).await.0 < stored[5] {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{:?}",
-            ack_state(&nats).await
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until_ack_state(&nats, |(floor, _, _)| *floor >= stored[5]).await;
     let acked = ack_state(&nats).await.0;
     assert_eq!(
         apply(&admin, &kept(ConsumerStorage::Auto)).await,

@@ -54,10 +54,10 @@ pub struct Settings {
     pub consumer_delivery: String,
     /// Where the servers keep each durable consumer's state: `auto` (the default) is memory
     /// from three replicas on nats-server 2.11 or later, which writes nothing to the disk and
-    /// survives the loss of any one server, and a file otherwise; or `file`, or `memory`. A consumer found with its state
-    /// elsewhere is consumed as it is, with a warning: `shogi-arbiter streams apply` replaces
-    /// it (deploy/STREAMS.md, "Consumer storage").
-    #[arg(long, default_value = "auto", value_parser = parse_storage)]
+    /// survives the loss of any one server, and a file otherwise; or `file`, or `memory`. A
+    /// consumer found with its state elsewhere is consumed as it is, with a warning:
+    /// `shogi-arbiter streams apply` replaces it (deploy/STREAMS.md, "Consumer storage").
+    #[arg(long, default_value = "auto")]
     pub consumer_storage: arbiter_bus::ConsumerStorage,
     /// This instance's index among `--instances`.
     #[arg(long, default_value_t = 0)]
@@ -179,11 +179,6 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     arbiter_runtime::compose::run(composition, shutdown)
         .await
         .with_context(|| format!("{} failed", role.name()))
-}
-
-/// `auto`, `file` or `memory` ([`arbiter_bus::ConsumerStorage`]).
-pub fn parse_storage(text: &str) -> Result<arbiter_bus::ConsumerStorage, String> {
-    text.parse()
 }
 
 #[cfg(test)]

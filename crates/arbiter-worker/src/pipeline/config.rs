@@ -84,8 +84,8 @@ pub struct WorkerConfig {
     /// ([`arbiter_bus::DeliveryMode`]). A consumer found in the other mode is consumed as it is.
     pub consumer_delivery: arbiter_bus::DeliveryMode,
     /// Where the servers keep each consumer's state: memory from three replicas on nats-server
-    /// 2.11 or later, a file otherwise (the default, [`arbiter_bus::ConsumerStorage::Auto`]), or as chosen. A consumer found
-    /// with its state elsewhere is consumed as it is.
+    /// 2.11 or later, a file otherwise (the default, [`arbiter_bus::ConsumerStorage::Auto`]),
+    /// or as chosen. A consumer found with its state elsewhere is consumed as it is.
     pub consumer_storage: arbiter_bus::ConsumerStorage,
     /// How often the consumers' lag is read from the bus for the `shogi.consumer.lag` gauge.
     pub lag_interval: Duration,
