@@ -11,6 +11,9 @@
 # binaries are copied aside first, so that builds meanwhile do not change them; a failing run's
 # output stays in $SOAK_LOGS (default /tmp/soak) as <test>-<round>.log, with ARBITER_TEST_LOG=info
 # so that the services' logs are kept. Under load: `tools/busy.sh tools/soak.sh 30 crash`.
+# SOAK_NOTE, a grep -E pattern, prints the lines of a passing run's output that match it before
+# the output is removed (`SOAK_NOTE="restarted, as its liveness probe would"` with
+# `SOAK_ARGS=--nocapture` counts the nats-servers the cluster tests restarted).
 # The last line is `N passed, N failed`; the exit status is 1 if any run failed.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -37,7 +40,11 @@ for i in $(seq "$rounds"); do
   for t in "$@"; do
     start=$(date +%s)
     if ARBITER_TEST_LOG=info "$bin/deps/$t" ${SOAK_ARGS:-} >"$logs/$t-$i.log" 2>&1; then
-      ok=$((ok + 1)); rm -f "$logs/$t-$i.log"
+      ok=$((ok + 1))
+      if [ -n "${SOAK_NOTE:-}" ]; then
+        grep -E -- "$SOAK_NOTE" "$logs/$t-$i.log" | cut -c1-300 | sed "s/^/soak: $t round $i: /"
+      fi
+      rm -f "$logs/$t-$i.log"
     else
       fail=$((fail + 1)); failed[$t]=$(( ${failed[$t]:-0} + 1 ))
       echo "soak: FAIL $t round $i ($(( $(date +%s) - start )) s): $logs/$t-$i.log"

@@ -35,6 +35,14 @@ const CLUSTER_NAME: &str = "arbiter-test";
 /// How often the monitoring endpoints are asked while the cluster settles.
 const POLL: Duration = Duration::from_millis(25);
 
+/// How long a node may answer `/healthz` with an error, while [`NatsCluster::wait_healthy`]
+/// waits, before it is restarted: the liveness probe of `deploy/k8s/nats-values.yaml`
+/// (`/healthz`, 5 minutes), scaled down as every deadline here is.
+const LIVENESS: crate::Deadline = crate::Deadline::secs(20);
+
+/// At most this many nodes restarted by [`LIVENESS`] in one wait.
+const LIVENESS_RESTARTS: usize = 2;
+
 /// How many times a cluster that formed a smaller metadata group is started again.
 const BOOTSTRAPS: usize = 3;
 
@@ -487,19 +495,90 @@ impl NatsCluster {
     }
 
     /// Waits until every running node is healthy (`/healthz`: current with the metadata
-    /// leader and with the streams and consumers it replicates) and they agree on the
-    /// metadata leader: after [`NatsCluster::heal`], say.
+    /// leader and with the streams and consumers it replicates), they agree on the metadata
+    /// leader, and every stream and consumer is current on every node that holds it
+    /// ([`NatsCluster::wait_replicas_current`]): after [`NatsCluster::heal`], say.
+    ///
+    /// A node that fails `/healthz` for [`LIVENESS`] meanwhile is restarted (SIGTERM, then
+    /// started again), at most [`LIVENESS_RESTARTS`] times, as the liveness probe that
+    /// `deploy/k8s/nats-values.yaml` gives each server does: on nats-server 2.10.26 a node
+    /// restarted under load could stay behind on every Raft group led by one peer, its
+    /// catch-up requests never answered ("Catchup may be stalled, will request again" every
+    /// two seconds), until it was restarted again (2026-12-05, deploy/STREAMS.md "Upgrading
+    /// the servers"). Each such restart is printed.
     ///
     /// # Panics
     ///
-    /// As [`NatsCluster::stop`].
-    pub fn wait_healthy(&self) {
-        self.wait_leader();
-        self.wait_replicas_current();
+    /// When the cluster is not healthy within 30 seconds (scaled to the load) of the last
+    /// start, with why.
+    pub fn wait_healthy(&mut self) {
+        let mut deadline = Instant::now() + DEADLINE.get();
+        let mut failing_since: Vec<Option<Instant>> = vec![None; self.nodes.len()];
+        let mut restarted = 0;
+        loop {
+            for (node, since) in self.nodes.iter().zip(&mut failing_since) {
+                let healthy = node.child.is_none()
+                    || http_get(node.monitor_port, "/healthz").is_some_and(|(s, _)| s == 200);
+                *since = if healthy {
+                    None
+                } else {
+                    since.or(Some(Instant::now()))
+                };
+            }
+            let why = match (self.meta_leader(), self.replicas_current()) {
+                (Some(_), Ok(())) => return,
+                (None, _) => "no metadata leader that every running node is current with".into(),
+                (_, Err(lagging)) => lagging,
+            };
+            let dead = failing_since
+                .iter()
+                .position(|since| since.is_some_and(|t| t.elapsed() >= LIVENESS.get()));
+            if let Some(i) = dead.filter(|_| restarted < LIVENESS_RESTARTS) {
+                let (_, health) = http_get(self.nodes[i].monitor_port, "/healthz")
+                    .unwrap_or((0, "no answer".into()));
+                eprintln!(
+                    "nats-server {} has failed /healthz for {:?} ({}; {why}): restarted, as its \
+                     liveness probe would",
+                    self.nodes[i].name,
+                    LIVENESS.get(),
+                    health.trim()
+                );
+                self.bounce(i);
+                restarted += 1;
+                failing_since[i] = None;
+                deadline = Instant::now() + DEADLINE.get();
+                continue;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the NATS cluster is not healthy within {:?}: {why}; logs:\n{}",
+                DEADLINE.get(),
+                self.logs()
+            );
+            std::thread::sleep(POLL);
+        }
     }
 
-    /// Waits until every stream the running nodes hold has its leader among them and every
-    /// other running node current with it, as its leader reports (`/jsz`): what a node
+    /// Stops node `i` (SIGTERM, waiting for it to exit) and starts it again, without waiting
+    /// for the cluster.
+    fn bounce(&mut self, i: usize) {
+        self.signal(i, "-TERM");
+        let deadline = Instant::now() + DEADLINE.get();
+        let child = self.nodes[i].child.as_mut().expect("node running");
+        while child.try_wait().expect("wait for the node").is_none() {
+            if Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(POLL);
+        }
+        // Reaps it (killed if SIGTERM was not enough) and drains its log.
+        self.nodes[i].kill();
+        self.spawn(i);
+    }
+
+    /// Waits until every stream and consumer the running nodes hold has its leader among them
+    /// and every other running node current with it, as its leader reports (`/jsz`), and
+    /// holding it: what a node
     /// restarted or healed has to reach before the next one may go. `/healthz` alone does not
     /// say so just after a start: nats-server 2.10 answered 200 before the node knew its
     /// streams, and a rolling upgrade that went on then restarted all three nodes within five
@@ -524,42 +603,70 @@ impl NatsCluster {
         }
     }
 
-    /// Whether every stream is led by a running node that reports every other running node
-    /// current with it; else what is not.
+    /// Whether every stream and every consumer is led by a running node that reports every
+    /// other running replica current with it, and is known to each of those replicas; else
+    /// what is not. Consumers count as much as streams: a node restarted holds a Raft group for
+    /// each, and on nats-server 2.10.26 a node stopped while the one before it was still
+    /// catching up on its consumers handed their leadership to it, and came back to a catch-up
+    /// that never finished (2026-12-05).
     fn replicas_current(&self) -> Result<(), String> {
         let running: Vec<&Node> = self.nodes.iter().filter(|n| n.child.is_some()).collect();
         let names: Vec<&str> = running.iter().map(|n| n.name.as_str()).collect();
-        let mut streams = std::collections::BTreeMap::<String, Option<String>>::new();
+        // Each asset ("stream" or "stream > consumer"): what its leader says is behind, if a
+        // running node leads it.
+        let mut assets = std::collections::BTreeMap::<String, Option<String>>::new();
+        // Which node holds which asset, and which replicas each leader names.
+        let mut held = std::collections::BTreeSet::<(String, String)>::new();
+        let mut expected = Vec::<(String, String)>::new();
         for node in &running {
-            let (_, body) = http_get(node.monitor_port, "/jsz?accounts=true&streams=true")
-                .ok_or_else(|| format!("{} does not answer /jsz", node.name))?;
+            let (_, body) = http_get(
+                node.monitor_port,
+                "/jsz?accounts=true&streams=true&consumers=true",
+            )
+            .ok_or_else(|| format!("{} does not answer /jsz", node.name))?;
             let jsz: serde_json::Value = serde_json::from_str(&body)
                 .map_err(|e| format!("{}'s /jsz is not JSON: {e}", node.name))?;
             let details = jsz["account_details"].as_array().into_iter().flatten();
             for stream in details.flat_map(|a| a["stream_detail"].as_array().into_iter().flatten())
             {
-                let name = stream["name"].as_str().unwrap_or_default().to_owned();
-                let cluster = &stream["cluster"];
-                let entry = streams.entry(name.clone()).or_default();
-                if cluster["leader"].as_str() != Some(node.name.as_str()) {
-                    continue;
+                let stream_name = stream["name"].as_str().unwrap_or_default();
+                let consumers = stream["consumer_detail"].as_array().into_iter().flatten();
+                let groups = std::iter::once((stream_name.to_owned(), &stream["cluster"])).chain(
+                    consumers.map(|c| {
+                        let name = c["name"].as_str().unwrap_or_default();
+                        (format!("{stream_name} > {name}"), &c["cluster"])
+                    }),
+                );
+                for (name, cluster) in groups {
+                    held.insert((node.name.clone(), name.clone()));
+                    let entry = assets.entry(name.clone()).or_default();
+                    if cluster["leader"].as_str() != Some(node.name.as_str()) {
+                        continue;
+                    }
+                    let replicas: Vec<&serde_json::Value> = cluster["replicas"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|r| names.contains(&r["name"].as_str().unwrap_or_default()))
+                        .collect();
+                    for r in &replicas {
+                        let replica = r["name"].as_str().unwrap_or_default().to_owned();
+                        expected.push((replica, name.clone()));
+                    }
+                    let behind: Vec<String> = replicas
+                        .iter()
+                        .filter(|r| r["current"].as_bool() != Some(true))
+                        .map(|r| format!("{} (lag {})", r["name"], r["lag"]))
+                        .collect();
+                    *entry = Some(if behind.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{name} led by {}: {} behind", node.name, behind.join(", "))
+                    });
                 }
-                let behind: Vec<String> = cluster["replicas"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|r| names.contains(&r["name"].as_str().unwrap_or_default()))
-                    .filter(|r| r["current"].as_bool() != Some(true))
-                    .map(|r| format!("{} (lag {})", r["name"], r["lag"]))
-                    .collect();
-                *entry = Some(if behind.is_empty() {
-                    String::new()
-                } else {
-                    format!("{name} led by {}: {} behind", node.name, behind.join(", "))
-                });
             }
         }
-        let lagging: Vec<String> = streams
+        let mut lagging: Vec<String> = assets
             .into_iter()
             .filter_map(|(name, state)| match state {
                 None => Some(format!("{name} without a leader")),
@@ -567,6 +674,12 @@ impl NatsCluster {
                 Some(_) => None,
             })
             .collect();
+        lagging.extend(
+            expected
+                .into_iter()
+                .filter(|pair| !held.contains(pair))
+                .map(|(node, name)| format!("{name}: replica {node} does not know it yet")),
+        );
         if lagging.is_empty() {
             Ok(())
         } else {
@@ -616,12 +729,12 @@ impl NatsCluster {
     }
 
     /// Starts node `i` again on the same ports and store, and waits until it is ready, knows
-    /// the cluster's metadata leader and is current with every stream it holds
-    /// ([`NatsCluster::wait_replicas_current`]).
+    /// the cluster's metadata leader and is current with every stream and consumer it holds
+    /// ([`NatsCluster::wait_healthy`], which restarts it again if it stays unhealthy).
     ///
     /// # Panics
     ///
-    /// As [`NatsCluster::start`] and [`NatsCluster::wait_replicas_current`].
+    /// As [`NatsCluster::start`] and [`NatsCluster::wait_healthy`].
     pub fn restart(&mut self, i: usize) {
         assert!(self.nodes[i].child.is_none(), "node {i} is running");
         self.spawn(i);
