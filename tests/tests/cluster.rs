@@ -703,6 +703,24 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
     );
     assert_one_right_verdict(&bus, "cluster", &games).await;
     assert_every_move_logged(&clients, "cluster", &games).await;
+    // What an operator asks of the servers (`streams replicas`): with a node gone for good,
+    // the stream has a copy that is not current; otherwise every copy is, or becomes so.
+    let live = cluster.lock().unwrap().url((doomed + 1) % 3);
+    if fault == Fault::LeaderKilled {
+        let dead = cluster.lock().unwrap().name(doomed).to_owned();
+        let (current, lines) = streams_replicas(&live, 0).await;
+        let games_line = lines.lines().find(|l| l.starts_with("SHOGI_GAMES:"));
+        assert!(
+            !current
+                && games_line
+                    .is_some_and(|l| l.contains(&dead) && !l.contains(&format!("{dead} current"))),
+            "streams replicas with {dead} dead:\n{lines}"
+        );
+    } else {
+        let (current, lines) = streams_replicas(&live, 60).await;
+        assert!(current, "streams replicas after {fault:?}:\n{lines}");
+        assert!(lines.lines().count() > 3, "no consumers listed:\n{lines}");
+    }
     // The stream republishes from its leader: a verdict stored while the leader died may be
     // republished again by its successor (the same stored message, the same Nats-Sequence) or
     // not at all. Outside that window, exactly once; never another message.
@@ -764,6 +782,38 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs `shogi-arbiter streams replicas --wait <wait>` against `url`: whether it said every
+/// copy is current (exit 0), and its lines.
+async fn streams_replicas(url: &str, wait: u64) -> (bool, String) {
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || streams_replicas_blocking(&url, wait))
+        .await
+        .expect("run streams replicas")
+}
+
+fn streams_replicas_blocking(url: &str, wait: u64) -> (bool, String) {
+    let out = std::process::Command::new(bin("shogi-arbiter"))
+        .args([
+            "streams",
+            "replicas",
+            "--nats-url",
+            url,
+            "--wait",
+            &wait.to_string(),
+        ])
+        .output()
+        .expect("run shogi-arbiter streams replicas");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    match out.status.code() {
+        Some(0) => (true, text),
+        Some(1) => (false, text),
+        other => panic!(
+            "streams replicas exited {other:?}: {}{text}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
+
 /// Node `doomed` cut off from the other two until they elect another stream leader, then
 /// joined again, and the cluster healthy again.
 async fn cut_off(cluster: &Arc<Mutex<NatsCluster>>, doomed: usize) {
@@ -788,6 +838,12 @@ async fn rolling_upgrade(cluster: &Arc<Mutex<NatsCluster>>, procs: &Arc<Mutex<Ve
             let mut c = cluster.lock().unwrap();
             c.terminate(i);
             c.restart(i);
+            // What an upgrade script asks before it goes on to the next server.
+            let (current, lines) = streams_replicas_blocking(&c.url(i), 60);
+            assert!(
+                current,
+                "streams replicas after node {i} restarted:\n{lines}"
+            );
         })
         .await
         .expect("restart a node");

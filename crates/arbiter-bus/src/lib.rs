@@ -39,7 +39,7 @@ mod memory;
 pub use args::{NatsArgs, ReplicasArgs, check_replicas};
 pub use connect::{NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, refused_connections};
 pub use faulty::FaultyBus;
-pub use jetstream::{Applied, JetStreamBus, deliver_subject};
+pub use jetstream::{Applied, JetStreamBus, Replica, ReplicaGroup, deliver_subject};
 pub use memory::MemoryBus;
 
 use bytes::Bytes;

@@ -7,6 +7,8 @@
 //!   services run with `ARBITER_STREAMS=bind` and hold no stream-admin rights
 //!   (`deploy/nats/nats.conf`): this command, run once per deployment or upgrade (a Helm hook,
 //!   a compose one-shot service), is the only writer of stream and consumer configuration.
+//! - `replicas` says whether every copy of the streams and consumers is current on a cluster,
+//!   the check between two servers of a rolling upgrade.
 //! - `prune` is the retention of finished games: every game whose verdict was stored before a
 //!   cutoff is first written as a record (optional, `--archive-dir`) and then purged from
 //!   `SHOGI_GAMES` (`shogi.game.<id>.>`). A game whose record could not be written is kept.
@@ -35,6 +37,21 @@ enum Action {
     /// Retention: writes every game finished before a cutoff as a record (with
     /// `--archive-dir`), then purges it from the games' stream.
     Prune(PruneArgs),
+    /// The copies of the arbiter's streams and of every consumer, one line each, as their
+    /// leaders report them; exits 0 only when every one has a leader and every copy is current:
+    /// what a rolling upgrade of the servers waits for before it restarts the next one
+    /// (deploy/STREAMS.md, "Upgrading the servers").
+    Replicas(ReplicasArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ReplicasArgs {
+    #[command(flatten)]
+    bus: BusArgs,
+    /// Asks again every second until every copy is current, for at most this many seconds;
+    /// 0 asks once.
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    wait: u64,
 }
 
 /// Where the arbiter's bus is: the flags `export` and both `streams` actions share.
@@ -157,8 +174,55 @@ pub fn run(args: StreamsArgs) -> anyhow::Result<bool> {
         match args.action {
             Action::Apply(a) => apply(a).await,
             Action::Prune(p) => prune(p).await,
+            Action::Replicas(r) => replicas(r).await,
         }
     })
+}
+
+async fn replicas(args: ReplicasArgs) -> anyhow::Result<bool> {
+    let mut options = args.bus.options()?;
+    // It reads; it never creates anything.
+    options.provision = Provision::Bind;
+    let bus = args.bus.connect(&options, "shogi-arbiter-replicas").await?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(args.wait);
+    loop {
+        let mut groups = Vec::new();
+        let mut unreadable = Vec::new();
+        for name in [
+            args.bus.stream.as_str(),
+            shogi_proto::ASIDE_STREAM,
+            shogi_proto::LEASE_STREAM,
+        ] {
+            // A stream the leader cannot answer for (no leader just now) is not current.
+            match bus.replica_groups(name).await {
+                Ok(found) => groups.extend(found),
+                Err(e) => unreadable.push(format!("{name}: {e}")),
+            }
+        }
+        let current = unreadable.is_empty() && groups.iter().all(|g| g.is_current());
+        if current || tokio::time::Instant::now() >= deadline {
+            for g in &groups {
+                println!("{g}");
+            }
+            for u in &unreadable {
+                println!("{u}");
+            }
+            let behind = groups.iter().filter(|g| !g.is_current()).count() + unreadable.len();
+            if current {
+                eprintln!(
+                    "every copy of {} streams and consumers is current",
+                    groups.len()
+                );
+            } else {
+                eprintln!(
+                    "{behind} of {} streams and consumers have a copy that is not current",
+                    groups.len() + unreadable.len()
+                );
+            }
+            return Ok(current);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {

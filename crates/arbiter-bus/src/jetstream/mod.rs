@@ -222,6 +222,125 @@ impl JetStreamBus {
     }
 }
 
+impl JetStreamBus {
+    /// The copies of the stream `name` and of each of its consumers, as each one's leader
+    /// reports them (`$JS.API.STREAM.INFO`, `$JS.API.CONSUMER.LIST`): what a rolling upgrade of
+    /// the servers waits on before it restarts the next one (deploy/STREAMS.md, "Upgrading the
+    /// servers"). The stream first, then its consumers by name.
+    pub async fn replica_groups(&self, name: &str) -> Result<Vec<ReplicaGroup>, BusError> {
+        use futures::TryStreamExt as _;
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            BusError::Connect(format!("stream {name}: {what}: {e}"))
+        };
+        let mut stream = self
+            .js
+            .get_stream(name)
+            .await
+            .map_err(|e| fail("look it up", &e))?;
+        let info = stream.info().await.map_err(|e| fail("info", &e))?;
+        let mut groups = vec![ReplicaGroup::of(name.to_owned(), info.cluster.as_ref())];
+        let mut consumers: Vec<ReplicaGroup> = stream
+            .consumers()
+            .map_ok(|c| ReplicaGroup::of(format!("{name} > {}", c.name), c.cluster.as_ref()))
+            .try_collect()
+            .await
+            .map_err(|e| fail("list its consumers", &e))?;
+        consumers.sort_by(|a, b| a.name.cmp(&b.name));
+        groups.extend(consumers);
+        Ok(groups)
+    }
+}
+
+/// A stream's or a consumer's copies on a cluster, as its leader reports them
+/// ([`JetStreamBus::replica_groups`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaGroup {
+    /// `SHOGI_GAMES`, or `SHOGI_GAMES > repetition-watcher-p0` for a consumer.
+    pub name: String,
+    /// Whether the server keeps it on a cluster (a Raft group); on a single server it has no
+    /// replicas and is always current.
+    pub clustered: bool,
+    /// The server that leads it, if any.
+    pub leader: Option<String>,
+    /// Every other server that holds a copy.
+    pub replicas: Vec<Replica>,
+}
+
+/// One copy of a [`ReplicaGroup`] on a server other than its leader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replica {
+    /// The server's name.
+    pub server: String,
+    /// Whether it has everything the leader has applied.
+    pub current: bool,
+    /// Whether the leader considers the server gone.
+    pub offline: bool,
+    /// How many operations it is behind the leader, when the leader says.
+    pub lag: Option<u64>,
+    /// How long ago the leader last heard from it.
+    pub seen: std::time::Duration,
+}
+
+impl ReplicaGroup {
+    fn of(name: String, cluster: Option<&stream::ClusterInfo>) -> ReplicaGroup {
+        // A server outside a cluster reports no cluster name (and names itself the leader).
+        let clustered = cluster.is_some_and(|c| c.name.is_some());
+        ReplicaGroup {
+            name,
+            clustered,
+            leader: cluster.and_then(|c| c.leader.clone()),
+            replicas: cluster
+                .map(|c| {
+                    c.replicas
+                        .iter()
+                        .map(|p| Replica {
+                            server: p.name.clone(),
+                            current: p.current,
+                            offline: p.offline,
+                            lag: p.lag,
+                            seen: p.active,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Whether it has a leader and every copy is current (always, off a cluster).
+    pub fn is_current(&self) -> bool {
+        !self.clustered
+            || (self.leader.is_some() && self.replicas.iter().all(|r| r.current && !r.offline))
+    }
+}
+
+impl std::fmt::Display for ReplicaGroup {
+    /// `SHOGI_GAMES: led by n0; n1 current; n2 behind (lag 1234, seen 0.2 s ago)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.clustered {
+            return write!(f, "{}: on a single server", self.name);
+        }
+        match &self.leader {
+            Some(leader) => write!(f, "{}: led by {leader}", self.name)?,
+            None => write!(f, "{}: no leader", self.name)?,
+        }
+        for r in &self.replicas {
+            let state = if r.offline {
+                "offline"
+            } else if r.current {
+                "current"
+            } else {
+                "behind"
+            };
+            write!(f, "; {} {state}", r.server)?;
+            if !r.current || r.offline {
+                let lag = r.lag.map_or(String::new(), |l| format!("lag {l}, "));
+                write!(f, " ({lag}seen {:.1} s ago)", r.seen.as_secs_f64())?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// What [`JetStreamBus::apply_durable`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applied {
