@@ -572,6 +572,51 @@ mod tests {
     use super::{ConsumerStorage, DeliveryMode, push_keeps_deliveries, subject_matches};
 
     #[test]
+    fn a_copy_behind_or_offline_or_no_leader_is_not_current() {
+        use super::{Replica, ReplicaGroup};
+        use std::time::Duration;
+        let copy = |server: &str, current: bool, offline: bool| Replica {
+            server: server.into(),
+            current,
+            offline,
+            lag: (!current).then_some(1234),
+            seen: Duration::from_millis(200),
+        };
+        let group = |leader: Option<&str>, replicas| ReplicaGroup {
+            name: "SHOGI_GAMES".into(),
+            clustered: true,
+            leader: leader.map(Into::into),
+            replicas,
+        };
+        let all = group(
+            Some("n0"),
+            vec![copy("n1", true, false), copy("n2", true, false)],
+        );
+        assert!(all.is_current());
+        assert_eq!(
+            all.to_string(),
+            "SHOGI_GAMES: led by n0; n1 current; n2 current"
+        );
+        let behind = group(
+            Some("n0"),
+            vec![copy("n1", true, false), copy("n2", false, false)],
+        );
+        assert!(!behind.is_current());
+        assert_eq!(
+            behind.to_string(),
+            "SHOGI_GAMES: led by n0; n1 current; n2 behind (lag 1234, seen 0.2 s ago)"
+        );
+        assert!(!group(Some("n0"), vec![copy("n1", true, true)]).is_current());
+        assert!(!group(None, vec![]).is_current());
+        let single = ReplicaGroup {
+            clustered: false,
+            ..group(None, vec![])
+        };
+        assert!(single.is_current());
+        assert_eq!(single.to_string(), "SHOGI_GAMES: on a single server");
+    }
+
+    #[test]
     fn consumers_are_kept_in_memory_from_three_replicas_unless_chosen() {
         use ConsumerStorage::{Auto, File, Memory};
         for (replicas, storage) in [(1, File), (2, File), (3, Memory), (5, Memory)] {
