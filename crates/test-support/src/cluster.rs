@@ -496,8 +496,12 @@ impl NatsCluster {
 
     /// Waits until every running node is healthy (`/healthz`: current with the metadata
     /// leader and with the streams and consumers it replicates), they agree on the metadata
-    /// leader, and every stream and consumer is current on every node that holds it
-    /// ([`NatsCluster::wait_replicas_current`]): after [`NatsCluster::heal`], say.
+    /// leader, and the leader of every stream and consumer reports every other running node
+    /// current with it and that node holds it (`/jsz`): what a node restarted or healed has to
+    /// reach before the next one may go, after [`NatsCluster::heal`], say. `/healthz` alone
+    /// does not say so just after a start: nats-server 2.10 answered 200 before the node knew
+    /// its streams, and a rolling upgrade that went on then restarted all three nodes within
+    /// five seconds.
     ///
     /// A node that fails `/healthz` for [`LIVENESS`] meanwhile is restarted (SIGTERM, then
     /// started again), at most [`LIVENESS_RESTARTS`] times, as the liveness probe that
@@ -574,33 +578,6 @@ impl NatsCluster {
         // Reaps it (killed if SIGTERM was not enough) and drains its log.
         self.nodes[i].kill();
         self.spawn(i);
-    }
-
-    /// Waits until every stream and consumer the running nodes hold has its leader among them
-    /// and every other running node current with it, as its leader reports (`/jsz`), and
-    /// holding it: what a node
-    /// restarted or healed has to reach before the next one may go. `/healthz` alone does not
-    /// say so just after a start: nats-server 2.10 answered 200 before the node knew its
-    /// streams, and a rolling upgrade that went on then restarted all three nodes within five
-    /// seconds and left a replica that never caught up.
-    ///
-    /// # Panics
-    ///
-    /// When they are not current within 30 seconds (scaled to the load), with what lags.
-    pub fn wait_replicas_current(&self) {
-        let deadline = Instant::now() + DEADLINE.get();
-        loop {
-            let Err(lagging) = self.replicas_current() else {
-                return;
-            };
-            assert!(
-                Instant::now() < deadline,
-                "the streams' replicas are not current within {:?}: {lagging}; logs:\n{}",
-                DEADLINE.get(),
-                self.logs()
-            );
-            std::thread::sleep(POLL);
-        }
     }
 
     /// Whether every stream and every consumer is led by a running node that reports every
