@@ -78,6 +78,15 @@ impl BusArgs {
         Ok(options)
     }
 
+    /// The arbiter's three streams: the games', the set-aside messages', the leases'.
+    fn streams(&self) -> [&str; 3] {
+        [
+            self.stream.as_str(),
+            shogi_proto::ASIDE_STREAM,
+            shogi_proto::LEASE_STREAM,
+        ]
+    }
+
     /// Connects with `options` as `client_name` to the games' stream.
     pub(crate) async fn connect(
         &self,
@@ -188,18 +197,15 @@ async fn replicas(args: ReplicasArgs) -> anyhow::Result<bool> {
     loop {
         let mut groups = Vec::new();
         let mut unreadable = Vec::new();
-        for name in [
-            args.bus.stream.as_str(),
-            shogi_proto::ASIDE_STREAM,
-            shogi_proto::LEASE_STREAM,
-        ] {
+        for name in args.bus.streams() {
             // A stream the leader cannot answer for (no leader just now) is not current.
             match bus.replica_groups(name).await {
                 Ok(found) => groups.extend(found),
                 Err(e) => unreadable.push(format!("{name}: {e}")),
             }
         }
-        let current = unreadable.is_empty() && groups.iter().all(|g| g.is_current());
+        let behind = groups.iter().filter(|g| !g.is_current()).count() + unreadable.len();
+        let current = behind == 0;
         if current || tokio::time::Instant::now() >= deadline {
             for g in &groups {
                 println!("{g}");
@@ -207,7 +213,6 @@ async fn replicas(args: ReplicasArgs) -> anyhow::Result<bool> {
             for u in &unreadable {
                 println!("{u}");
             }
-            let behind = groups.iter().filter(|g| !g.is_current()).count() + unreadable.len();
             if current {
                 eprintln!(
                     "every copy of {} streams and consumers is current",
@@ -239,11 +244,7 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     )
     .await
     .context("create the streams")?;
-    for name in [
-        args.bus.stream.as_str(),
-        shogi_proto::ASIDE_STREAM,
-        shogi_proto::LEASE_STREAM,
-    ] {
+    for name in args.bus.streams() {
         println!("stream {name}: present");
     }
     let config = games.stream_config().await?;

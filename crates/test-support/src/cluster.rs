@@ -439,20 +439,30 @@ impl NatsCluster {
     /// When the node does not exit within 30 seconds (scaled to the load), or as
     /// [`NatsCluster::stop`].
     pub fn terminate(&mut self, i: usize) {
+        assert!(
+            self.sigterm(i),
+            "node {i} did not exit within {:?} of SIGTERM",
+            DEADLINE.get()
+        );
+        self.wait_leader();
+    }
+
+    /// Sends node `i` SIGTERM and waits for it to exit; then reaps it (killed if it has not
+    /// exited within 30 seconds, scaled to the load) and drains its log. Whether it exited on
+    /// SIGTERM.
+    fn sigterm(&mut self, i: usize) -> bool {
         self.signal(i, "-TERM");
         let deadline = Instant::now() + DEADLINE.get();
         let child = self.nodes[i].child.as_mut().expect("node running");
-        while child.try_wait().expect("wait for the node").is_none() {
-            assert!(
-                Instant::now() < deadline,
-                "node {i} did not exit within {:?} of SIGTERM",
-                DEADLINE.get()
-            );
-            std::thread::sleep(POLL);
+        let mut exited = false;
+        while !exited && Instant::now() < deadline {
+            exited = child.try_wait().expect("wait for the node").is_some();
+            if !exited {
+                std::thread::sleep(POLL);
+            }
         }
-        // Reaps it and drains its log.
         self.nodes[i].kill();
-        self.wait_leader();
+        exited
     }
 
     /// Cuts node `i` off from the other nodes: every route between it and them is closed and
@@ -529,10 +539,19 @@ impl NatsCluster {
                     since.or(Some(Instant::now()))
                 };
             }
-            let why = match (self.meta_leader(), self.replicas_current()) {
-                (Some(_), Ok(())) => return,
-                (None, _) => "no metadata leader that every running node is current with".into(),
-                (_, Err(lagging)) => lagging,
+            let failing: Vec<&str> = (self.nodes.iter().zip(&failing_since))
+                .filter(|(_, since)| since.is_some())
+                .map(|(node, _)| node.name.as_str())
+                .collect();
+            // `meta_leader` asks `/healthz` too: only once every node has answered 200 here.
+            let why = if !failing.is_empty() {
+                format!("{} failing /healthz", failing.join(", "))
+            } else {
+                match (self.meta_leader(), self.replicas_current()) {
+                    (Some(_), Ok(())) => return,
+                    (None, _) => "no metadata leader that every running node agrees on".into(),
+                    (_, Err(lagging)) => lagging,
+                }
             };
             let dead = failing_since
                 .iter()
@@ -566,17 +585,7 @@ impl NatsCluster {
     /// Stops node `i` (SIGTERM, waiting for it to exit) and starts it again, without waiting
     /// for the cluster.
     fn bounce(&mut self, i: usize) {
-        self.signal(i, "-TERM");
-        let deadline = Instant::now() + DEADLINE.get();
-        let child = self.nodes[i].child.as_mut().expect("node running");
-        while child.try_wait().expect("wait for the node").is_none() {
-            if Instant::now() >= deadline {
-                break;
-            }
-            std::thread::sleep(POLL);
-        }
-        // Reaps it (killed if SIGTERM was not enough) and drains its log.
-        self.nodes[i].kill();
+        self.sigterm(i);
         self.spawn(i);
     }
 
