@@ -23,6 +23,9 @@ pub struct FaultyBus {
     /// The next this many publishes to a `.result` subject fail, stored nowhere, as a write
     /// to a server that was lost: a verdict whose first recording did not happen.
     pub fail_result_writes: AtomicU32,
+    /// How many publishes to a `.result` subject were made, failed ones included: what a test
+    /// of the writes a verdict costs counts.
+    pub result_writes: AtomicU32,
 }
 
 impl FaultyBus {
@@ -33,6 +36,7 @@ impl FaultyBus {
             hold_log_writes: AtomicBool::new(false),
             log_reads_behind: AtomicBool::new(false),
             fail_result_writes: AtomicU32::new(0),
+            result_writes: AtomicU32::new(0),
         }
     }
 }
@@ -46,6 +50,9 @@ impl EventBus for FaultyBus {
     async fn publish(&self, msg: Outgoing) -> Result<Published, BusError> {
         if self.hold_log_writes.load(Ordering::SeqCst) && is_log(&msg.subject) {
             std::future::pending::<()>().await;
+        }
+        if msg.subject.ends_with(".result") {
+            self.result_writes.fetch_add(1, Ordering::SeqCst);
         }
         if msg.subject.ends_with(".result")
             && self

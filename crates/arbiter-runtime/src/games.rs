@@ -225,35 +225,22 @@ impl Reader {
     }
 }
 
-/// What [`Reader::check`] did with an announcement.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Checked {
-    /// Whether the announcement is the verdict the log decides; if not (or if the log decides
-    /// none), why, in words: it was set aside, logged at ERROR and counted.
-    pub announcement: Result<(), String>,
-    /// What the game's `.result` got: the log's verdict stored, or there already; `None` when
-    /// the log decides no ending yet (nothing is recorded).
-    pub recorded: Option<Announced>,
-}
-
 impl Reader {
     /// Checks `found`, an announcement on game `game_id`'s `.verdict`, against `decided`, the
-    /// verdict this reader's replay of the game's log decides (`None`: no ending yet), and
-    /// records `decided` on the game's `.result`, which the stream republishes to the
-    /// platforms: the subject holds one message per game (the publish expects it empty), so
-    /// checking again records nothing new. What is recorded is always the log's verdict, never
-    /// the announcement: an announcement that is not that verdict (a false verdict written
-    /// with a worker's credential, an announcement the log does not bear out) is set aside
-    /// ([`AsideReason::BadVerdict`]), logged at ERROR and counted, and reaches no platform
-    /// (issue 20); it still wakes the check up, so a game whose log has ended gets its
-    /// `.result` from whatever lands on its `.verdict` first.
-    pub async fn check(
+    /// verdict this reader's replay of the game's log decides (`None`: no ending yet): `Ok` when
+    /// it is that verdict; otherwise (a false verdict written with a worker's credential, an
+    /// announcement the log does not bear out) it is set aside ([`AsideReason::BadVerdict`]),
+    /// logged at ERROR and counted, and what it is comes back in words. Whatever it says, what
+    /// reaches the platforms is the log's verdict, recorded by [`Reader::record`]: an
+    /// announcement only wakes the check up, so a game whose log has ended gets its `.result`
+    /// from whatever lands on its `.verdict` first.
+    pub async fn check_announcement(
         &self,
         bus: &Bus,
         game_id: &str,
         found: &Message,
         decided: Option<&pb::Verdict>,
-    ) -> Result<Checked, BusError> {
+    ) -> Result<(), String> {
         let announcement = match decided {
             Some(v) => same_verdict(found, v),
             None => match decode_verdict(found.message_type.as_deref(), &found.payload) {
@@ -272,20 +259,13 @@ impl Reader {
             };
             self.put_aside(bus, game_id, found, &aside).await;
         }
-        let recorded = match decided {
-            Some(v) => Some(self.record(bus, v).await?),
-            None => None,
-        };
-        Ok(Checked {
-            announcement,
-            recorded,
-        })
+        announcement
     }
 
     /// Records `verdict`, which this reader's replay of the log decided, on its game's
     /// `.result` (what the platforms hear), expecting the subject empty: stored, or there
-    /// already. Only the validator records: after [`Reader::check`], or for an ending it
-    /// announced itself (no pipeline), whose verdict is its own replay's.
+    /// already. Only the validator records, and only the verdict its own replay of the log
+    /// decides (`settle` in the validator's game log).
     pub async fn record(&self, bus: &Bus, verdict: &pb::Verdict) -> Result<Announced, BusError> {
         let game_id = verdict.game_id.as_str();
         match bus.publish(Envelope::result(verdict).into()).await? {
@@ -409,12 +389,11 @@ mod tests {
         );
     }
 
-    /// The check of an announcement records the log's verdict on `.result`, never the
-    /// announcement's: a false verdict before the end records nothing; one after the end is
-    /// set aside and the log's verdict is recorded; the true one again records nothing new
-    /// (issue 20).
+    /// The check of an announcement sets aside what the log does not bear out, and recording
+    /// writes the log's verdict, never the announcement's: a false verdict before the end and
+    /// one after it are set aside; the true one is not; recording again writes nothing new.
     #[tokio::test]
-    async fn the_check_records_the_logs_verdict_and_only_that() {
+    async fn the_check_sets_aside_what_the_log_does_not_bear_out() {
         let bus: Bus = Arc::new(MemoryBus::new(Duration::ZERO));
         let reader = Reader::new("test");
         let truth = pb::Verdict {
@@ -463,34 +442,36 @@ mod tests {
             }
         };
 
-        // Before the log decides an ending: set aside, nothing recorded.
+        // Before the log decides an ending: set aside.
         let seq = stored(bus.publish(announce(&forged, 0)).await.unwrap());
         let checked = reader
-            .check(&bus, "g", &message(seq).await, None)
-            .await
-            .unwrap();
-        assert!(checked.announcement.is_err());
-        assert_eq!(checked.recorded, None);
+            .check_announcement(&bus, "g", &message(seq).await, None)
+            .await;
+        assert!(checked.is_err());
         assert!(result().await.is_empty());
 
-        // After: a false announcement is set aside, and the log's verdict is recorded.
+        // After: a false announcement is set aside; the log's verdict is what is recorded.
         let seq = stored(bus.publish(announce(&forged, 1)).await.unwrap());
         let checked = reader
-            .check(&bus, "g", &message(seq).await, Some(&truth))
-            .await
-            .unwrap();
-        assert!(checked.announcement.is_err(), "{checked:?}");
-        assert!(matches!(checked.recorded, Some(Announced::Stored(_))));
+            .check_announcement(&bus, "g", &message(seq).await, Some(&truth))
+            .await;
+        assert!(checked.is_err(), "{checked:?}");
+        assert!(matches!(
+            reader.record(&bus, &truth).await.unwrap(),
+            Announced::Stored(_)
+        ));
         assert_eq!(result().await, std::slice::from_ref(&truth));
 
-        // The true announcement: the same verdict, there already.
+        // The true announcement: not set aside; recorded again, nothing new.
         let seq = stored(bus.publish(announce(&truth, 2)).await.unwrap());
         let checked = reader
-            .check(&bus, "g", &message(seq).await, Some(&truth))
-            .await
-            .unwrap();
-        assert_eq!(checked.announcement, Ok(()));
-        assert_eq!(checked.recorded, Some(Announced::Already));
+            .check_announcement(&bus, "g", &message(seq).await, Some(&truth))
+            .await;
+        assert_eq!(checked, Ok(()));
+        assert_eq!(
+            reader.record(&bus, &truth).await.unwrap(),
+            Announced::Already
+        );
         assert_eq!(result().await, [truth]);
         assert_eq!(reader.set_aside(AsideReason::BadVerdict), 2);
     }

@@ -172,7 +172,7 @@ async fn run(
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let mut config = move_validator::Config::new(nats.url(i));
-        config.pipeline = true;
+        config.announcements = move_validator::Announcements::ByOwners;
         let part = move_validator::part(listener, config);
         running.push(start(nats, i, "bench-validator", part).await);
         channels.push(

@@ -316,7 +316,7 @@ async fn validators(
         threads.push(instance(group, move || async move {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
             let mut config = move_validator::Config::new(url);
-            config.pipeline = true;
+            config.announcements = move_validator::Announcements::ByOwners;
             move_validator::run(listener, config, async move {
                 let _ = stopped.wait_for(|s| *s).await;
             })

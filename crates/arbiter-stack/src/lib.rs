@@ -38,7 +38,7 @@ pub enum Error {
 #[derive(Debug, Clone)]
 pub struct StackConfig {
     /// The validator's settings; its `nats` is not used (the bus is [`BusConfig`]) and its
-    /// `pipeline` is on, since the workers run beside it.
+    /// announcements are the owners', since the workers run beside it.
     pub validator: move_validator::Config,
     /// The workers: one each of the repetition-watcher and the impasse-judge by default, each
     /// consuming every partition.
@@ -53,7 +53,7 @@ pub struct StackConfig {
 impl Default for StackConfig {
     fn default() -> StackConfig {
         let mut validator = move_validator::Config::new("nats://127.0.0.1:4222");
-        validator.pipeline = true;
+        validator.announcements = move_validator::Announcements::ByOwners;
         StackConfig {
             validator,
             workers: vec![
@@ -90,7 +90,7 @@ impl Stack {
     ) -> Result<Stack, Error> {
         let addr = listener.local_addr()?;
         let mut validator_config = config.validator;
-        validator_config.pipeline = true;
+        validator_config.announcements = move_validator::Announcements::ByOwners;
         validator_config
             .validate()
             .map_err(move_validator::Error::from)?;

@@ -626,6 +626,46 @@ async fn a_verdict_whose_recording_failed_is_recorded_by_the_check_of_its_announ
     assert_eq!(count(&bus, &subject::result("lost")).await, 1);
 }
 
+/// A verdict is settled in one place and written once: the call that stores the deciding move
+/// records it on `.result`, and the check of the owner's announcement, on the instance that
+/// knows it is there, settles it without writing it again.
+#[tokio::test]
+async fn a_verdict_recorded_by_its_call_is_not_written_again_by_its_check() {
+    use std::sync::atomic::Ordering;
+    let faulty = Arc::new(arbiter_bus::FaultyBus::new(MemoryBus::default()));
+    let bus: Bus = faulty.clone();
+    let mut arbiter = start(bus.clone(), 1).await;
+    let f = repetition_fixtures()
+        .into_iter()
+        .find(|f| f.result == "repetition")
+        .unwrap();
+    play(&mut arbiter.client, "once", &f.sfen, None, &f.moves).await;
+    assert_eq!(count(&bus, &subject::result("once")).await, 1);
+    // The watcher's announcement, then its check to the end (acknowledged).
+    let deadline = tokio::time::Instant::now() + DEADLINE.get();
+    loop {
+        let announced = count(&bus, &subject::verdict("once")).await == 1;
+        let lag = bus
+            .consumer_lag(shogi_proto::consumer::VERDICT_CHECK)
+            .await
+            .unwrap();
+        if announced && lag.is_some_and(|l| l.pending + l.ack_pending == 0) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the announcement was not checked within {DEADLINE:?} (lag {lag:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        faulty.result_writes.load(Ordering::SeqCst),
+        1,
+        "one write of .result: the deciding call's"
+    );
+    assert_eq!(count(&bus, &subject::result("once")).await, 1);
+}
+
 #[tokio::test]
 async fn a_declaration_is_answered_with_its_verdict_and_announced_by_the_judge() {
     let mut arbiter = start(Arc::new(MemoryBus::default()), 1).await;

@@ -29,11 +29,11 @@ pub struct Config {
     /// About how many bytes the cached games may take (about 1 KB a game and 24 bytes a ply);
     /// past it, games are dropped as past `max_cached_games`.
     pub max_cache_bytes: usize,
-    /// Whether the repetition-watcher and the impasse-judge run beside this service and
-    /// announce every ending the log decides (the production layout); without them this service
-    /// announces every ending itself. [`Config::new`] leaves it off (a validator alone); the
-    /// binary turns it on unless told `--standalone`.
-    pub pipeline: bool,
+    /// Who announces the endings on `.verdict`: the repetition-watcher and the impasse-judge
+    /// running beside this service (the production layout), or this service alone.
+    /// [`Config::new`] says this service (a validator alone); the binary says the owners unless
+    /// told `--standalone`.
+    pub announcements: Announcements,
     /// When set, the gRPC server speaks TLS (and mutual TLS with a client CA); plaintext
     /// otherwise.
     pub tls: Option<TlsConfig>,
@@ -51,6 +51,17 @@ pub struct Config {
     pub lag_interval: Duration,
 }
 
+/// Who announces a game's ending on its `.verdict` (`ResultCode::announcer`). Either way the
+/// validator records every ending on `.result` (`service/gamelog.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announcements {
+    /// The repetition-watcher and the impasse-judge run beside this service, each announcing
+    /// the endings it owns; their announcements are checked against the log (`verdict-check`).
+    ByOwners,
+    /// This service runs alone and announces every ending itself (`--standalone`).
+    ByValidator,
+}
+
 impl std::fmt::Debug for Config {
     // The secrets stay out of logs.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -64,7 +75,7 @@ impl std::fmt::Debug for Config {
             .field("request_timeout", &self.request_timeout)
             .field("max_cached_games", &self.max_cached_games)
             .field("max_cache_bytes", &self.max_cache_bytes)
-            .field("pipeline", &self.pipeline)
+            .field("announcements", &self.announcements)
             .field("lag_interval", &self.lag_interval)
             .field("tls", &self.tls)
             .field("refusals", &self.refusals)
@@ -87,7 +98,7 @@ impl Config {
             request_timeout: Duration::from_secs(30),
             max_cached_games: 100_000,
             max_cache_bytes: 256 * 1024 * 1024,
-            pipeline: false,
+            announcements: Announcements::ByValidator,
             tls: None,
             refusals: Refusals::default(),
             console: false,

@@ -36,7 +36,7 @@ mod store;
 mod tls;
 
 pub use auth::{BearerAuth, RefusalReason, Refusals, auth_token_from_env_or};
-pub use config::{Config, ConfigError};
+pub use config::{Announcements, Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
 pub use games::footprint as cached_game_bytes;
 pub use pages::MAX_PAGE_PLIES;
@@ -166,7 +166,7 @@ async fn serve_part(
         store::Bus::new(bus.clone()),
         stop_rx,
         config.cache(),
-        config.pipeline,
+        config.announcements,
         config.max_message_bytes,
     );
     // Every announced verdict is checked against the replay before a platform hears of it
@@ -225,7 +225,7 @@ async fn serve_part(
         accept_http1: config.console,
     };
     let local = listener.local_addr().ok();
-    tracing::info!(addr = ?local, stream = %config.stream, pipeline = config.pipeline, console = config.console, "move-validator serving");
+    tracing::info!(addr = ?local, stream = %config.stream, announcements = ?config.announcements, console = config.console, "move-validator serving");
     let stop = move || {
         let _ = stop_tx.send(true);
     };

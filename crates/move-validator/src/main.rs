@@ -102,7 +102,11 @@ async fn main() -> anyhow::Result<()> {
         request_timeout: Duration::from_secs(args.request_timeout_secs),
         max_cached_games: args.max_cached_games,
         max_cache_bytes: args.max_cache_mib.saturating_mul(1024 * 1024),
-        pipeline: !args.standalone,
+        announcements: if args.standalone {
+            move_validator::Announcements::ByValidator
+        } else {
+            move_validator::Announcements::ByOwners
+        },
         tls: args
             .tls_cert
             .zip(args.tls_key)

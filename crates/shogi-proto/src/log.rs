@@ -187,6 +187,9 @@ pub struct Replay {
     /// was in flight leaves it so; [`Replay::ahead_of_log`] tells the next reader to read the
     /// game again rather than answer from a ply no server may have stored.
     unsettled: bool,
+    /// Whether this reader knows the game's verdict is on its `.result` (it recorded it there,
+    /// or found it there), so that it need not write it again.
+    result_recorded: bool,
 }
 
 /// What a game keeps of its creation event besides what its [`Game`] keeps (the start position
@@ -251,6 +254,7 @@ impl Replay {
             forfeit: None,
             last_warnings: Vec::new(),
             unsettled: false,
+            result_recorded: false,
             set_aside: 0,
             recorded_ending: false,
         })
@@ -370,10 +374,45 @@ impl Replay {
         Ok(Pending { mv, outcome })
     }
 
+    /// The log entry that stores `ply`, played with [`Replay::play`]: the move, or, for an
+    /// illegal move the ruleset forfeits, the verdict that ends the game (a forfeited move is
+    /// not a position of the game, so the log keeps its ending, not the move).
+    pub fn entry(&self, ply: &Pending) -> LogEntry {
+        let id = self.id();
+        if forfeited(&ply.outcome, &self.game) {
+            let verdict = ply
+                .outcome
+                .verdict
+                .as_ref()
+                .map(|v| convert::verdict_pb(id, v));
+            return LogEntry::Ending(verdict.unwrap_or_default());
+        }
+        let pos = self.game.position();
+        LogEntry::Move(pb::MoveAccepted {
+            game_id: id.to_owned(),
+            ply: ply.outcome.ply,
+            usi: ply.mv.to_string(),
+            sfen_after: pos.to_sfen(),
+            gives_check: ply.outcome.gave_check,
+            position_hash: pos.hash(),
+        })
+    }
+
     /// The entry of `ply`, played with [`Replay::play`], is stored at `sequence`.
     pub fn stored(&mut self, sequence: u64, ply: Pending) {
         self.unsettled = false;
         self.record(sequence, ply.mv, &ply.outcome);
+    }
+
+    /// Whether this reader knows the game's verdict is on its `.result`
+    /// ([`Replay::note_result_recorded`]); `false` for a game read again from the bus.
+    pub fn result_recorded(&self) -> bool {
+        self.result_recorded
+    }
+
+    /// The game's verdict is on its `.result`: recorded by this reader, or found there.
+    pub fn note_result_recorded(&mut self) {
+        self.result_recorded = true;
     }
 
     /// Whether a ply was played on this replay and never stored: its writer was cancelled (a

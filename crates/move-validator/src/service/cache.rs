@@ -52,9 +52,19 @@ impl Validator {
         Ok(Some(replay))
     }
 
-    /// The game, loaded from the bus if this instance has not seen it, and brought up to date
-    /// with the bus when `fresh`.
-    pub(super) async fn game(&self, id: &str, fresh: bool) -> Result<Guard, Error> {
+    /// The game as this instance has it, loaded from the bus if it has not seen it: for a write,
+    /// whose guarded append finds out whether the cache is behind the log.
+    pub(super) async fn cached(&self, id: &str) -> Result<Guard, Error> {
+        self.game(id, Read::Cached).await
+    }
+
+    /// The game brought up to date with the bus: for an answer or a judgement that must see
+    /// every entry stored before the call.
+    pub(super) async fn fresh(&self, id: &str) -> Result<Guard, Error> {
+        self.game(id, Read::Fresh).await
+    }
+
+    async fn game(&self, id: &str, read: Read) -> Result<Guard, Error> {
         let slot = self.slot(id);
         let mut guard = slot.replay.clone().lock_owned().await;
         if guard.as_ref().is_some_and(Replay::ahead_of_log) {
@@ -68,7 +78,7 @@ impl Validator {
             *guard = None;
         }
         match guard.as_mut() {
-            Some(replay) if fresh => {
+            Some(replay) if read == Read::Fresh => {
                 let before = replay.last_seq();
                 self.catch_up(replay).await?;
                 // A purged game leaves nothing after the cached entries to read: a fresh read
@@ -150,6 +160,13 @@ impl Validator {
         **guard = Some(replay);
         Ok(())
     }
+}
+
+/// How a call reads its game ([`Validator::cached`], [`Validator::fresh`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    Cached,
+    Fresh,
 }
 
 /// Makes room in the game cache: drops finished games not in use, then, if that freed less

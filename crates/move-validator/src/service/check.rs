@@ -1,4 +1,4 @@
-//! The check of the announcements (issue 20): every verdict announced on a game's `.verdict`
+//! The check of the announcements: every verdict announced on a game's `.verdict`
 //! (by the repetition-watcher, the impasse-judge, or this service without a pipeline) comes
 //! through the validator's durable consumer `verdict-check`, shared by its instances, and is
 //! compared with the verdict this service's replay of the game's log decides. Only that verdict
@@ -10,11 +10,11 @@
 //! Each announcement is acknowledged once checked (recorded, found recorded, or rejected); one
 //! whose check failed on the bus is not, and comes again after the ack wait.
 
+use super::gamelog::{Settled, SettledBy};
 use super::{READER, Validator};
 use crate::error::Error;
 use crate::games;
 use arbiter_bus::{Delivery, DurableConfig};
-use arbiter_runtime::games::Announced;
 use futures::StreamExt;
 use shogi_proto::subject::{self, Kind};
 use std::future::Future;
@@ -111,35 +111,29 @@ impl Validator {
         // cached game that has ended is read no further: the instance that judged the deciding
         // move answers at once. Otherwise the game is brought up to date with the bus, which
         // holds the deciding entry, stored before its announcement.
-        let decided = match self.game(id, false).await {
-            Ok(mut guard) => match guard.as_mut() {
-                Some(replay) => match games::verdict(replay) {
-                    Some(v) => Some(v),
-                    None => {
-                        self.catch_up(replay).await?;
-                        games::verdict(replay)
-                    }
-                },
-                None => None,
-            },
+        let mut guard = match self.cached(id).await {
+            Ok(guard) => Some(guard),
             Err(Error::NotFound(_)) => None,
             Err(e) => return Err(e),
         };
-        let bus = &self.inner.bus.inner;
-        let checked = READER
-            .check(bus, id, msg, decided.as_ref())
-            .await
-            .map_err(Error::unavailable)?;
-        // An announcement that is not the log's verdict is logged at ERROR and counted by the
-        // check.
-        match checked.recorded {
-            Some(Announced::Stored(seq)) => {
-                tracing::debug!(game_id = id, seq, "the log's verdict recorded on .result");
-            }
-            Some(Announced::Already) => {
-                tracing::debug!(game_id = id, "the log's verdict was on .result already");
-            }
-            None => {}
+        let mut replay = guard.as_mut().and_then(|g| g.as_mut());
+        if let Some(replay) = replay.as_deref_mut()
+            && !replay.game().is_over()
+        {
+            self.catch_up(replay).await?;
+        }
+        let decided = replay.as_deref().and_then(games::verdict);
+        // An announcement that is not the log's verdict is set aside, logged at ERROR and
+        // counted by the check; either way it is the log's verdict that is settled.
+        let _ = READER
+            .check_announcement(&self.inner.bus.inner, id, msg, decided.as_ref())
+            .await;
+        if let Some(replay) = replay
+            && self.settle(replay, SettledBy::Check).await == Settled::Pending
+        {
+            return Err(Error::BusUnavailable(format!(
+                "the verdict of game {id} was not recorded on .result"
+            )));
         }
         Ok(())
     }

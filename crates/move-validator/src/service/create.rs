@@ -1,6 +1,7 @@
 //! CreateGame: a game's creation event, written once; the same creation again is a retry.
 
 use super::Validator;
+use super::gamelog::SettledBy;
 use crate::error::Error;
 use crate::games;
 use crate::store::Published;
@@ -57,14 +58,12 @@ impl Validator {
             let published = self.inner.bus.write(Envelope::created(&created)).await?;
             match published {
                 Published::Stored(seq) => {
-                    let replay = Replay::from_created(created, seq)?;
+                    let mut replay = Replay::from_created(created, seq)?;
                     let state = games::state(&replay);
                     // A start position can already be decided (no legal move, or an
-                    // automatic declaration): no move will reach the pipeline, so this
-                    // service announces it.
-                    if let Some(v) = &state.verdict {
-                        self.notify_verdict(v).await;
-                    }
+                    // automatic declaration): no move will reach the pipeline, so no owner
+                    // announces it and its settling here is all there is.
+                    self.settle(&mut replay, SettledBy::Creation).await;
                     *self.slot(&id).replay.clone().lock_owned().await = Some(replay);
                     tracing::info!("game created");
                     Ok(state)
@@ -72,7 +71,7 @@ impl Validator {
                 // The id is taken: the same creation again is a retry and gets the same
                 // answer; anything else is a conflict.
                 Published::Duplicate(_) | Published::Conflict => {
-                    let guard = self.game(&id, true).await?;
+                    let guard = self.fresh(&id).await?;
                     let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
                     if replay.created() == created {
                         Ok(games::state(replay))

@@ -2,7 +2,9 @@
 //! (the declaration's points, without declaring) and EndGame (a result reported by the
 //! platform: resignation, timeout, abort, agreement).
 
+use super::gamelog::{Settled, SettledBy};
 use super::{MAX_ATTEMPTS, Validator, game_over};
+use crate::config::Announcements;
 use crate::error::Error;
 use crate::games;
 use crate::store::Published;
@@ -10,7 +12,7 @@ use shogi_adjudication::{
     DeclarationRule, Evidence, GameError, ResultCode, Ruleset, evaluate_declaration,
 };
 use shogi_proto::convert::{self, check_game_id, parse_sfen, verdict_pb};
-use shogi_proto::event::Envelope;
+use shogi_proto::event::{Envelope, LogEntry};
 use shogi_proto::v1 as pb;
 
 impl Validator {
@@ -23,7 +25,7 @@ impl Validator {
         check_game_id("game_id", &req.game_id)?;
         let declarer = convert::color_from_pb(req.declarer)
             .ok_or_else(|| Error::invalid("declarer", "must be COLOR_BLACK or COLOR_WHITE"))?;
-        let mut guard = self.game(&req.game_id, true).await?;
+        let mut guard = self.fresh(&req.game_id).await?;
         for _ in 0..MAX_ATTEMPTS {
             let replay = guard
                 .as_mut()
@@ -55,7 +57,7 @@ impl Validator {
             // A declaration that ends the game goes into the log as its verdict; a refused one
             // changes nothing and is only announced.
             if let Some(v) = &verdict {
-                match self.append_end(replay, v).await? {
+                match self.append(replay, LogEntry::Ending(v.clone())).await? {
                     Published::Stored(seq) => replay.commit_ending(seq, game),
                     // A retry (the loop's first check answers it) or another writer: read the
                     // log and judge again.
@@ -74,17 +76,12 @@ impl Validator {
                 report: Some(report.clone()),
             };
             self.notify(&id, Envelope::declaration(&event)).await;
-            if let Some(v) = &verdict {
-                if self.inner.pipeline {
-                    // The impasse-judge announces it from the log; it is recorded now, and
-                    // the answer waits for the check of the announcement only if that failed.
-                    drop(guard);
-                    if !self.record_verdict(v).await {
-                        self.announced(&id).await?;
-                    }
-                } else {
-                    self.notify_verdict(v).await;
-                }
+            // The answer waits for the verdict on `.result` when it could not be recorded now
+            // and the impasse-judge's announcement is to be checked first.
+            let settled = self.settle(replay, SettledBy::Call).await;
+            if settled == Settled::Pending && self.inner.announcements == Announcements::ByOwners {
+                drop(guard);
+                self.wait_for_result(&id).await?;
             }
             tracing::info!(game_id = %id, ply = declared_at, outcome = %report.outcome, "declaration");
             return Ok(pb::DeclareResponse {
@@ -105,7 +102,7 @@ impl Validator {
             None => return Err(Error::invalid("target", "give a game_id or an sfen")),
             Some(Target::GameId(id)) => {
                 check_game_id("game_id", &id)?;
-                let guard = self.game(&id, true).await?;
+                let guard = self.fresh(&id).await?;
                 let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
                 let game = replay.game();
                 game.declaration_report(game.side_to_move(), req.has_time)
@@ -143,7 +140,7 @@ impl Validator {
         check_game_id("game_id", &req.game_id)?;
         let reason = pb::EndReason::try_from(req.reason).unwrap_or(pb::EndReason::Unspecified);
         let loser = convert::color_from_pb(req.loser);
-        let mut guard = self.game(&req.game_id, true).await?;
+        let mut guard = self.fresh(&req.game_id).await?;
         for _ in 0..MAX_ATTEMPTS {
             let replay = guard
                 .as_mut()
@@ -184,11 +181,14 @@ impl Validator {
                 .map_err(|e| Error::FailedPrecondition(e.to_string()))?
                 .clone();
             let message = verdict_pb(replay.id(), &verdict);
-            match self.append_end(replay, &message).await? {
+            match self
+                .append(replay, LogEntry::Ending(message.clone()))
+                .await?
+            {
                 Published::Stored(seq) => {
                     replay.commit_ending(seq, game);
                     tracing::info!(game_id = %replay.id(), ply = replay.ply(), code = code.as_str(), "game ended");
-                    self.announce_recorded(&message).await;
+                    self.settle(replay, SettledBy::Call).await;
                     return Ok(pb::EndGameResponse {
                         verdict: Some(message),
                     });

@@ -4,10 +4,10 @@
 //! The state every call shares is here ([`Validator`]); what the calls do is one file per job,
 //! each adding methods to [`Validator`]:
 //! - `cache`: the game cache, and the reads that fill it from the bus and keep it current;
-//! - `publish`: what the service writes to the bus (log appends, notices) and its verdict
-//!   announcements, including waiting for a verdict the pipeline announces;
-//! - `check`: the check of every announced verdict against the replay, the one way a verdict
-//!   reaches `.result` and the platforms;
+//! - `gamelog`: what the service writes to the bus (log appends, notices) and `settle`, the one
+//!   place an ending is recorded on `.result` for the platforms (and, running alone, announced);
+//! - `check`: the check of every announced verdict against the replay, which settles it again
+//!   (recording it when the call that decided it could not);
 //! - `create`: CreateGame;
 //! - `moves`: SubmitMove, and ValidateMove and LegalMoves (pure, no game involved);
 //! - `endings`: Declare, EvaluateImpasse and EndGame;
@@ -24,12 +24,13 @@ mod cache;
 mod check;
 mod create;
 mod endings;
+mod gamelog;
 mod index;
 pub(crate) mod moves;
-mod publish;
 mod queries;
 mod rpc;
 
+use crate::config::Announcements;
 use crate::error::Error;
 use crate::store::Bus;
 use arbiter_runtime::games::Reader;
@@ -77,9 +78,8 @@ struct Inner {
     /// so that taking a new game into the cache does not add up every game.
     cached_bytes: AtomicUsize,
     shutdown: watch::Receiver<bool>,
-    /// Whether the repetition-watcher and the impasse-judge announce the endings
-    /// ([`shogi_adjudication::ResultCode::announcer`]).
-    pipeline: bool,
+    /// Who announces the endings on `.verdict`.
+    announcements: Announcements,
     /// The largest answer gRPC sends (`max_message_bytes`): what GetGame and AnalyzeGame size
     /// their answers against (`pages.rs`).
     max_answer_bytes: usize,
@@ -93,16 +93,17 @@ pub static READER: Reader = Reader::new("move-validator");
 impl Validator {
     /// A service over `bus`; `shutdown` turning `true` ends open WatchGame streams. The bus is
     /// the record; the cache keeps at most `cache.games` games and about `cache.bytes` bytes.
-    /// With `pipeline`, the repetition-watcher and the impasse-judge run beside this service
-    /// and announce every ending the log decides; this service still judges every ply with the
-    /// whole adjudication layer, so that it never accepts a move after an ending. Without it,
-    /// this service announces every ending itself. GetGame and AnalyzeGame answers stay within
+    /// With [`Announcements::ByOwners`], the repetition-watcher and the impasse-judge run beside
+    /// this service and announce every ending the log decides; this service still judges every
+    /// ply with the whole adjudication layer, so that it never accepts a move after an ending,
+    /// and records every verdict on `.result`. With [`Announcements::ByValidator`], this
+    /// service announces every ending itself. GetGame and AnalyzeGame answers stay within
     /// `max_answer_bytes`, the largest message the server sends.
     pub fn new(
         bus: Bus,
         shutdown: watch::Receiver<bool>,
         cache: CacheLimits,
-        pipeline: bool,
+        announcements: Announcements,
         max_answer_bytes: usize,
     ) -> Validator {
         metrics().observe_set_aside(READER.name(), || READER.counts());
@@ -114,7 +115,7 @@ impl Validator {
                 max_cache_bytes: cache.bytes,
                 cached_bytes: AtomicUsize::new(0),
                 shutdown,
-                pipeline,
+                announcements,
                 max_answer_bytes,
                 index: AsyncMutex::new(index::GameIndex::default()),
             }),

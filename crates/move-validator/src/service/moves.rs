@@ -1,13 +1,14 @@
 //! SubmitMove, played against the game's log with a guarded append and retried after a lost
 //! race; and ValidateMove and LegalMoves, pure, with no game involved.
 
+use super::gamelog::SettledBy;
 use super::{MAX_ATTEMPTS, Validator, game_over};
 use crate::error::{Error, PlyConflict};
 use crate::games;
 use crate::store::Published;
 use arbiter_telemetry::metrics;
 use shogi_adjudication::GameError;
-use shogi_proto::convert::{self, check_game_id, parse_sfen, parse_usi, verdict_pb};
+use shogi_proto::convert::{self, check_game_id, parse_sfen, parse_usi};
 use shogi_proto::event::LogEntry;
 use shogi_proto::log::Replay;
 use shogi_proto::v1 as pb;
@@ -22,18 +23,22 @@ impl Validator {
     ) -> Result<pb::SubmitMoveResponse, Error> {
         let answer = self.submit_move_now(req).await?;
         if let Some(v) = &answer.verdict
-            && (strict || self.is_strict(&v.game_id).await)
+            && self.waits_for_result(&v.game_id, strict).await
         {
-            self.announced(&v.game_id).await?;
+            self.wait_for_result(&v.game_id).await?;
         }
         Ok(answer)
     }
 
-    /// Whether the game was created in strict mode.
-    async fn is_strict(&self, id: &str) -> bool {
-        match self.game(id, false).await {
-            Ok(guard) => guard.as_ref().is_some_and(Replay::strict),
-            Err(_) => false,
+    /// Whether an answer that ends the game waits for its verdict on `.result`: in strict mode
+    /// (the call's or the game's), unless this instance knows the verdict is recorded there.
+    async fn waits_for_result(&self, id: &str, strict: bool) -> bool {
+        match self.cached(id).await {
+            Ok(guard) => match guard.as_ref() {
+                Some(r) => (strict || r.strict()) && !r.result_recorded(),
+                None => strict,
+            },
+            Err(_) => strict,
         }
     }
 
@@ -47,7 +52,7 @@ impl Validator {
         }
         let mv = parse_usi("usi", &req.usi)?;
         let usi = mv.to_string();
-        let mut guard = self.game(&req.game_id, false).await?;
+        let mut guard = self.cached(&req.game_id).await?;
         let mut caught_up = false;
         for _ in 0..MAX_ATTEMPTS {
             let replay = guard
@@ -121,28 +126,9 @@ impl Validator {
                     return Err(Error::DeclarationNotAllowed(replay.id().to_owned()));
                 }
             };
-            let outcome = played.outcome();
-            let forfeited = shogi_proto::log::forfeited(outcome, replay.game());
-            let written = if forfeited {
-                let verdict = outcome
-                    .verdict
-                    .as_ref()
-                    .map(|v| verdict_pb(replay.id(), v))
-                    .unwrap_or_default();
-                self.append_end(replay, &verdict).await
-            } else {
-                let pos = replay.game().position();
-                let event = pb::MoveAccepted {
-                    game_id: replay.id().to_owned(),
-                    ply: req.ply,
-                    usi: usi.clone(),
-                    sfen_after: pos.to_sfen(),
-                    gives_check: outcome.gave_check,
-                    position_hash: pos.hash(),
-                };
-                self.append(replay, LogEntry::Move(event)).await
-            };
-            let published = match written {
+            let entry = replay.entry(&played);
+            let forfeited = matches!(entry, LogEntry::Ending(_));
+            let published = match self.append(replay, entry).await {
                 Ok(published) => published,
                 Err(e) => {
                     // The cached game is ahead of the log: read it again next time.
@@ -160,14 +146,13 @@ impl Validator {
                             .ok_or_else(|| Error::Contended(replay.id().to_owned()))?;
                         let kind = convert::illegal_kind_name(answer.illegal_kind);
                         metrics().count_move("SubmitMove", "forfeited", Some(kind));
-                        if let Some(v) = &answer.verdict {
-                            self.announce_recorded(v).await;
-                        }
+                        self.settle(replay, SettledBy::Call).await;
                         return Ok(answer);
                     }
                     tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move accepted");
                     metrics().count_move("SubmitMove", "accepted", None);
-                    self.publish_consequences(replay).await;
+                    self.publish_warnings(replay).await;
+                    self.settle(replay, SettledBy::Call).await;
                     return games::answer(replay, req.ply)
                         .ok_or_else(|| Error::Contended(replay.id().to_owned()));
                 }
@@ -267,7 +252,7 @@ mod tests {
             Bus::new(bus.clone()),
             stop,
             super::super::CacheLimits::default(),
-            true,
+            crate::Announcements::ByOwners,
             1 << 20,
         );
         v.create_game(

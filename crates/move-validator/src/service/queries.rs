@@ -31,7 +31,7 @@ impl Validator {
     ) -> Result<pb::GetGameResponse, Error> {
         check_game_id("game_id", &req.game_id)?;
         let page = Page::parse(req.from_ply, req.max_plies)?;
-        let guard = self.game(&req.game_id, true).await?;
+        let guard = self.fresh(&req.game_id).await?;
         let replay = guard
             .as_ref()
             .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
@@ -85,7 +85,7 @@ impl Validator {
     ) -> Result<pb::AnalyzeGameResponse, Error> {
         check_game_id("game_id", &req.game_id)?;
         let page = Page::parse(req.from_ply, req.max_plies)?;
-        let guard = self.game(&req.game_id, true).await?;
+        let guard = self.fresh(&req.game_id).await?;
         let replay = guard
             .as_ref()
             .ok_or_else(|| Error::NotFound(req.game_id.clone()))?;
@@ -97,7 +97,7 @@ impl Validator {
     pub(super) async fn watch_game(&self, req: pb::WatchGameRequest) -> Result<EventStream, Error> {
         check_game_id("game_id", &req.game_id)?;
         // Unknown games are NOT_FOUND before the stream starts.
-        drop(self.game(&req.game_id, false).await?);
+        drop(self.cached(&req.game_id).await?);
         let mut messages = self
             .inner
             .bus
