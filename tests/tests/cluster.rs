@@ -246,6 +246,64 @@ async fn a_retry_of_a_publish_not_yet_replicated_waits_for_it() {
     );
 }
 
+/// Two writers racing for the same entry of a replicated stream (two validators taking one
+/// ply, or a publish and its own retry): the leader refuses a publish while another one with an
+/// expected sequence is in process for its subject (10164 on 2.11 and later). That is neither
+/// a refusal nor an unknown outcome: one publish is stored, the other writer's is a conflict
+/// (a validator answers PLY_TAKEN) and a retry of the same message a duplicate, whatever the
+/// server version, never an error (which a validator would answer BUS_UNAVAILABLE).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_writers_of_one_entry_get_a_conflict_or_a_duplicate_never_an_error() {
+    const ROUNDS: u32 = 150;
+    let (cluster, leader, url, bus) = cluster_with_stream(&ClusterOptions::default()).await;
+    // The second writer connects to another node, as a second validator would.
+    let other = cluster.lock().unwrap().url((leader + 1) % 3);
+    let rival: Bus = Arc::new(
+        JetStreamBus::connect(&NatsOptions::new(&other), "cluster-rival", &replicated())
+            .await
+            .unwrap(),
+    );
+    let mut counts = std::collections::BTreeMap::<&str, u32>::new();
+    for round in 0..ROUNDS {
+        let subject = subject::moves(&format!("race-{round}"));
+        let mine = Outgoing::new(&subject, "test", format!("race:{round}:a"), "a").expect(0);
+        let theirs = Outgoing::new(&subject, "test", format!("race:{round}:b"), "b").expect(0);
+        // Odd rounds: a message and its own retry at once; even rounds: two writers.
+        let second = if round % 2 == 1 { &mine } else { &theirs };
+        let (a, b) = tokio::join!(bus.publish(mine.clone()), rival.publish(second.clone()));
+        let (a, b) = (
+            a.unwrap_or_else(|e| panic!("round {round}: the first writer got {e}")),
+            b.unwrap_or_else(|e| panic!("round {round}: the second writer got {e}")),
+        );
+        let stored = |p: &Published| matches!(p, Published::Stored(_));
+        let pair = match (&a, &b) {
+            (Published::Stored(x), Published::Duplicate(y))
+            | (Published::Duplicate(y), Published::Stored(x))
+                if round % 2 == 1 && x == y =>
+            {
+                "stored and a duplicate"
+            }
+            (x, y) if round % 2 == 0 && stored(x) != stored(y) => {
+                let other = if stored(x) { y } else { x };
+                assert_eq!(*other, Published::Conflict, "round {round}: {a:?} {b:?}");
+                "stored and a conflict"
+            }
+            _ => panic!("round {round}: {a:?} and {b:?}"),
+        };
+        *counts.entry(pair).or_default() += 1;
+        let last = bus.last(&subject).await.unwrap().expect("one stored");
+        assert!(
+            bus.next(&subject, last.sequence + 1)
+                .await
+                .unwrap()
+                .is_none()
+                && bus.next(&subject, 1).await.unwrap().map(|m| m.sequence) == Some(last.sequence),
+            "round {round}: stored once"
+        );
+    }
+    println!("{ROUNDS} races on a 3-node cluster: {counts:?}");
+}
+
 // A validator whose server loses the rest of the cluster while a SubmitMove is in flight: both
 // peers frozen (a silent partition: connections open, nothing answered), so the stream's
 // leader holds the move without the quorum to store it. The move can land once they are back,

@@ -59,8 +59,16 @@ impl JetStreamBus {
             // nats-server 2.12 checks the expected sequence before the message id, so the
             // retry of a publish that was stored is refused as a conflict, where 2.10 answered
             // it as a duplicate. Whether ours was stored is plain to see: with an expected
-            // sequence, it is the subject's first message after that sequence.
-            Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
+            // sequence, it is the subject's first message after that sequence. On a cluster,
+            // 2.11 and later refuse a publish to a subject while another publish with an
+            // expected sequence is in process for it (10164, "wrong last sequence", without a
+            // sequence): ours sent again, or another writer's for the same ply. It is read the
+            // same way: nothing after the expected sequence yet is in flight, and the wait
+            // ends as a duplicate (ours) or a conflict (theirs), never as a refusal.
+            Err(e)
+                if e.kind() == PublishErrorKind::WrongLastSequence
+                    || server_error(&e) == Some(ErrorCode::STREAM_WRONG_LAST_SEQUENCE_CONSTANT) =>
+            {
                 let Some(expected) = out.expected_subject_seq else {
                     return Ok(Stored::Done(Published::Conflict));
                 };
