@@ -314,7 +314,11 @@ impl Clock {
         Some(
             side.remaining_ms
                 .saturating_add(allowance.increment_ms)
-                .saturating_add(allowance.byoyomi_ms.saturating_mul(u64::from(side.periods_left))),
+                .saturating_add(
+                    allowance
+                        .byoyomi_ms
+                        .saturating_mul(u64::from(side.periods_left)),
+                ),
         )
     }
 
@@ -474,23 +478,119 @@ mod tests {
     const SERVER_CASES: &[(&str, i64, i64, i64, i64, i64, u64)] = &[
         ("mytime - t > 0: time left", 0, 600, 10, 0, 600, 30_400),
         ("t floors the elapsed time", 0, 600, 10, 0, 600, 999),
-        ("mytime - t + byoyomi == 1: in byoyomi", 0, 600, 10, 0, 5, 14_999),
-        ("mytime - t + byoyomi == 0: timeout", 0, 600, 10, 0, 5, 15_000),
-        ("mytime - t + byoyomi < 0: timeout", 0, 600, 10, 0, 5, 15_001),
-        ("mytime 0 in byoyomi: t == byoyomi - 1", 0, 600, 10, 0, 0, 9_999),
-        ("mytime 0 in byoyomi: t == byoyomi is timeout", 0, 600, 10, 0, 0, 10_000),
-        ("sudden death: mytime - t == 0 is timeout", 0, 300, 0, 0, 7, 7_000),
+        (
+            "mytime - t + byoyomi == 1: in byoyomi",
+            0,
+            600,
+            10,
+            0,
+            5,
+            14_999,
+        ),
+        (
+            "mytime - t + byoyomi == 0: timeout",
+            0,
+            600,
+            10,
+            0,
+            5,
+            15_000,
+        ),
+        (
+            "mytime - t + byoyomi < 0: timeout",
+            0,
+            600,
+            10,
+            0,
+            5,
+            15_001,
+        ),
+        (
+            "mytime 0 in byoyomi: t == byoyomi - 1",
+            0,
+            600,
+            10,
+            0,
+            0,
+            9_999,
+        ),
+        (
+            "mytime 0 in byoyomi: t == byoyomi is timeout",
+            0,
+            600,
+            10,
+            0,
+            0,
+            10_000,
+        ),
+        (
+            "sudden death: mytime - t == 0 is timeout",
+            0,
+            300,
+            0,
+            0,
+            7,
+            7_000,
+        ),
         ("sudden death: mytime - t == 1", 0, 300, 0, 0, 7, 6_999),
         ("fischer joins before the move", 0, 300, 0, 10, 0, 9_999),
-        ("mytime - t + fischer == 0 is timeout", 0, 300, 0, 10, 0, 10_000),
+        (
+            "mytime - t + fischer == 0 is timeout",
+            0,
+            300,
+            0,
+            10,
+            0,
+            10_000,
+        ),
         ("fischer: mytime grows", 0, 300, 0, 10, 300, 2_500),
         ("fischer and byoyomi together", 0, 300, 5, 10, 3, 17_999),
-        ("fischer and byoyomi together: timeout", 0, 300, 5, 10, 3, 18_000),
-        ("least_time_per_move 1: an instant move costs 1", 1, 600, 10, 0, 600, 300),
-        ("least_time_per_move 1: the last second", 1, 600, 0, 0, 1, 10),
+        (
+            "fischer and byoyomi together: timeout",
+            0,
+            300,
+            5,
+            10,
+            3,
+            18_000,
+        ),
+        (
+            "least_time_per_move 1: an instant move costs 1",
+            1,
+            600,
+            10,
+            0,
+            600,
+            300,
+        ),
+        (
+            "least_time_per_move 1: the last second",
+            1,
+            600,
+            0,
+            0,
+            1,
+            10,
+        ),
         ("least_time_per_move 1 in byoyomi", 1, 600, 1, 0, 0, 200),
-        ("total, byoyomi, fischer 0: never timeout", 0, 0, 0, 0, 0, 86_400_000),
-        ("total 0 with byoyomi: byoyomi from the start", 0, 0, 30, 0, 0, 29_999),
+        (
+            "total, byoyomi, fischer 0: never timeout",
+            0,
+            0,
+            0,
+            0,
+            0,
+            86_400_000,
+        ),
+        (
+            "total 0 with byoyomi: byoyomi from the start",
+            0,
+            0,
+            30,
+            0,
+            0,
+            29_999,
+        ),
         ("total 0 with byoyomi: timeout", 0, 0, 30, 0, 0, 30_000),
     ];
 
@@ -576,7 +676,11 @@ mod tests {
                 let deadline = clock.deadline_ms().unwrap();
                 let case = format!("{rules:?} {allowance:?}");
                 assert!(clock.judge(deadline).is_err(), "{case}");
-                assert_eq!(clock.flag(deadline).unwrap().deadline_ms, deadline, "{case}");
+                assert_eq!(
+                    clock.flag(deadline).unwrap().deadline_ms,
+                    deadline,
+                    "{case}"
+                );
                 if deadline > clock.turn_started_ms() {
                     assert_eq!(clock.judge(deadline - 1), Ok(()), "{case}");
                 }
@@ -617,7 +721,10 @@ mod tests {
         // Black: two periods of 10 s left, so 20 s.
         assert_eq!(clock.deadline_ms(), Some(41_000));
         let up = clock.charge(41_000).unwrap_err();
-        assert_eq!((up.side, up.available_ms, up.charged_ms), (Color::Black, 20_000, 20_000));
+        assert_eq!(
+            (up.side, up.available_ms, up.charged_ms),
+            (Color::Black, 20_000, 20_000)
+        );
         assert_eq!(clock.charge(40_999).unwrap().periods_used, 1);
     }
 
@@ -634,7 +741,10 @@ mod tests {
         assert_eq!((clock.available_ms(), clock.deadline_ms()), (None, None));
         assert_eq!(clock.flag(u64::MAX), None);
         let charge = clock.charge(3_600_500).unwrap();
-        assert_eq!((charge.charged_ms, charge.after), (3_600_000, charge.before));
+        assert_eq!(
+            (charge.charged_ms, charge.after),
+            (3_600_000, charge.before)
+        );
         assert_eq!(clock.deadline_ms(), Some(3_660_500));
     }
 

@@ -719,12 +719,7 @@ impl Game {
         if self.clock.is_some() || self.verdict.is_some() {
             return None;
         }
-        let clock = Clock::new(
-            self.ruleset.clock,
-            control,
-            self.side_to_move(),
-            started_ms,
-        );
+        let clock = Clock::new(self.ruleset.clock, control, self.side_to_move(), started_ms);
         Some(self.clock.insert(Box::new(clock)))
     }
 

@@ -52,8 +52,8 @@ mod ruleset;
 mod verdict;
 
 pub use clock::{
-    Allowance, ChargeRounding, Charge, Clock, ClockRules, MAX_BYOYOMI_PERIODS,
-    MAX_CLOCK_GRACE_MS, MAX_CLOCK_TIME_MS, SideClock, TimeControl, TimeUp,
+    Allowance, Charge, ChargeRounding, Clock, ClockRules, MAX_BYOYOMI_PERIODS, MAX_CLOCK_GRACE_MS,
+    MAX_CLOCK_TIME_MS, SideClock, TimeControl, TimeUp,
 };
 pub use game::{Declared, Game, GameError, PlyOutcome, Warning};
 pub use handicap::Handicap;

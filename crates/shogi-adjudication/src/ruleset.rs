@@ -665,12 +665,18 @@ impl Ruleset {
             "time_periods_white" => {
                 assign_time(&mut next.time_control, Amount::Periods, Color::White, value)
             }
-            "time_increment" => {
-                assign_time(&mut next.time_control, Amount::Increment, Color::Black, value)
-            }
-            "time_increment_white" => {
-                assign_time(&mut next.time_control, Amount::Increment, Color::White, value)
-            }
+            "time_increment" => assign_time(
+                &mut next.time_control,
+                Amount::Increment,
+                Color::Black,
+                value,
+            ),
+            "time_increment_white" => assign_time(
+                &mut next.time_control,
+                Amount::Increment,
+                Color::White,
+                value,
+            ),
             _ => unreachable!("every name in Ruleset::OPTIONS has its arm"),
         }
         .map_err(|expected| RulesetOptionError::BadValue {
@@ -787,15 +793,13 @@ impl Ruleset {
             };
         }
         match (time_option(option), self.time_control) {
-            (Some((Amount::Periods, side)), Some(control)) => {
-                match control.side(side).periods {
-                    0 => Err(RulesetError::ByoyomiPeriodsZero { option }),
-                    periods if periods > MAX_BYOYOMI_PERIODS => {
-                        Err(RulesetError::ByoyomiPeriodsTooMany { option, periods })
-                    }
-                    _ => Ok(()),
+            (Some((Amount::Periods, side)), Some(control)) => match control.side(side).periods {
+                0 => Err(RulesetError::ByoyomiPeriodsZero { option }),
+                periods if periods > MAX_BYOYOMI_PERIODS => {
+                    Err(RulesetError::ByoyomiPeriodsTooMany { option, periods })
                 }
-            }
+                _ => Ok(()),
+            },
             _ => Ok(()),
         }
     }
@@ -924,7 +928,11 @@ fn parse_seconds(value: &str) -> Option<u64> {
         return None;
     }
     let millis = format!("{fraction:0<3}").parse::<u64>().ok()?;
-    whole.parse::<u64>().ok()?.checked_mul(1000)?.checked_add(millis)
+    whole
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1000)?
+        .checked_add(millis)
 }
 
 /// Milliseconds as [`parse_seconds`] reads them: `30`, `0.5`, `1.25`.
