@@ -24,8 +24,8 @@
 //!   [`Allowance::byoyomi_ms`] long: a period that runs out is used up, the one the move falls
 //!   in is kept (Lishogi's byoyomi with periods);
 //! - the side is out of time when the charge reaches what it had available (remaining +
-//!   increment + byoyomi × periods left): a call exactly at the deadline is late (`>=`, the CSA
-//!   computer championships' rule and the shogi-server's `<= 0`).
+//!   increment + byoyomi × periods left): a call exactly at the deadline is late (`>=`: the
+//!   shogi-server's `mytime - t + byoyomi + fischer <= 0`, Lishogi's `remaining <= elapsed`).
 
 use shogi_rules::Color;
 
@@ -38,7 +38,9 @@ pub enum ChargeRounding {
     /// Milliseconds: no rounding, as a chess clock runs (online play, over-the-board clocks).
     Milliseconds,
     /// Whole minutes, truncated: the shogi-server's stopwatch clock (`Time_Unit:1min`, a game
-    /// name such as `-900-060`), without byoyomi or increment there.
+    /// name such as `-900-060`), without byoyomi or increment there; with a main time alone,
+    /// the stopwatch timing of professional games ("1分未満切り捨て": with one minute left,
+    /// every move must take under a minute).
     Minutes,
 }
 
