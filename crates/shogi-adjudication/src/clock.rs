@@ -637,6 +637,36 @@ mod tests {
         }
     }
 
+    /// The shogi-server's `StopWatchClock` with a 60-second unit (`-900-060`):
+    /// `time_duration` is the whole minutes of the elapsed seconds (the least time of 1 second
+    /// disappears in them), and `timeout?` is `mytime <= t`.
+    #[test]
+    fn minutes_are_the_shogi_servers_stopwatch() {
+        let rules = ClockRules {
+            rounding: ChargeRounding::Minutes,
+            ..ClockRules::CSA
+        };
+        let stopwatch = Allowance {
+            main_ms: 900_000,
+            ..Allowance::UNLIMITED
+        };
+        for (mytime, elapsed) in [(900, 59_999), (900, 60_000), (60, 59_999), (60, 60_000)] {
+            let t = (elapsed / 1000).max(1) / 60 * 60;
+            let mut clock = Clock::new(rules, TimeControl::even(stopwatch), Color::Black, 0);
+            clock.sides[0].remaining_ms = mytime * 1000;
+            match clock.charge(elapsed) {
+                Ok(charge) => {
+                    assert!(mytime > t, "{mytime} {elapsed}");
+                    assert_eq!(charge.after.remaining_ms, (mytime - t) * 1000);
+                }
+                Err(up) => assert!(
+                    mytime <= t && up.charged_ms == t * 1000,
+                    "{mytime} {elapsed}"
+                ),
+            }
+        }
+    }
+
     #[test]
     fn the_deadline_is_the_first_late_instant() {
         let rules = [

@@ -68,16 +68,8 @@ impl Referee {
     }
 
     fn rule(&self, at: u64) -> Ruling {
-        let elapsed = if at > self.turn_start {
-            at - self.turn_start
-        } else {
-            0
-        };
-        let counted = if elapsed > self.grace {
-            elapsed - self.grace
-        } else {
-            0
-        };
+        let elapsed = at.max(self.turn_start) - self.turn_start;
+        let counted = elapsed.max(self.grace) - self.grace;
         let unit = match self.rounding {
             ChargeRounding::Milliseconds => 1,
             ChargeRounding::Seconds => 1000,
