@@ -250,6 +250,26 @@ pub struct TimeUp {
 /// other's, [`Clock::judge`] judges a call that ends the game (a resignation, a declaration),
 /// and [`Clock::flag`] a side that stays silent. A side out of time stays out: the clock is
 /// unchanged by a late call, and the game it belongs to is over.
+///
+/// ```
+/// use shogi_adjudication::{Allowance, Clock, ClockRules, TimeControl};
+/// use shogi_rules::Color;
+///
+/// // floodgate-600-10: ten minutes and a 10-second byoyomi, whole seconds truncated.
+/// let control = TimeControl::even(Allowance {
+///     main_ms: 600_000,
+///     byoyomi_ms: 10_000,
+///     periods: 1,
+///     increment_ms: 0,
+/// });
+/// let mut clock = Clock::new(ClockRules::CSA, control, Color::Black, 0);
+/// let charge = clock.charge(30_900).unwrap();
+/// assert_eq!((charge.charged_ms, charge.after.remaining_ms), (30_000, 570_000));
+/// // White's turn started at 30.9 s; it is late from its deadline on.
+/// assert_eq!(clock.deadline_ms(), Some(640_900));
+/// assert!(clock.flag(640_899).is_none());
+/// assert_eq!(clock.flag(640_900).unwrap().side, Color::White);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Clock {
     rules: ClockRules,
