@@ -1,6 +1,7 @@
 //! A game under a ruleset: the start position, the moves, and the judgement after each ply in
 //! the order of docs/rules.md section 6.
 
+use crate::clock::{Charge, Clock, TimeUp};
 use crate::impasse::{AgreementReport, agreement_count, handicap_credit};
 use crate::impasse::{
     DeclarationContext, DeclarationOutcome, DeclarationReport, judge_declaration, try_square,
@@ -62,6 +63,9 @@ pub struct PlyOutcome {
     pub verdict: Option<Verdict>,
     /// Early warnings (repetition), if the game goes on.
     pub warnings: Vec<Warning>,
+    /// What the game's clock charged the move ([`Game::play_at`]); `None` without a clock, and
+    /// for a move that was not played.
+    pub charge: Option<Charge>,
 }
 
 /// What a declaration did.
@@ -96,6 +100,9 @@ pub struct Game {
     credit: u32,
     /// Boxed: a verdict comes once a game, and a live game should stay small.
     verdict: Option<Box<Verdict>>,
+    /// The clock, once started ([`Game::start_clock`]); boxed as the verdict is, since most
+    /// games judged (records, archives) have none.
+    clock: Option<Box<Clock>>,
 }
 
 impl Game {
@@ -119,6 +126,7 @@ impl Game {
             seen,
             credit,
             verdict: None,
+            clock: None,
         };
         let verdict = game
             .judge_no_legal_reply(None)
@@ -243,6 +251,7 @@ impl Game {
                         gave_check: false,
                         verdict: Some(verdict),
                         warnings: Vec::new(),
+                        charge: None,
                     })
                 }
             };
@@ -309,6 +318,7 @@ impl Game {
             gave_check,
             verdict,
             warnings,
+            charge: None,
         }
     }
 
@@ -689,6 +699,147 @@ impl Game {
             self.plies(),
             ordinary_result,
         ))))
+    }
+}
+
+/// The clock (docs/rules.md section 9): the same actions with the time each call was received,
+/// so that a late call ends the game by time for the late side, instead of by the call.
+///
+/// Every time is a `u64` of milliseconds on the arbiter's clock, given by the caller (the
+/// receipt times the game log records); the game reads no system time. Each timed call first
+/// asks whether the side to move was out of time when it came: if so the game ends on time
+/// (`timeout`, the late side loses, [`Evidence::TimeUp`]) whoever made the call, since that
+/// side's time ran out before it. Without a started clock each behaves as its untimed form.
+impl Game {
+    /// Starts the clock at `started_ms`, for the side to move, from the ruleset's time control
+    /// and clock rules. `None`, and nothing changes, when the ruleset has no time control, the
+    /// clock has started already or the game is over.
+    pub fn start_clock(&mut self, started_ms: u64) -> Option<&Clock> {
+        let control = self.ruleset.time_control?;
+        if self.clock.is_some() || self.verdict.is_some() {
+            return None;
+        }
+        let clock = Clock::new(self.ruleset.clock, control, self.side_to_move(), started_ms);
+        Some(self.clock.insert(Box::new(clock)))
+    }
+
+    /// The clock, once started.
+    pub fn clock(&self) -> Option<&Clock> {
+        self.clock.as_deref()
+    }
+
+    /// [`Game::play`] for a move received at `received_ms`.
+    pub fn play_at(&mut self, mv: Move, received_ms: u64) -> Result<PlyOutcome, GameError> {
+        self.play_as_at(self.position.side_to_move(), mv, received_ms)
+    }
+
+    /// [`Game::play_as`] for a move received at `received_ms`.
+    ///
+    /// A move received at or after the side to move's deadline is not played: the game ends on
+    /// time, with that side losing, at the plies played ([`Game::plies`], as a reported
+    /// timeout), and the outcome is for the ply the move was meant for, with no check and no
+    /// charge. A move in time that is played is charged ([`PlyOutcome::charge`]) and starts
+    /// the opponent's turn; an illegal one is refused or forfeited as [`Game::play_as`] does,
+    /// and charges nothing, so a refused move's time runs on.
+    pub fn play_as_at(
+        &mut self,
+        mover: Color,
+        mv: Move,
+        received_ms: u64,
+    ) -> Result<PlyOutcome, GameError> {
+        if self.verdict.is_some() {
+            return Err(GameError::GameOver);
+        }
+        if let Some(verdict) = self.time_up_at(received_ms) {
+            return Ok(self.late_ply(verdict));
+        }
+        if self.clock.is_none() || self.position.check_move_as(mover, mv).is_err() {
+            return self.play_as(mover, mv);
+        }
+        let charged = self.clock.as_deref_mut().map(|c| c.charge(received_ms));
+        let charge = match charged.transpose() {
+            Ok(charge) => charge,
+            Err(up) => {
+                let verdict = self.end_by_time(up);
+                return Ok(self.late_ply(verdict));
+            }
+        };
+        let mut outcome = self.play_legal(mover, mv, None);
+        outcome.charge = charge;
+        Ok(outcome)
+    }
+
+    /// [`Game::declare`] for a declaration received at `received_ms`, condition 5 (time left,
+    /// docs/rules.md section 4) decided by the clock: the declarer has time unless the
+    /// declaration is late, and a late declaration ends the game on time, the report showing
+    /// condition 5 failed. Without a clock the declarer has time.
+    pub fn declare_at(&mut self, declarer: Color, received_ms: u64) -> Result<Declared, GameError> {
+        if self.verdict.is_some() {
+            return Err(GameError::GameOver);
+        }
+        let Some(up) = self.clock.as_deref().and_then(|c| c.flag(received_ms)) else {
+            return self.declare(declarer, true);
+        };
+        let report = self
+            .declaration_report(declarer, up.side != declarer)
+            .ok_or(GameError::NoDeclarationRule)?;
+        let verdict = self.end_by_time(up);
+        Ok(Declared {
+            report,
+            verdict: Some(verdict),
+        })
+    }
+
+    /// `loser` resigns (投了) at `received_ms`: a resignation (`resignation`), unless the side to
+    /// move was out of time by then, which ends the game on time instead.
+    pub fn resign_at(&mut self, loser: Color, received_ms: u64) -> Result<&Verdict, GameError> {
+        if self.verdict.is_some() {
+            return Err(GameError::GameOver);
+        }
+        let verdict = self.time_up_at(received_ms).unwrap_or_else(|| {
+            Verdict::reported(ResultCode::Resignation, Some(!loser), self.plies(), None)
+        });
+        Ok(self.verdict.insert(Box::new(verdict)))
+    }
+
+    /// Whether the side to move, silent, is out of time at `now_ms` (its flag has fallen):
+    /// then the game ends on time and the verdict is returned. `None` while it has time, and
+    /// without a clock or a game to judge.
+    pub fn flag(&mut self, now_ms: u64) -> Option<Verdict> {
+        if self.verdict.is_some() {
+            return None;
+        }
+        self.time_up_at(now_ms)
+    }
+
+    /// Ends the game on time if the side to move is out of time at `at_ms`.
+    fn time_up_at(&mut self, at_ms: u64) -> Option<Verdict> {
+        let up = self.clock.as_deref()?.flag(at_ms)?;
+        Some(self.end_by_time(up))
+    }
+
+    /// Ends the game on time: the late side loses at the plies played.
+    fn end_by_time(&mut self, up: TimeUp) -> Verdict {
+        let verdict = Verdict {
+            code: ResultCode::Timeout,
+            winner: Some(!up.side),
+            ply: self.plies(),
+            ordinary_result: None,
+            evidence: Evidence::TimeUp(Box::new(up)),
+        };
+        self.verdict = Some(Box::new(verdict.clone()));
+        verdict
+    }
+
+    /// The outcome of a move that came too late: not played, the game over on time.
+    fn late_ply(&self, verdict: Verdict) -> PlyOutcome {
+        PlyOutcome {
+            ply: self.plies() + 1,
+            gave_check: false,
+            verdict: Some(verdict),
+            warnings: Vec::new(),
+            charge: None,
+        }
     }
 }
 

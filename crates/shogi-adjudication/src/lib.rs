@@ -1,12 +1,16 @@
 //! Shogi adjudication: rulesets, fourfold repetition and perpetual check, impasse, move caps and
 //! verdicts, as docs/rules.md states them, above the rules core `shogi-rules`.
 //!
-//! Pure: no IO, no async runtime, no clock, no serde, no tracing. A verdict is a value
+//! Pure: no IO, no async runtime, no system clock (the game clock reads the times its caller
+//! gives), no serde, no tracing. A verdict is a value
 //! ([`Verdict`]), never an error; errors ([`GameError`]) are only for actions a game refuses.
 //!
 //! - [`Ruleset`]: every option of docs/rules.md as a field, with named presets
 //!   ([`Ruleset::preset`]), one parser of options by name ([`Ruleset::set`]) and a check that
 //!   names the option at fault ([`Ruleset::validate`]).
+//! - [`clock`]: the arbiter's clock ([`Clock`]) from receipt times the caller gives: the
+//!   time control, what each move is charged, and when a side is out of time (docs/rules.md
+//!   section 9).
 //! - [`Game`]: a start position, a ruleset and moves, judged after each ply in the order of
 //!   docs/rules.md section 6; [`judge`] re-judges a whole record.
 //! - [`repetition`]: the fourfold repetition and perpetual check algorithm over
@@ -37,6 +41,7 @@
 
 #![warn(missing_docs)]
 
+pub mod clock;
 mod game;
 pub mod handicap;
 pub mod impasse;
@@ -46,6 +51,10 @@ pub mod repetition;
 mod ruleset;
 mod verdict;
 
+pub use clock::{
+    Allowance, Charge, ChargeRounding, Clock, ClockRules, MAX_BYOYOMI_PERIODS, MAX_CLOCK_GRACE_MS,
+    MAX_CLOCK_TIME_MS, SideClock, TimeControl, TimeUp,
+};
 pub use game::{Declared, Game, GameError, PlyOutcome, Warning};
 pub use handicap::Handicap;
 pub use impasse::{

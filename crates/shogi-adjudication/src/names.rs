@@ -5,8 +5,8 @@
 //! [`FromStr`]: std::str::FromStr
 
 use crate::{
-    AgreementTie, CapMode, DeclarationRule, DeclarationTrigger, FailedDeclaration, Handicap,
-    IllegalMovePolicy, OrdinaryResult, ResultCode,
+    AgreementTie, CapMode, ChargeRounding, DeclarationRule, DeclarationTrigger, FailedDeclaration,
+    Handicap, IllegalMovePolicy, OrdinaryResult, ResultCode,
 };
 
 /// A name none of an enum's values has.
@@ -50,6 +50,7 @@ named! {
     AgreementTie: "agreement tie",
     Handicap: "handicap",
     ResultCode: "result code",
+    ChargeRounding: "charge rounding",
 }
 
 #[cfg(test)]
@@ -78,6 +79,7 @@ mod tests {
         check(&AgreementTie::ALL, |v| v.as_str());
         check(&Handicap::ALL, |v| v.as_str());
         check(&ResultCode::ALL, |v| v.as_str());
+        check(&ChargeRounding::ALL, |v| v.as_str());
         assert_eq!(
             "jsa23".parse::<DeclarationRule>().unwrap_err().to_string(),
             "unknown declaration rule \"jsa23\"; known: points27, jsa24"

@@ -9,6 +9,11 @@
 //! text, and [`Ruleset::validate`] refuses values no authority means and options that
 //! contradict each other, naming the option ([`RulesetError::field`]).
 
+use crate::clock::{
+    Allowance, ChargeRounding, ClockRules, MAX_BYOYOMI_PERIODS, MAX_CLOCK_GRACE_MS,
+    MAX_CLOCK_TIME_MS, TimeControl,
+};
+use shogi_rules::Color;
 use std::ops::RangeInclusive;
 
 /// What happens to an illegal move (反則), docs/rules.md section 1.
@@ -232,6 +237,59 @@ pub enum RulesetError {
     /// of its plain cap (docs/rules.md section 5), and the JSA mode would silently ignore it.
     #[error("csa_server_cap reproduces the CSA shogi-server's plain cap, and cap_mode is jsa500")]
     CsaServerCapWithJsa500,
+    /// An amount of time (main time, byoyomi, increment, least time per move) above
+    /// [`MAX_CLOCK_TIME_MS`].
+    #[error(
+        "{option} {} s is longer than a day ({} s)",
+        seconds_text(*ms),
+        seconds_text(MAX_CLOCK_TIME_MS)
+    )]
+    ClockTimeTooLong {
+        /// The option.
+        option: &'static str,
+        /// The refused amount, in milliseconds.
+        ms: u64,
+    },
+    /// An amount of time that is not a whole number of the units the clock charges in: the
+    /// clock would charge whole units against it.
+    #[error(
+        "{option} {} s is not a whole number of {}, and clock_rounding is {}",
+        seconds_text(*ms),
+        rounding.as_str(),
+        rounding.as_str()
+    )]
+    ClockNotWholeUnits {
+        /// The amount's option.
+        option: &'static str,
+        /// The amount, in milliseconds.
+        ms: u64,
+        /// The clock's rounding.
+        rounding: ChargeRounding,
+    },
+    /// No byoyomi period: a byoyomi has one period or more, and no byoyomi is a byoyomi of 0.
+    #[error("{option} 0 is no period: no byoyomi is time_byoyomi 0")]
+    ByoyomiPeriodsZero {
+        /// The option.
+        option: &'static str,
+    },
+    /// More byoyomi periods than [`MAX_BYOYOMI_PERIODS`].
+    #[error("{option} {periods} is more than {MAX_BYOYOMI_PERIODS} periods")]
+    ByoyomiPeriodsTooMany {
+        /// The option.
+        option: &'static str,
+        /// The refused count.
+        periods: u32,
+    },
+    /// A grace above [`MAX_CLOCK_GRACE_MS`].
+    #[error(
+        "clock_grace {} s is longer than {} s",
+        seconds_text(*ms),
+        seconds_text(MAX_CLOCK_GRACE_MS)
+    )]
+    ClockGraceTooLong {
+        /// The refused grace, in milliseconds.
+        ms: u64,
+    },
 }
 
 impl RulesetError {
@@ -245,6 +303,11 @@ impl RulesetError {
             RulesetError::MoveCapZero | RulesetError::MoveCapTooLong { .. } => "move_cap",
             RulesetError::AutomaticWithoutDeclaration => "declaration_trigger",
             RulesetError::CsaServerCapWithJsa500 => "csa_server_cap",
+            RulesetError::ClockTimeTooLong { option, .. }
+            | RulesetError::ClockNotWholeUnits { option, .. }
+            | RulesetError::ByoyomiPeriodsZero { option }
+            | RulesetError::ByoyomiPeriodsTooMany { option, .. } => option,
+            RulesetError::ClockGraceTooLong { .. } => "clock_grace",
         }
     }
 }
@@ -328,6 +391,13 @@ pub struct Ruleset {
     pub agreement_threshold: u32,
     /// The agreement-counting result when both sides reach the threshold, docs/rules.md section 4.
     pub agreement_tie: AgreementTie,
+    /// The clock's bookkeeping (docs/rules.md section 9): how the time of a move is rounded, the
+    /// least time per move, the grace. Set by every preset, used only with a time control.
+    pub clock: ClockRules,
+    /// The time control (docs/rules.md section 9), or `None`, as in every preset: a game
+    /// without one has no clock, and its moves, declarations and resignations are judged
+    /// without time, as a platform that keeps the clock itself reports a timeout.
+    pub time_control: Option<TimeControl>,
 }
 
 impl Ruleset {
@@ -344,7 +414,8 @@ impl Ruleset {
     /// (指し直し); the 24-point declaration on request (JSA rule since 2013, amended 2019),
     /// where a failed declaration loses; handicap credit for the giver; the 500-move cap with its
     /// check extension (docs/rules.md section 5, `jsa500`); agreement counting at 24 with jishogi
-    /// when both sides reach it. The start position counts (docs/rules.md section 2).
+    /// when both sides reach it. The start position counts (docs/rules.md section 2). The clock
+    /// runs as a chess clock does, in milliseconds (docs/rules.md section 9).
     pub const fn jsa() -> Ruleset {
         Ruleset {
             illegal_move: IllegalMovePolicy::Forfeit,
@@ -361,6 +432,8 @@ impl Ruleset {
             csa_server_cap: false,
             agreement_threshold: 24,
             agreement_tie: AgreementTie::Jishogi,
+            clock: ClockRules::CHESS_CLOCK,
+            time_control: None,
         }
     }
 
@@ -370,6 +443,7 @@ impl Ruleset {
     /// declaration on request (docs/rules.md section 4 lists JSA amateur events under `points27`),
     /// losing when it fails; handicap credit; no move cap (amateur events play to a result on
     /// the clock); agreement counting at 27 with White winning a 27-27 tie, "the common form".
+    /// The clock runs as a chess clock does, in milliseconds (docs/rules.md section 9).
     pub const fn amateur() -> Ruleset {
         Ruleset {
             illegal_move: IllegalMovePolicy::Forfeit,
@@ -386,6 +460,8 @@ impl Ruleset {
             csa_server_cap: false,
             agreement_threshold: 27,
             agreement_tie: AgreementTie::WhiteWins,
+            clock: ClockRules::CHESS_CLOCK,
+            time_control: None,
         }
     }
 
@@ -394,7 +470,9 @@ impl Ruleset {
     /// Illegal moves forfeit (`#ILLEGAL_MOVE`); repetition is a draw (`#SENNICHITE`); the
     /// 27-point declaration by `%KACHI`, losing when it fails; a 256-ply plain cap that ends the
     /// game only when ply 257 would be due (CSA tournament rule 23-1). The start position counts:
-    /// that is the rule; [`Ruleset::floodgate`] reproduces the server's own bookkeeping.
+    /// that is the rule; [`Ruleset::floodgate`] reproduces the server's own bookkeeping. The
+    /// clock is the shogi-server's: whole seconds truncated, no least time (the CSA's rule since
+    /// November 2014), no grace (docs/rules.md section 9).
     pub const fn csa() -> Ruleset {
         Ruleset {
             illegal_move: IllegalMovePolicy::Forfeit,
@@ -411,6 +489,8 @@ impl Ruleset {
             csa_server_cap: false,
             agreement_threshold: 27,
             agreement_tie: AgreementTie::WhiteWins,
+            clock: ClockRules::CSA,
+            time_control: None,
         }
     }
 
@@ -418,7 +498,8 @@ impl Ruleset {
     ///
     /// Illegal moves are rejected (Lishogi's API); repetition is a draw; the 27-point
     /// declaration is awarded automatically (Shogi Wars, Lishogi), and an explicit declaration
-    /// that does not qualify is refused rather than lost, as apps do; no move cap.
+    /// that does not qualify is refused rather than lost, as apps do; no move cap. The clock
+    /// runs in milliseconds, byoyomi periods as Lishogi has them (docs/rules.md section 9).
     pub const fn online() -> Ruleset {
         Ruleset {
             illegal_move: IllegalMovePolicy::Reject,
@@ -435,13 +516,15 @@ impl Ruleset {
             csa_server_cap: false,
             agreement_threshold: 27,
             agreement_tie: AgreementTie::WhiteWins,
+            clock: ClockRules::CHESS_CLOCK,
+            time_control: None,
         }
     }
 
     /// The CSA shogi-server as floodgate runs it: [`Ruleset::csa`] with the server's two
     /// deviations reproduced, for re-judging floodgate records exactly as they were judged
     /// (docs/rules.md sections 2 and 5): the start position is not counted, and the cap fires as
-    /// soon as ply 256 is played.
+    /// soon as ply 256 is played. Its clock is [`Ruleset::csa`]'s, the server's own.
     pub const fn floodgate() -> Ruleset {
         Ruleset {
             start_position_counted: false,
@@ -467,7 +550,7 @@ impl Ruleset {
     /// The name of every option, in field order: the keys [`Ruleset::set`] takes and
     /// [`Ruleset::options`] prints, and the field names of the proto's `RulesetOverrides` in
     /// field-number order (under test, since a gRPC layer names `ruleset.overrides.<field>`).
-    pub const OPTIONS: [&'static str; 14] = [
+    pub const OPTIONS: [&'static str; 25] = [
         "illegal_move",
         "repetition",
         "start_position_counted",
@@ -482,7 +565,22 @@ impl Ruleset {
         "csa_server_cap",
         "agreement_threshold",
         "agreement_tie",
+        "clock_rounding",
+        "least_time_per_move",
+        "clock_grace",
+        "time_main",
+        "time_main_white",
+        "time_byoyomi",
+        "time_byoyomi_white",
+        "time_periods",
+        "time_periods_white",
+        "time_increment",
+        "time_increment_white",
     ];
+
+    /// The clock's options (docs/rules.md section 9), the last of [`Ruleset::OPTIONS`]: the
+    /// proto's `RulesetOverrides` does not carry them yet.
+    pub const CLOCK_OPTIONS: &'static [&'static str] = Ruleset::OPTIONS.as_slice().split_at(14).1;
 
     /// Sets one option by name from its text, the one parser of ruleset options (the CLI's
     /// `--set KEY=VALUE`).
@@ -496,8 +594,18 @@ impl Ruleset {
     /// a number of plies for `move_cap`, where `0` and `none` mean no cap; a number of points
     /// for `agreement_threshold`.
     ///
+    /// The clock's options (docs/rules.md section 9): `seconds`, `milliseconds` or `minutes` for
+    /// `clock_rounding`; a time in seconds with up to three decimals (`30`, `0.5`) for
+    /// `least_time_per_move`, `clock_grace` and the time control's amounts `time_main`,
+    /// `time_byoyomi`, `time_increment`; a number of periods for `time_periods`. An amount is
+    /// Black's, and White's too while White's is the same; its `_white` option is White's
+    /// (time odds), or `same` for Black's. `none` on any `time_` option means no time control
+    /// (and then all of them show `none`); a number on one when there is none starts from an
+    /// unlimited control (all amounts 0, one period).
+    ///
     /// A value that is refused on its own (a cap above [`MAX_MOVE_CAP`], a threshold outside
-    /// [`AGREEMENT_THRESHOLDS`]) is refused here. Contradictions between options are not, since
+    /// [`AGREEMENT_THRESHOLDS`], a time above [`MAX_CLOCK_TIME_MS`] or a grace above
+    /// [`MAX_CLOCK_GRACE_MS`], no period or more than [`MAX_BYOYOMI_PERIODS`]) is refused here. Contradictions between options are not, since
     /// they depend on the order options are set in: call [`Ruleset::validate`] once all are set.
     /// On an error the ruleset is unchanged.
     ///
@@ -538,6 +646,37 @@ impl Ruleset {
             "csa_server_cap" => assign(&mut next.csa_server_cap, value),
             "agreement_threshold" => assign(&mut next.agreement_threshold, value),
             "agreement_tie" => assign(&mut next.agreement_tie, value),
+            "clock_rounding" => assign(&mut next.clock.rounding, value),
+            "least_time_per_move" => assign_seconds(&mut next.clock.least_time_per_move_ms, value),
+            "clock_grace" => assign_seconds(&mut next.clock.grace_ms, value),
+            "time_main" => assign_time(&mut next.time_control, Amount::Main, Color::Black, value),
+            "time_main_white" => {
+                assign_time(&mut next.time_control, Amount::Main, Color::White, value)
+            }
+            "time_byoyomi" => {
+                assign_time(&mut next.time_control, Amount::Byoyomi, Color::Black, value)
+            }
+            "time_byoyomi_white" => {
+                assign_time(&mut next.time_control, Amount::Byoyomi, Color::White, value)
+            }
+            "time_periods" => {
+                assign_time(&mut next.time_control, Amount::Periods, Color::Black, value)
+            }
+            "time_periods_white" => {
+                assign_time(&mut next.time_control, Amount::Periods, Color::White, value)
+            }
+            "time_increment" => assign_time(
+                &mut next.time_control,
+                Amount::Increment,
+                Color::Black,
+                value,
+            ),
+            "time_increment_white" => assign_time(
+                &mut next.time_control,
+                Amount::Increment,
+                Color::White,
+                value,
+            ),
             _ => unreachable!("every name in Ruleset::OPTIONS has its arm"),
         }
         .map_err(|expected| RulesetOptionError::BadValue {
@@ -548,7 +687,7 @@ impl Ruleset {
         match option {
             "move_cap" => check_move_cap(next.move_cap)?,
             "agreement_threshold" => check_agreement_threshold(next.agreement_threshold)?,
-            _ => {}
+            _ => next.check_clock_option(option)?,
         }
         *self = next;
         Ok(())
@@ -573,6 +712,17 @@ impl Ruleset {
             self.csa_server_cap.show(),
             self.agreement_threshold.show(),
             self.agreement_tie.show(),
+            self.clock.rounding.show(),
+            seconds_text(self.clock.least_time_per_move_ms),
+            seconds_text(self.clock.grace_ms),
+            show_time(self.time_control, Amount::Main, Color::Black),
+            show_time(self.time_control, Amount::Main, Color::White),
+            show_time(self.time_control, Amount::Byoyomi, Color::Black),
+            show_time(self.time_control, Amount::Byoyomi, Color::White),
+            show_time(self.time_control, Amount::Periods, Color::Black),
+            show_time(self.time_control, Amount::Periods, Color::White),
+            show_time(self.time_control, Amount::Increment, Color::Black),
+            show_time(self.time_control, Amount::Increment, Color::White),
         ];
         Ruleset::OPTIONS.into_iter().zip(values).collect()
     }
@@ -586,7 +736,10 @@ impl Ruleset {
     /// allowed, so that one override never forces another: the cap mode and the CSA server's
     /// cap without a cap (`move_cap=none` on any preset), the failed-declaration choice and an
     /// explicit trigger without a declaration rule. The try rule goes with a declaration rule
-    /// too: docs/rules.md section 6 orders both. Every preset validates.
+    /// too: docs/rules.md section 6 orders both. The clock's amounts are refused beyond their
+    /// bounds, and when the clock charges in whole seconds or minutes, an amount that is not a
+    /// whole number of them is refused (docs/rules.md section 9), naming the amount. Every
+    /// preset validates.
     pub fn validate(&self) -> Result<(), RulesetError> {
         self.violations().into_iter().next().map_or(Ok(()), Err)
     }
@@ -608,7 +761,59 @@ impl Ruleset {
         if let Err(e) = check_agreement_threshold(self.agreement_threshold) {
             out.push(e);
         }
+        for &option in Ruleset::CLOCK_OPTIONS {
+            if let Err(e) = self.check_clock_option(option) {
+                out.push(e);
+            } else if let Some(ms) = self.clock_time(option)
+                && ms % self.clock.rounding.unit_ms() != 0
+            {
+                out.push(RulesetError::ClockNotWholeUnits {
+                    option,
+                    ms,
+                    rounding: self.clock.rounding,
+                });
+            }
+        }
         out
+    }
+
+    /// A clock option's value checked on its own: its bounds.
+    fn check_clock_option(&self, option: &'static str) -> Result<(), RulesetError> {
+        if option == "clock_grace" {
+            let ms = self.clock.grace_ms;
+            return match ms > MAX_CLOCK_GRACE_MS {
+                true => Err(RulesetError::ClockGraceTooLong { ms }),
+                false => Ok(()),
+            };
+        }
+        if let Some(ms) = self.clock_time(option) {
+            return match ms > MAX_CLOCK_TIME_MS {
+                true => Err(RulesetError::ClockTimeTooLong { option, ms }),
+                false => Ok(()),
+            };
+        }
+        match (time_option(option), self.time_control) {
+            (Some((Amount::Periods, side)), Some(control)) => match control.side(side).periods {
+                0 => Err(RulesetError::ByoyomiPeriodsZero { option }),
+                periods if periods > MAX_BYOYOMI_PERIODS => {
+                    Err(RulesetError::ByoyomiPeriodsTooMany { option, periods })
+                }
+                _ => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// The amount of time a clock option gives, in milliseconds: the least time per move and
+    /// the time control's main time, byoyomi and increment (not the grace, which is no charge).
+    fn clock_time(&self, option: &str) -> Option<u64> {
+        if option == "least_time_per_move" {
+            return Some(self.clock.least_time_per_move_ms);
+        }
+        match time_option(option)? {
+            (Amount::Periods, _) => None,
+            (amount, side) => Some(amount.get(&self.time_control?.side(side))),
+        }
     }
 }
 
@@ -651,6 +856,7 @@ named_option_values! {
     FailedDeclaration: "loss or refuse",
     CapMode: "plain or jsa500",
     AgreementTie: "jishogi, white_wins or black_wins",
+    ChargeRounding: "seconds, milliseconds or minutes",
 }
 
 /// The declaration rule, or `none` for no declarations.
@@ -704,6 +910,169 @@ impl OptionValue for Option<u32> {
     }
     fn show(&self) -> String {
         self.map_or_else(|| "none".to_owned(), |n| n.to_string())
+    }
+}
+
+/// What the time options take.
+const SECONDS_EXPECTED: &str = "a time in seconds with up to 3 decimals";
+
+/// A time in seconds with up to three decimals (`30`, `0.5`, `1.25`), in milliseconds.
+fn parse_seconds(value: &str) -> Option<u64> {
+    let (whole, fraction) = match value.split_once('.') {
+        Some((whole, fraction)) if (1..=3).contains(&fraction.len()) => (whole, fraction),
+        Some(_) => return None,
+        None => (value, ""),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !(fraction.is_empty() || digits(fraction)) {
+        return None;
+    }
+    let millis = format!("{fraction:0<3}").parse::<u64>().ok()?;
+    whole
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1000)?
+        .checked_add(millis)
+}
+
+/// Milliseconds as [`parse_seconds`] reads them: `30`, `0.5`, `1.25`.
+fn seconds_text(ms: u64) -> String {
+    match ms % 1000 {
+        0 => (ms / 1000).to_string(),
+        millis => {
+            let fraction = format!("{millis:03}");
+            format!("{}.{}", ms / 1000, fraction.trim_end_matches('0'))
+        }
+    }
+}
+
+fn assign_seconds(field: &mut u64, value: &str) -> Result<(), &'static str> {
+    *field = parse_seconds(value).ok_or(SECONDS_EXPECTED)?;
+    Ok(())
+}
+
+/// One amount of an [`Allowance`], as the `time_` options name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Amount {
+    Main,
+    Byoyomi,
+    Periods,
+    Increment,
+}
+
+impl Amount {
+    fn get(self, allowance: &Allowance) -> u64 {
+        match self {
+            Amount::Main => allowance.main_ms,
+            Amount::Byoyomi => allowance.byoyomi_ms,
+            Amount::Periods => u64::from(allowance.periods),
+            Amount::Increment => allowance.increment_ms,
+        }
+    }
+
+    /// Sets the amount; a count of periods parsed by [`Amount::parse`] fits a `u32`.
+    fn set(self, allowance: &mut Allowance, value: u64) {
+        match self {
+            Amount::Main => allowance.main_ms = value,
+            Amount::Byoyomi => allowance.byoyomi_ms = value,
+            Amount::Periods => allowance.periods = u32::try_from(value).unwrap_or(u32::MAX),
+            Amount::Increment => allowance.increment_ms = value,
+        }
+    }
+
+    fn parse(self, value: &str) -> Option<u64> {
+        match self {
+            Amount::Periods => value.parse::<u32>().ok().map(u64::from),
+            _ => parse_seconds(value),
+        }
+    }
+
+    fn show(self, value: u64) -> String {
+        match self {
+            Amount::Periods => value.to_string(),
+            _ => seconds_text(value),
+        }
+    }
+
+    fn expected(self, side: Color) -> &'static str {
+        match (self, side) {
+            (Amount::Periods, Color::Black) => {
+                "a number of byoyomi periods, or none for no time control"
+            }
+            (Amount::Periods, Color::White) => {
+                "a number of byoyomi periods, same (as Black's), or none for no time control"
+            }
+            (_, Color::Black) => {
+                "a time in seconds with up to 3 decimals, or none for no time control"
+            }
+            (_, Color::White) => {
+                "a time in seconds with up to 3 decimals, same (as Black's), or none for no time \
+                 control"
+            }
+        }
+    }
+}
+
+/// The amount and side a `time_` option sets.
+fn time_option(option: &str) -> Option<(Amount, Color)> {
+    Some(match option {
+        "time_main" => (Amount::Main, Color::Black),
+        "time_main_white" => (Amount::Main, Color::White),
+        "time_byoyomi" => (Amount::Byoyomi, Color::Black),
+        "time_byoyomi_white" => (Amount::Byoyomi, Color::White),
+        "time_periods" => (Amount::Periods, Color::Black),
+        "time_periods_white" => (Amount::Periods, Color::White),
+        "time_increment" => (Amount::Increment, Color::Black),
+        "time_increment_white" => (Amount::Increment, Color::White),
+        _ => return None,
+    })
+}
+
+/// Sets one amount of the time control ([`Ruleset::set`]): `none` removes the control;
+/// White's `same` copies Black's; a value for Black sets White's too while White's is the
+/// same; a value on no control starts from an unlimited one.
+fn assign_time(
+    control: &mut Option<TimeControl>,
+    amount: Amount,
+    side: Color,
+    value: &str,
+) -> Result<(), &'static str> {
+    match (value, side) {
+        ("none", _) => *control = None,
+        ("same", Color::White) => {
+            if let Some(c) = control {
+                amount.set(&mut c.white, amount.get(&c.black));
+            }
+        }
+        _ => {
+            let value = amount.parse(value).ok_or(amount.expected(side))?;
+            let c = control.get_or_insert(TimeControl::UNLIMITED);
+            if side == Color::Black && amount.get(&c.white) == amount.get(&c.black) {
+                amount.set(&mut c.white, value);
+            }
+            amount.set(
+                match side {
+                    Color::Black => &mut c.black,
+                    Color::White => &mut c.white,
+                },
+                value,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The text [`assign_time`] reads back: `none` without a control, `same` for White's amount
+/// when it is Black's.
+fn show_time(control: Option<TimeControl>, amount: Amount, side: Color) -> String {
+    let Some(c) = control else {
+        return "none".to_owned();
+    };
+    let black = amount.get(&c.black);
+    match side {
+        Color::Black => amount.show(black),
+        Color::White if amount.get(&c.white) == black => "same".to_owned(),
+        Color::White => amount.show(amount.get(&c.white)),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Verdicts: how a game ended, as a value (never an error), docs/rules.md section 7.
 
+use crate::clock::TimeUp;
 use crate::impasse::DeclarationReport;
 use crate::ruleset::OrdinaryResult;
 use shogi_rules::{Color, IllegalKind, Move};
@@ -27,7 +28,8 @@ pub enum ResultCode {
     MaxMoves,
     /// Reported by the platform: a side resigned (投了).
     Resignation,
-    /// Reported by the platform: a side ran out of time.
+    /// A side ran out of time (切れ負け): found by the game's clock (docs/rules.md section 9), or
+    /// reported by a platform that keeps the clock itself.
     Timeout,
     /// Reported by the platform: the game was aborted (中断) without a result.
     Abort,
@@ -210,6 +212,10 @@ pub enum Evidence {
         /// Whether the game went past ply N on checks.
         extended_by_checks: bool,
     },
+    /// The clock's evidence of a time-up (docs/rules.md section 9): when the side's turn
+    /// started, its deadline, when the late call came (or the flag was looked at), what it was
+    /// charged and what it had.
+    TimeUp(Box<TimeUp>),
     /// Reported by the platform (resignation, timeout, abort, agreement): no evidence here.
     Reported,
 }

@@ -3,8 +3,9 @@
 //! contradiction with the option it names. Data-driven: one table, one `check` helper.
 
 use shogi_adjudication::{
-    AgreementTie, CapMode, DeclarationRule, DeclarationTrigger, FailedDeclaration,
-    IllegalMovePolicy, MAX_MOVE_CAP, OrdinaryResult, Ruleset, RulesetError, RulesetOptionError,
+    AgreementTie, Allowance, CapMode, ChargeRounding, ClockRules, DeclarationRule,
+    DeclarationTrigger, FailedDeclaration, IllegalMovePolicy, MAX_MOVE_CAP, OrdinaryResult,
+    Ruleset, RulesetError, RulesetOptionError, TimeControl,
 };
 
 /// What setting an option on the `jsa` preset should do.
@@ -26,6 +27,10 @@ const fn threshold_refused(threshold: u32) -> Expect {
 
 const fn cap_refused(cap: u32) -> Expect {
     Refused(RulesetError::MoveCapTooLong { cap })
+}
+
+const fn time_refused(option: &'static str, ms: u64) -> Expect {
+    Refused(RulesetError::ClockTimeTooLong { option, ms })
 }
 
 /// (option, value, expectation), every option of docs/rules.md.
@@ -96,6 +101,93 @@ const CASES: &[(&str, &str, Expect)] = &[
     ("agreement_tie", "white_wins", Shows("white_wins")),
     ("agreement_tie", "black_wins", Shows("black_wins")),
     ("agreement_tie", "white", BadValue),
+    ("clock_rounding", "seconds", Shows("seconds")),
+    ("clock_rounding", "milliseconds", Shows("milliseconds")),
+    ("clock_rounding", "minutes", Shows("minutes")),
+    ("clock_rounding", "ms", BadValue),
+    ("least_time_per_move", "1", Shows("1")),
+    ("least_time_per_move", "0", Shows("0")),
+    ("least_time_per_move", "1.000", Shows("1")),
+    ("least_time_per_move", "86400", Shows("86400")),
+    (
+        "least_time_per_move",
+        "86400.001",
+        time_refused("least_time_per_move", 86_400_001),
+    ),
+    ("least_time_per_move", "-1", BadValue),
+    ("least_time_per_move", "1s", BadValue),
+    ("clock_grace", "0.25", Shows("0.25")),
+    ("clock_grace", "2", Shows("2")),
+    ("clock_grace", "0.001", Shows("0.001")),
+    (
+        "clock_grace",
+        "2.001",
+        Refused(RulesetError::ClockGraceTooLong { ms: 2_001 }),
+    ),
+    ("clock_grace", "0.0001", BadValue),
+    ("clock_grace", ".5", BadValue),
+    ("clock_grace", "5.", BadValue),
+    ("time_main", "600", Shows("600")),
+    ("time_main", "0", Shows("0")),
+    ("time_main", "90.5", Shows("90.5")),
+    ("time_main", "1.250", Shows("1.25")),
+    ("time_main", "none", Shows("none")),
+    ("time_main", "86401", time_refused("time_main", 86_401_000)),
+    ("time_main", "18446744073709552", BadValue),
+    ("time_main", "same", BadValue),
+    ("time_main", "10m", BadValue),
+    ("time_main", "+5", BadValue),
+    ("time_main_white", "300", Shows("300")),
+    ("time_main_white", "none", Shows("none")),
+    (
+        "time_main_white",
+        "100000",
+        time_refused("time_main_white", 100_000_000),
+    ),
+    ("time_main_white", "black", BadValue),
+    ("time_byoyomi", "30", Shows("30")),
+    ("time_byoyomi", "none", Shows("none")),
+    ("time_byoyomi", "1e3", BadValue),
+    ("time_byoyomi_white", "60", Shows("60")),
+    ("time_byoyomi_white", "-60", BadValue),
+    ("time_periods", "3", Shows("3")),
+    ("time_periods", "1", Shows("1")),
+    ("time_periods", "10", Shows("10")),
+    (
+        "time_periods",
+        "0",
+        Refused(RulesetError::ByoyomiPeriodsZero {
+            option: "time_periods",
+        }),
+    ),
+    (
+        "time_periods",
+        "11",
+        Refused(RulesetError::ByoyomiPeriodsTooMany {
+            option: "time_periods",
+            periods: 11,
+        }),
+    ),
+    ("time_periods", "1.5", BadValue),
+    ("time_periods_white", "5", Shows("5")),
+    (
+        "time_periods_white",
+        "0",
+        Refused(RulesetError::ByoyomiPeriodsZero {
+            option: "time_periods_white",
+        }),
+    ),
+    ("time_periods_white", "five", BadValue),
+    ("time_increment", "10", Shows("10")),
+    ("time_increment", "0.1", Shows("0.1")),
+    ("time_increment", "0.0001", BadValue),
+    ("time_increment_white", "5", Shows("5")),
+    (
+        "time_increment_white",
+        "90000",
+        time_refused("time_increment_white", 90_000_000),
+    ),
+    ("time_increment_white", "x", BadValue),
 ];
 
 fn shown(rules: &Ruleset, option: &str) -> String {
@@ -136,8 +228,50 @@ fn index(option: &str) -> usize {
         .unwrap_or_else(|| panic!("{option} is not an option"))
 }
 
+/// The `jsa` preset with an unlimited time control, one side's allowance changed by `set`.
+fn with_allowance(white: bool, set: impl Fn(&mut Allowance)) -> Ruleset {
+    let mut control = TimeControl::UNLIMITED;
+    set(if white {
+        &mut control.white
+    } else {
+        &mut control.black
+    });
+    Ruleset {
+        time_control: Some(control),
+        ..Ruleset::jsa()
+    }
+}
+
 /// The `jsa` preset with a numeric field set directly, bypassing `set`.
 fn direct(option: &str, value: &str) -> Ruleset {
+    let ms = || (value.parse::<f64>().unwrap() * 1000.0).round() as u64;
+    let periods = || value.parse::<u32>().unwrap();
+    match option {
+        "least_time_per_move" => {
+            return Ruleset {
+                clock: ClockRules {
+                    least_time_per_move_ms: ms(),
+                    ..ClockRules::CHESS_CLOCK
+                },
+                ..Ruleset::jsa()
+            };
+        }
+        "clock_grace" => {
+            return Ruleset {
+                clock: ClockRules {
+                    grace_ms: ms(),
+                    ..ClockRules::CHESS_CLOCK
+                },
+                ..Ruleset::jsa()
+            };
+        }
+        "time_main" => return with_allowance(false, |a| a.main_ms = ms()),
+        "time_main_white" => return with_allowance(true, |a| a.main_ms = ms()),
+        "time_increment_white" => return with_allowance(true, |a| a.increment_ms = ms()),
+        "time_periods" => return with_allowance(false, |a| a.periods = periods()),
+        "time_periods_white" => return with_allowance(true, |a| a.periods = periods()),
+        _ => {}
+    }
     let n: u32 = value.parse().unwrap();
     match option {
         "move_cap" => Ruleset {
@@ -193,6 +327,17 @@ fn set_reaches_every_field() {
         ("csa_server_cap", "true"),
         ("agreement_threshold", "27"),
         ("agreement_tie", "black_wins"),
+        ("clock_rounding", "seconds"),
+        ("least_time_per_move", "1"),
+        ("clock_grace", "0.5"),
+        ("time_main", "600"),
+        ("time_main_white", "300"),
+        ("time_byoyomi", "10"),
+        ("time_byoyomi_white", "20"),
+        ("time_periods", "1"),
+        ("time_periods_white", "2"),
+        ("time_increment", "5"),
+        ("time_increment_white", "0"),
     ] {
         rules.set(option, value).unwrap();
     }
@@ -213,6 +358,25 @@ fn set_reaches_every_field() {
             csa_server_cap: true,
             agreement_threshold: 27,
             agreement_tie: AgreementTie::BlackWins,
+            clock: ClockRules {
+                rounding: ChargeRounding::Seconds,
+                least_time_per_move_ms: 1000,
+                grace_ms: 500,
+            },
+            time_control: Some(TimeControl {
+                black: Allowance {
+                    main_ms: 600_000,
+                    byoyomi_ms: 10_000,
+                    periods: 1,
+                    increment_ms: 5_000,
+                },
+                white: Allowance {
+                    main_ms: 300_000,
+                    byoyomi_ms: 20_000,
+                    periods: 2,
+                    increment_ms: 0,
+                },
+            }),
         }
     );
     assert_eq!(rules.validate(), Ok(()));
@@ -396,6 +560,156 @@ fn options_are_the_proto_override_fields_in_field_number_order() {
         .collect();
     let numbers: Vec<u32> = fields.iter().map(|(n, _)| *n).collect();
     let names: Vec<&str> = fields.iter().map(|(_, name)| *name).collect();
+    // The clock's options come last and are not in the proto yet.
+    let carried = Ruleset::OPTIONS.len() - Ruleset::CLOCK_OPTIONS.len();
+    assert_eq!(Ruleset::CLOCK_OPTIONS, &Ruleset::OPTIONS[carried..]);
     assert_eq!(numbers, (1..=14).collect::<Vec<_>>());
-    assert_eq!(names, Ruleset::OPTIONS);
+    assert_eq!(names, Ruleset::OPTIONS[..carried]);
+}
+
+/// Three time controls and none, under each rounding, set option by option onto every preset.
+#[test]
+fn time_controls_round_trip_onto_every_preset() {
+    let even = TimeControl::even(Allowance {
+        main_ms: 600_000,
+        byoyomi_ms: 10_000,
+        periods: 1,
+        increment_ms: 0,
+    });
+    let odds = TimeControl {
+        black: Allowance {
+            main_ms: 900_500,
+            byoyomi_ms: 0,
+            periods: 3,
+            increment_ms: 2_250,
+        },
+        white: Allowance {
+            main_ms: 300_000,
+            byoyomi_ms: 30_000,
+            periods: 5,
+            increment_ms: 0,
+        },
+    };
+    let periods_only = TimeControl {
+        white: Allowance {
+            periods: 2,
+            ..even.black
+        },
+        ..even
+    };
+    for control in [None, Some(even), Some(odds), Some(periods_only)] {
+        for rounding in ChargeRounding::ALL {
+            let rules = Ruleset {
+                clock: ClockRules {
+                    rounding,
+                    least_time_per_move_ms: 1_000,
+                    grace_ms: 125,
+                },
+                time_control: control,
+                ..Ruleset::online()
+            };
+            let options = rules.options();
+            for other in Ruleset::PRESETS {
+                let mut got = Ruleset::preset(other).unwrap();
+                got.time_control = Some(odds);
+                for (option, value) in &options {
+                    got.set(option, value)
+                        .unwrap_or_else(|e| panic!("{option}={value}: {e}"));
+                }
+                assert_eq!(got, rules, "{control:?} {rounding:?} onto {other}");
+            }
+        }
+    }
+}
+
+#[test]
+fn white_follows_black_until_it_has_its_own() {
+    let mut rules = Ruleset::csa();
+    let main = |r: &Ruleset| r.time_control.map(|c| (c.black.main_ms, c.white.main_ms));
+    // `same` without a control leaves none.
+    rules.set("time_main_white", "same").unwrap();
+    assert_eq!(rules.time_control, None);
+    rules.set("time_main", "600").unwrap();
+    assert_eq!(main(&rules), Some((600_000, 600_000)));
+    let control = rules.time_control.unwrap();
+    assert_eq!((control.black.periods, control.black.byoyomi_ms), (1, 0));
+    rules.set("time_main_white", "300").unwrap();
+    rules.set("time_main", "900").unwrap();
+    assert_eq!(main(&rules), Some((900_000, 300_000)));
+    assert_eq!(shown(&rules, "time_main_white"), "300");
+    rules.set("time_main_white", "same").unwrap();
+    assert_eq!(main(&rules), Some((900_000, 900_000)));
+    assert_eq!(shown(&rules, "time_main_white"), "same");
+    // `none` on any of them removes the control, and all show none.
+    rules.set("time_periods_white", "none").unwrap();
+    assert_eq!(rules.time_control, None);
+    for option in Ruleset::CLOCK_OPTIONS
+        .iter()
+        .filter(|o| o.starts_with("time_"))
+    {
+        assert_eq!(shown(&rules, option), "none", "{option}");
+    }
+    assert_eq!(rules, Ruleset::csa());
+}
+
+#[test]
+fn amounts_are_whole_units_of_the_rounding() {
+    let mut rules = Ruleset::csa();
+    rules.set("time_main", "90.5").unwrap();
+    let error = RulesetError::ClockNotWholeUnits {
+        option: "time_main",
+        ms: 90_500,
+        rounding: ChargeRounding::Seconds,
+    };
+    assert_eq!(rules.validate(), Err(error));
+    assert_eq!(error.field(), "time_main");
+    assert_eq!(
+        error.to_string(),
+        "time_main 90.5 s is not a whole number of seconds, and clock_rounding is seconds"
+    );
+    rules.set("clock_rounding", "milliseconds").unwrap();
+    assert_eq!(rules.validate(), Ok(()));
+
+    // The stopwatch: whole minutes, the least time per move included.
+    let mut rules = Ruleset::floodgate();
+    for (option, value) in [
+        ("clock_rounding", "minutes"),
+        ("least_time_per_move", "1"),
+        ("time_main", "900"),
+        ("time_byoyomi_white", "30"),
+        ("time_increment", "60"),
+    ] {
+        rules.set(option, value).unwrap();
+    }
+    let fields: Vec<_> = rules.violations().iter().map(RulesetError::field).collect();
+    assert_eq!(fields, ["least_time_per_move", "time_byoyomi_white"]);
+    for error in rules.violations() {
+        assert!(error.to_string().starts_with(error.field()), "{error}");
+    }
+
+    // Bounds are checked by `validate` too, for a ruleset built directly.
+    let rules = Ruleset {
+        clock: ClockRules {
+            grace_ms: 10_000,
+            ..ClockRules::CSA
+        },
+        time_control: Some(TimeControl::even(Allowance {
+            main_ms: 600_000,
+            byoyomi_ms: 10_000,
+            periods: 0,
+            increment_ms: 100_000_000,
+        })),
+        ..Ruleset::csa()
+    };
+    let fields: Vec<_> = rules.violations().iter().map(RulesetError::field).collect();
+    assert_eq!(
+        fields,
+        [
+            "clock_grace",
+            "time_periods",
+            "time_periods_white",
+            "time_increment",
+            "time_increment_white"
+        ]
+    );
 }

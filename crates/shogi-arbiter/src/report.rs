@@ -91,6 +91,13 @@ pub fn verdict_sentence(v: &Verdict) -> String {
             ordinary(v.ordinary_result)
         ),
         Evidence::Reported => format!("{} ({winner} wins) on ply {}.", v.code, v.ply),
+        Evidence::TimeUp(up) => format!(
+            "{} ran out of time after ply {}: {} ms charged of {} ms; {winner} wins.",
+            side(up.side),
+            v.ply,
+            up.charged_ms,
+            up.available_ms
+        ),
     }
 }
 

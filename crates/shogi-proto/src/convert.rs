@@ -247,6 +247,20 @@ pub fn verdict_pb(game_id: &str, verdict: &Verdict) -> pb::Verdict {
             extended_by_checks: *extended_by_checks,
         })),
         Evidence::Reported => Some(E::Reported(pb::ReportedEvidence::default())),
+        // The proto has no message for the clock's evidence yet: it travels as the note of a
+        // reported ending.
+        Evidence::TimeUp(up) => Some(E::Reported(pb::ReportedEvidence {
+            note: format!(
+                "{} out of time: turn from {} ms, deadline {} ms, call at {} ms, charged {} ms \
+                 of {} ms",
+                up.side,
+                up.turn_started_ms,
+                up.deadline_ms,
+                up.at_ms,
+                up.charged_ms,
+                up.available_ms
+            ),
+        })),
     };
     pb::Verdict {
         game_id: game_id.to_owned(),
@@ -551,8 +565,14 @@ mod tests {
                 preset: "jsa".into(),
                 overrides: effective.overrides,
             };
+            // The overrides do not carry the clock's options yet (`Ruleset::CLOCK_OPTIONS`):
+            // under another preset the clock is that preset's.
+            let read = ruleset_from_pb(Some(&under_jsa)).unwrap();
             assert_eq!(
-                ruleset_from_pb(Some(&under_jsa)).unwrap(),
+                Ruleset {
+                    clock: r.clock,
+                    ..read
+                },
                 r,
                 "{preset} over jsa"
             );
