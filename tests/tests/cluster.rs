@@ -255,7 +255,7 @@ async fn a_retry_of_a_publish_not_yet_replicated_waits_for_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_writers_of_one_entry_get_a_conflict_or_a_duplicate_never_an_error() {
     const ROUNDS: u32 = 150;
-    let (cluster, leader, url, bus) = cluster_with_stream(&ClusterOptions::default()).await;
+    let (cluster, leader, _url, bus) = cluster_with_stream(&ClusterOptions::default()).await;
     // The second writer connects to another node, as a second validator would.
     let other = cluster.lock().unwrap().url((leader + 1) % 3);
     let rival: Bus = Arc::new(
