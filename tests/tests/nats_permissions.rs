@@ -1444,6 +1444,7 @@ async fn write_game(js: &async_nats::jetstream::Context, id: &str, resigned: boo
     .await;
     for (ply, usi) in [(1, "7g7f"), (2, "3c3d")] {
         let m = shogi_proto::v1::MoveAccepted {
+            received_unix_ms: 0,
             game_id: id.into(),
             ply,
             usi: usi.into(),
@@ -1489,6 +1490,7 @@ async fn write_game(js: &async_nats::jetstream::Context, id: &str, resigned: boo
 fn pb_created(id: &str) -> Vec<u8> {
     use prost::Message as _;
     shogi_proto::v1::GameCreated {
+        created_unix_ms: 0,
         game_id: id.into(),
         ruleset: Some(shogi_proto::v1::Ruleset {
             preset: "online".into(),

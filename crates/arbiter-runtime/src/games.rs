@@ -353,6 +353,7 @@ mod tests {
     async fn an_entry_is_copied_aside_once_per_reader() {
         let bus: Bus = Arc::new(MemoryBus::new(Duration::ZERO));
         let created = pb::GameCreated {
+            created_unix_ms: 0,
             game_id: "g".into(),
             ruleset: None,
             start_sfen: "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1".into(),

@@ -410,6 +410,7 @@ async fn main() {
                 let game = &games[gi];
                 let (sfen_after, position_hash, gives_check) = game.after[ply - 1].clone();
                 let entry = shogi_proto::event::LogEntry::Move(pb::MoveAccepted {
+                    received_unix_ms: 0,
                     game_id: id,
                     ply: ply as u32,
                     usi: game.moves[ply - 1].clone(),

@@ -49,6 +49,8 @@ pub struct Config {
     /// How often the lag of the verdict check's consumer (`verdict-check`) is read from the bus
     /// for the `shogi.consumer.lag` gauge.
     pub lag_interval: Duration,
+    /// Where the time a call was received is read (the system's clock; a test's own).
+    pub time: crate::TimeSource,
 }
 
 /// Who announces a game's ending on its `.verdict` (`ResultCode::announcer`). Either way the
@@ -81,6 +83,7 @@ impl std::fmt::Debug for Config {
             .field("refusals", &self.refusals)
             .field("console", &self.console)
             .field("console_hosts", &self.console_hosts)
+            .field("time", &self.time)
             .finish()
     }
 }
@@ -104,6 +107,7 @@ impl Config {
             console: false,
             console_hosts: Vec::new(),
             lag_interval: arbiter_runtime::lag::INTERVAL,
+            time: crate::TimeSource::system(),
         }
     }
 

@@ -11,11 +11,15 @@ use shogi_proto::log::Replay;
 use shogi_proto::v1 as pb;
 use std::collections::HashMap;
 
-/// The answer SubmitMove gave for ply `ply`, if that ply was played.
+/// The answer SubmitMove gave for ply `ply`, if that ply was played; with the game's clock when
+/// it is the game's last ply.
 pub fn answer(replay: &Replay, ply: u32) -> Option<pb::SubmitMoveResponse> {
     let a = replay.answer(ply)?;
     let id = replay.id();
     Some(pb::SubmitMoveResponse {
+        clock: (ply == replay.ply())
+            .then(|| convert::clock_pb(replay.game()))
+            .flatten(),
         outcome: pb::MoveOutcome::Accepted as i32,
         illegal_kind: pb::IllegalKind::Unspecified as i32,
         ply,
@@ -27,22 +31,26 @@ pub fn answer(replay: &Replay, ply: u32) -> Option<pb::SubmitMoveResponse> {
     })
 }
 
-/// The answer for the forfeited move that ended the game.
+/// The answer for the move that ended the game without being played: a forfeited illegal move,
+/// or a move after its side's deadline (time-up).
 pub fn forfeit_answer(replay: &Replay) -> Option<pb::SubmitMoveResponse> {
     let forfeit = replay.forfeit()?;
     let verdict = replay.game().verdict()?;
-    let kind = match &verdict.evidence {
-        shogi_adjudication::Evidence::IllegalMove { kind, .. } => illegal_kind_pb(*kind),
-        _ => pb::IllegalKind::Unspecified as i32,
+    let (outcome, kind) = match &verdict.evidence {
+        shogi_adjudication::Evidence::IllegalMove { kind, .. } => {
+            (pb::MoveOutcome::Forfeited, illegal_kind_pb(*kind))
+        }
+        _ => (pb::MoveOutcome::TimeUp, pb::IllegalKind::Unspecified as i32),
     };
     let pos = replay.game().position();
     Some(pb::SubmitMoveResponse {
-        outcome: pb::MoveOutcome::Forfeited as i32,
+        clock: convert::clock_pb(replay.game()),
+        outcome: outcome as i32,
         illegal_kind: kind,
         ply: forfeit.ply,
         sfen_after: pos.to_sfen(),
         gives_check: false,
-        verdict: Some(verdict_pb(replay.id(), verdict)),
+        verdict: replay.verdict(),
         warnings: Vec::new(),
         position_hash: pos.hash(),
     })
@@ -50,7 +58,7 @@ pub fn forfeit_answer(replay: &Replay) -> Option<pb::SubmitMoveResponse> {
 
 /// The game's verdict as a message.
 pub fn verdict(replay: &Replay) -> Option<pb::Verdict> {
-    replay.game().verdict().map(|v| verdict_pb(replay.id(), v))
+    replay.verdict()
 }
 
 /// The game's state as a message, with the effective ruleset: the preset expanded into every
@@ -66,9 +74,10 @@ pub fn head(replay: &Replay) -> pb::GameState {
     let game = replay.game();
     let pos = game.position();
     pb::GameState {
+        clock: convert::clock_pb(game),
         game_id: replay.id().to_owned(),
         ruleset: Some(convert::effective_ruleset_pb(
-            replay.requested_ruleset(),
+            replay.requested_ruleset().as_ref(),
             game.ruleset(),
         )),
         start_sfen: game.start_position().to_sfen(),

@@ -33,6 +33,7 @@ mod operator;
 mod pages;
 mod service;
 mod store;
+mod time;
 mod tls;
 
 pub use auth::{BearerAuth, RefusalReason, Refusals, auth_token_from_env_or};
@@ -42,6 +43,7 @@ pub use games::footprint as cached_game_bytes;
 pub use pages::MAX_PAGE_PLIES;
 pub use service::moves::{legal_moves, validate_move};
 pub use service::{CacheLimits, READER, Validator};
+pub use time::TimeSource;
 pub use tls::TlsConfig;
 
 use arbiter_runtime::compose::{self, Composition};
@@ -168,7 +170,8 @@ async fn serve_part(
         config.cache(),
         config.announcements,
         config.max_message_bytes,
-    );
+    )
+    .with_time(config.time.clone());
     // Every announced verdict is checked against the replay before a platform hears of it
     // (`service/check.rs`), by whichever instance its consumer delivers it to.
     let checker = validator.clone();

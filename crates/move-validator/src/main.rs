@@ -119,6 +119,7 @@ async fn main() -> anyhow::Result<()> {
         console: args.console,
         console_hosts: args.console_hosts,
         lag_interval: arbiter_runtime::lag::INTERVAL,
+        time: move_validator::TimeSource::system(),
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;

@@ -45,6 +45,7 @@ static ALLOCATOR: Counting = Counting;
 /// legal ones that do not end it, committed as the validator commits a stored move.
 fn game(id: usize, plies: u32) -> Replay {
     let created = pb::GameCreated {
+        created_unix_ms: 0,
         game_id: format!("memory-game-{id:06}"),
         ruleset: Some(pb::Ruleset {
             preset: "online".into(),
@@ -71,7 +72,7 @@ fn game(id: usize, plies: u32) -> Replay {
                 copy.play(*mv).is_ok_and(|o| o.verdict.is_none())
             })
             .expect("a move that does not end the game");
-        let ply = replay.play(mv).unwrap();
+        let ply = replay.play(mv, 0).unwrap();
         replay.stored(seq, ply);
         seq += 1;
     }

@@ -4,8 +4,9 @@
 
 use crate::v1 as pb;
 use shogi_adjudication::{
-    AgreementTie, CapMode, DeclarationReport, DeclarationRule, DeclarationTrigger, Evidence,
-    FailedDeclaration, IllegalMovePolicy, OrdinaryResult, ResultCode, Ruleset, Verdict, Warning,
+    AgreementTie, CapMode, ChargeRounding, DeclarationReport, DeclarationRule, DeclarationTrigger,
+    Evidence, FailedDeclaration, Game, IllegalMovePolicy, OrdinaryResult, ResultCode, Ruleset,
+    SideClock, TimeUp, Verdict, Warning,
 };
 use shogi_rules::{Color, IllegalKind, Move, Position};
 
@@ -247,20 +248,7 @@ pub fn verdict_pb(game_id: &str, verdict: &Verdict) -> pb::Verdict {
             extended_by_checks: *extended_by_checks,
         })),
         Evidence::Reported => Some(E::Reported(pb::ReportedEvidence::default())),
-        // The proto has no message for the clock's evidence yet: it travels as the note of a
-        // reported ending.
-        Evidence::TimeUp(up) => Some(E::Reported(pb::ReportedEvidence {
-            note: format!(
-                "{} out of time: turn from {} ms, deadline {} ms, call at {} ms, charged {} ms \
-                 of {} ms",
-                up.side,
-                up.turn_started_ms,
-                up.deadline_ms,
-                up.at_ms,
-                up.charged_ms,
-                up.available_ms
-            ),
-        })),
+        Evidence::TimeUp(up) => Some(E::TimeUp(time_up_pb(up))),
     };
     pb::Verdict {
         game_id: game_id.to_owned(),
@@ -270,7 +258,72 @@ pub fn verdict_pb(game_id: &str, verdict: &Verdict) -> pb::Verdict {
         ordinary_result: ordinary_pb(verdict.ordinary_result),
         evidence,
         code_name: verdict.code.as_str().to_owned(),
+        received_unix_ms: 0,
     }
+}
+
+/// A time-up's evidence as its message.
+pub fn time_up_pb(up: &TimeUp) -> pb::TimeUpEvidence {
+    pb::TimeUpEvidence {
+        side: color_pb(up.side),
+        turn_started_unix_ms: unix_ms(up.turn_started_ms),
+        deadline_unix_ms: unix_ms(up.deadline_ms),
+        at_unix_ms: unix_ms(up.at_ms),
+        elapsed_ms: up.elapsed_ms,
+        charged_ms: up.charged_ms,
+        before: Some(side_clock_pb(up.before)),
+        available_ms: up.available_ms,
+        grace_ms: up.grace_ms,
+    }
+}
+
+/// One side's clock as its message.
+pub fn side_clock_pb(side: SideClock) -> pb::SideClock {
+    pb::SideClock {
+        remaining_ms: side.remaining_ms,
+        periods_left: side.periods_left,
+    }
+}
+
+/// A game's clock as its message: `None` when it has none. Once the game is over, no side
+/// runs and there is no deadline.
+pub fn clock_pb(game: &Game) -> Option<pb::ClockState> {
+    let clock = game.clock()?;
+    let over = game.is_over();
+    // Periods mean nothing without a byoyomi: shown as none.
+    let side = |c: Color| {
+        let mut s = side_clock_pb(clock.side(c));
+        if clock.control().side(c).byoyomi_ms == 0 {
+            s.periods_left = 0;
+        }
+        s
+    };
+    Some(pb::ClockState {
+        black: Some(side(Color::Black)),
+        white: Some(side(Color::White)),
+        running: if over {
+            pb::Color::Unspecified as i32
+        } else {
+            color_pb(clock.running())
+        },
+        turn_started_unix_ms: unix_ms(clock.turn_started_ms()),
+        deadline_unix_ms: if over {
+            0
+        } else {
+            clock.deadline_ms().map_or(0, unix_ms)
+        },
+    })
+}
+
+/// A time of the arbiter's clock (milliseconds since the Unix epoch) as the contract's
+/// `int64` (a time past the year 292 million saturates).
+pub fn unix_ms(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+/// A time read from the contract as the arbiter's clock: a negative one (before 1970) is 0.
+pub fn from_unix_ms(ms: i64) -> u64 {
+    u64::try_from(ms).unwrap_or(0)
 }
 
 /// A warning as its message.
@@ -414,7 +467,79 @@ pub fn ruleset_from_pb(ruleset: Option<&pb::Ruleset>) -> Result<Ruleset, Error> 
         Ok(pb::AgreementTie::BlackWins) => r.agreement_tie = AgreementTie::BlackWins,
         Err(_) => return Err(bad("ruleset.overrides.agreement_tie", o.agreement_tie)),
     }
+    clock_overrides(&mut r, o)?;
     Ok(r)
+}
+
+/// The clock's overrides (docs/rules.md section 9), each through [`Ruleset::set`], the one
+/// parser of the options, in the order that gives `_white` its meaning (Black's amount first,
+/// then White's own).
+fn clock_overrides(r: &mut Ruleset, o: &pb::RulesetOverrides) -> Result<(), Error> {
+    match pb::ClockRounding::try_from(o.clock_rounding) {
+        Ok(pb::ClockRounding::Unspecified) => {}
+        Ok(pb::ClockRounding::Seconds) => r.clock.rounding = ChargeRounding::Seconds,
+        Ok(pb::ClockRounding::Milliseconds) => r.clock.rounding = ChargeRounding::Milliseconds,
+        Ok(pb::ClockRounding::Minutes) => r.clock.rounding = ChargeRounding::Minutes,
+        Err(_) => {
+            return Err(Error::new(
+                "ruleset.overrides.clock_rounding",
+                format!("unknown value {}", o.clock_rounding),
+            ));
+        }
+    }
+    let durations = [
+        ("least_time_per_move", &o.least_time_per_move),
+        ("clock_grace", &o.clock_grace),
+        ("time_main", &o.time_main),
+        ("time_main_white", &o.time_main_white),
+        ("time_byoyomi", &o.time_byoyomi),
+        ("time_byoyomi_white", &o.time_byoyomi_white),
+        ("time_increment", &o.time_increment),
+        ("time_increment_white", &o.time_increment_white),
+    ];
+    for (option, value) in durations {
+        if let Some(d) = value {
+            let text = duration_text(d).map_err(|why| Error::new(override_field(option), why))?;
+            set_option(r, option, &text)?;
+        }
+    }
+    for (option, value) in [
+        ("time_periods", o.time_periods),
+        ("time_periods_white", o.time_periods_white),
+    ] {
+        if let Some(n) = value {
+            set_option(r, option, &n.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+fn set_option(r: &mut Ruleset, option: &'static str, text: &str) -> Result<(), Error> {
+    r.set(option, text)
+        .map_err(|e| Error::new(override_field(option), e.to_string()))
+}
+
+/// A duration as the options' text, seconds with up to three decimals: refused when negative or
+/// finer than a millisecond.
+fn duration_text(d: &prost_types::Duration) -> Result<String, String> {
+    if d.seconds < 0 || d.nanos < 0 {
+        return Err(format!("a negative time ({}s {}ns)", d.seconds, d.nanos));
+    }
+    if d.nanos % 1_000_000 != 0 {
+        return Err(format!(
+            "{}s {}ns is finer than a millisecond",
+            d.seconds, d.nanos
+        ));
+    }
+    Ok(format!("{}.{:03}", d.seconds, d.nanos / 1_000_000))
+}
+
+/// Milliseconds as a duration message.
+fn duration_pb(ms: u64) -> prost_types::Duration {
+    prost_types::Duration {
+        seconds: i64::try_from(ms / 1000).unwrap_or(i64::MAX),
+        nanos: i32::try_from(ms % 1000).unwrap_or(0) * 1_000_000,
+    }
 }
 
 /// The ruleset a request names, checked: [`ruleset_from_pb`], then every option in range and
@@ -430,7 +555,7 @@ pub fn checked_ruleset_from_pb(ruleset: Option<&pb::Ruleset>) -> Result<Ruleset,
 
 /// `ruleset.overrides.<option>` for an option's name.
 fn override_field(option: &str) -> &'static str {
-    const FIELDS: [(&str, &str); 14] = [
+    const FIELDS: [(&str, &str); 25] = [
         ("illegal_move", "ruleset.overrides.illegal_move"),
         ("repetition", "ruleset.overrides.repetition"),
         (
@@ -454,6 +579,23 @@ fn override_field(option: &str) -> &'static str {
             "ruleset.overrides.agreement_threshold",
         ),
         ("agreement_tie", "ruleset.overrides.agreement_tie"),
+        ("clock_rounding", "ruleset.overrides.clock_rounding"),
+        (
+            "least_time_per_move",
+            "ruleset.overrides.least_time_per_move",
+        ),
+        ("clock_grace", "ruleset.overrides.clock_grace"),
+        ("time_main", "ruleset.overrides.time_main"),
+        ("time_main_white", "ruleset.overrides.time_main_white"),
+        ("time_byoyomi", "ruleset.overrides.time_byoyomi"),
+        ("time_byoyomi_white", "ruleset.overrides.time_byoyomi_white"),
+        ("time_periods", "ruleset.overrides.time_periods"),
+        ("time_periods_white", "ruleset.overrides.time_periods_white"),
+        ("time_increment", "ruleset.overrides.time_increment"),
+        (
+            "time_increment_white",
+            "ruleset.overrides.time_increment_white",
+        ),
     ];
     FIELDS
         .iter()
@@ -492,6 +634,7 @@ pub fn effective_ruleset_pb(requested: Option<&pb::Ruleset>, r: &Ruleset) -> pb:
         AgreementTie::WhiteWins => pb::AgreementTie::WhiteWins,
         AgreementTie::BlackWins => pb::AgreementTie::BlackWins,
     };
+    let tc = r.time_control;
     pb::Ruleset {
         preset,
         overrides: Some(pb::RulesetOverrides {
@@ -509,6 +652,21 @@ pub fn effective_ruleset_pb(requested: Option<&pb::Ruleset>, r: &Ruleset) -> pb:
             csa_server_cap: Some(r.csa_server_cap),
             agreement_threshold: Some(r.agreement_threshold),
             agreement_tie: agreement_tie as i32,
+            clock_rounding: match r.clock.rounding {
+                ChargeRounding::Seconds => pb::ClockRounding::Seconds,
+                ChargeRounding::Milliseconds => pb::ClockRounding::Milliseconds,
+                ChargeRounding::Minutes => pb::ClockRounding::Minutes,
+            } as i32,
+            least_time_per_move: Some(duration_pb(r.clock.least_time_per_move_ms)),
+            clock_grace: Some(duration_pb(r.clock.grace_ms)),
+            time_main: tc.map(|t| duration_pb(t.black.main_ms)),
+            time_main_white: tc.map(|t| duration_pb(t.white.main_ms)),
+            time_byoyomi: tc.map(|t| duration_pb(t.black.byoyomi_ms)),
+            time_byoyomi_white: tc.map(|t| duration_pb(t.white.byoyomi_ms)),
+            time_periods: tc.map(|t| t.black.periods),
+            time_periods_white: tc.map(|t| t.white.periods),
+            time_increment: tc.map(|t| duration_pb(t.black.increment_ms)),
+            time_increment_white: tc.map(|t| duration_pb(t.white.increment_ms)),
         }),
     }
 }
@@ -553,30 +711,94 @@ mod tests {
 
     #[test]
     fn the_effective_ruleset_reads_back_as_the_same_ruleset() {
+        let seconds = |s: i64| {
+            Some(prost_types::Duration {
+                seconds: s,
+                nanos: 0,
+            })
+        };
+        // Without a clock, and with byoyomi periods and time odds.
+        let clocks = [
+            None,
+            Some(pb::RulesetOverrides {
+                time_main: seconds(600),
+                time_main_white: seconds(300),
+                time_byoyomi: seconds(30),
+                time_periods: Some(3),
+                time_increment: seconds(0),
+                ..Default::default()
+            }),
+        ];
         for preset in Ruleset::PRESETS {
-            let spec = pb::Ruleset {
-                preset: preset.into(),
-                overrides: None,
-            };
-            let r = ruleset_from_pb(Some(&spec)).unwrap();
-            let effective = effective_ruleset_pb(Some(&spec), &r);
-            assert_eq!(ruleset_from_pb(Some(&effective)).unwrap(), r, "{preset}");
-            let under_jsa = pb::Ruleset {
-                preset: "jsa".into(),
-                overrides: effective.overrides,
-            };
-            // The overrides do not carry the clock's options yet (`Ruleset::CLOCK_OPTIONS`):
-            // under another preset the clock is that preset's.
-            let read = ruleset_from_pb(Some(&under_jsa)).unwrap();
-            assert_eq!(
-                Ruleset {
-                    clock: r.clock,
-                    ..read
+            for overrides in &clocks {
+                let spec = pb::Ruleset {
+                    preset: preset.into(),
+                    overrides: *overrides,
+                };
+                let r = ruleset_from_pb(Some(&spec)).unwrap();
+                assert_eq!(r.time_control.is_some(), overrides.is_some());
+                let effective = effective_ruleset_pb(Some(&spec), &r);
+                assert_eq!(ruleset_from_pb(Some(&effective)).unwrap(), r, "{preset}");
+                // Every option is spelled out, the clock's too: under another preset the
+                // ruleset is the same.
+                let under_jsa = pb::Ruleset {
+                    preset: "jsa".into(),
+                    overrides: effective.overrides,
+                };
+                assert_eq!(
+                    ruleset_from_pb(Some(&under_jsa)).unwrap(),
+                    r,
+                    "{preset} over jsa"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_time_finer_than_a_millisecond_or_negative_is_refused_naming_its_field() {
+        for (d, field) in [
+            (
+                prost_types::Duration {
+                    seconds: 1,
+                    nanos: 500,
                 },
-                r,
-                "{preset} over jsa"
+                "ruleset.overrides.time_main",
+            ),
+            (
+                prost_types::Duration {
+                    seconds: -1,
+                    nanos: 0,
+                },
+                "ruleset.overrides.time_main",
+            ),
+        ] {
+            let spec = pb::Ruleset {
+                preset: "online".into(),
+                overrides: Some(pb::RulesetOverrides {
+                    time_main: Some(d),
+                    ..Default::default()
+                }),
+            };
+            assert_eq!(
+                ruleset_from_pb(Some(&spec)).map_err(|e| e.field),
+                Err(field)
             );
         }
+        // Under whole seconds, a main time of 1.5 s is refused by the check.
+        let spec = pb::Ruleset {
+            preset: "csa".into(),
+            overrides: Some(pb::RulesetOverrides {
+                time_main: Some(prost_types::Duration {
+                    seconds: 1,
+                    nanos: 500_000_000,
+                }),
+                ..Default::default()
+            }),
+        };
+        assert_eq!(
+            checked_ruleset_from_pb(Some(&spec)).map_err(|e| e.field),
+            Err("ruleset.overrides.time_main")
+        );
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //!
 //! Fields at their default value are printed too (`"ply": 0`, `"winner": "COLOR_UNSPECIFIED"`),
 //! so that every line of a kind has the same keys; proto3 JSON parsers accept both forms.
-//! `gameId` is left out: the CLI names a record by its `source`.
+//! `gameId` is left out: the CLI names a record by its `source`; so is a verdict's
+//! `receivedUnixMs`, the time the arbiter received a call, which a record does not have.
 
 use crate::convert;
 use prost_reflect::{DescriptorPool, DynamicMessage, SerializeOptions};
@@ -24,11 +25,13 @@ static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
         .expect("the contract's own descriptor set decodes")
 });
 
-/// `msg`, a message of type `full_name`, in the protobuf JSON mapping, without `gameId`.
+/// `msg`, a message of type `full_name`, in the protobuf JSON mapping, without `gameId` and
+/// `receivedUnixMs`.
 fn to_json(full_name: &str, msg: &impl prost::Message) -> Value {
     let mut value = message(full_name, msg);
     if let Value::Object(map) = &mut value {
         map.remove("gameId");
+        map.remove("receivedUnixMs");
     }
     value
 }

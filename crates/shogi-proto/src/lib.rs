@@ -337,6 +337,7 @@ mod tests {
     #[test]
     fn messages_round_trip() {
         let m = v1::MoveAccepted {
+            received_unix_ms: 0,
             game_id: "g1".into(),
             ply: 3,
             usi: "7g7f".into(),

@@ -154,6 +154,8 @@ pub fn forfeited(outcome: &PlyOutcome, game: &Game) -> bool {
 pub struct Pending {
     mv: Move,
     outcome: PlyOutcome,
+    /// When the arbiter received the move (Unix milliseconds).
+    received_unix_ms: i64,
 }
 
 impl Pending {
@@ -190,6 +192,9 @@ pub struct Replay {
     /// Whether this reader knows the game's verdict is on its `.result` (it recorded it there,
     /// or found it there), so that it need not write it again.
     result_recorded: bool,
+    /// When the arbiter received the call whose entry ended the game (a report, a
+    /// declaration, a forfeited or late move), Unix milliseconds; 0 otherwise.
+    ending_received_unix_ms: i64,
 }
 
 /// What a game keeps of its creation event besides what its [`Game`] keeps (the start position
@@ -197,10 +202,15 @@ pub struct Replay {
 #[derive(Debug, Clone, PartialEq)]
 struct Created {
     game_id: String,
-    /// The ruleset as the creator named it (a preset and overrides).
-    ruleset: Option<pb::Ruleset>,
+    /// The ruleset's preset as the creator named it (`None`: no ruleset given).
+    preset: Option<String>,
+    /// Its overrides, boxed: the message holds every option, the clock's too, and most games
+    /// name a preset alone.
+    overrides: Option<Box<pb::RulesetOverrides>>,
     handicap: String,
     strict: bool,
+    /// When the arbiter created the game (Unix milliseconds): its clock starts then.
+    created_unix_ms: i64,
 }
 
 /// What the move of one ply did, as a retry of it is answered.
@@ -241,13 +251,18 @@ impl Replay {
         let ruleset = convert::ruleset_from_pb(created.ruleset.as_ref())?;
         let start = Position::from_sfen(&created.start_sfen)
             .map_err(|e| convert::FieldError::new("start_sfen", e.to_string()))?;
+        let mut game = Game::new(start, ruleset);
+        // A game with a time control has the arbiter's clock, its first turn from the creation.
+        let _ = game.start_clock(convert::from_unix_ms(created.created_unix_ms));
         Ok(Replay {
-            game: Game::new(start, ruleset),
+            game,
             created: Box::new(Created {
                 game_id: created.game_id,
-                ruleset: created.ruleset,
+                preset: created.ruleset.as_ref().map(|r| r.preset.clone()),
+                overrides: created.ruleset.and_then(|r| r.overrides).map(Box::new),
                 handicap: created.handicap,
                 strict: created.strict,
+                created_unix_ms: created.created_unix_ms,
             }),
             created_seq: sequence,
             last_seq: 0,
@@ -255,6 +270,7 @@ impl Replay {
             last_warnings: Vec::new(),
             unsettled: false,
             result_recorded: false,
+            ending_received_unix_ms: 0,
             set_aside: 0,
             recorded_ending: false,
         })
@@ -275,16 +291,21 @@ impl Replay {
     pub fn created(&self) -> pb::GameCreated {
         pb::GameCreated {
             game_id: self.created.game_id.clone(),
-            ruleset: self.created.ruleset.clone(),
+            ruleset: self.requested_ruleset(),
             start_sfen: self.game.start_position().to_sfen(),
             handicap: self.created.handicap.clone(),
             strict: self.created.strict,
+            created_unix_ms: self.created.created_unix_ms,
         }
     }
 
     /// The ruleset as the creator named it.
-    pub fn requested_ruleset(&self) -> Option<&pb::Ruleset> {
-        self.created.ruleset.as_ref()
+    pub fn requested_ruleset(&self) -> Option<pb::Ruleset> {
+        let preset = self.created.preset.clone()?;
+        Some(pb::Ruleset {
+            preset,
+            overrides: self.created.overrides.as_deref().cloned(),
+        })
     }
 
     /// Whether the game was created in strict mode.
@@ -368,23 +389,33 @@ impl Replay {
     /// write, or why not (and then nothing changed). The replay is then ahead of the log: once
     /// the entry is stored the caller hands the [`Pending`] ply to [`Replay::stored`]; if it is
     /// not, the caller drops the replay and reads the game again from the bus.
-    pub fn play(&mut self, mv: Move) -> Result<Pending, GameError> {
-        let outcome = self.game.play(mv)?;
+    ///
+    /// `received_unix_ms` is when the arbiter received the move: a game with a clock charges
+    /// it from there, and a move at or after its side's deadline is not played but ends the
+    /// game on time (its entry is that ending, as a forfeit's is).
+    pub fn play(&mut self, mv: Move, received_unix_ms: i64) -> Result<Pending, GameError> {
+        let outcome = self
+            .game
+            .play_at(mv, convert::from_unix_ms(received_unix_ms))?;
         self.unsettled = true;
-        Ok(Pending { mv, outcome })
+        Ok(Pending {
+            mv,
+            outcome,
+            received_unix_ms,
+        })
     }
 
     /// The log entry that stores `ply`, played with [`Replay::play`]: the move, or, for an
-    /// illegal move the ruleset forfeits, the verdict that ends the game (a forfeited move is
-    /// not a position of the game, so the log keeps its ending, not the move).
+    /// illegal move the ruleset forfeits or a move after its side's deadline, the verdict that
+    /// ends the game (such a move is not a position of the game, so the log keeps its ending,
+    /// not the move). Either carries the move's receipt time.
     pub fn entry(&self, ply: &Pending) -> LogEntry {
         let id = self.id();
         if forfeited(&ply.outcome, &self.game) {
-            let verdict = ply
-                .outcome
-                .verdict
-                .as_ref()
-                .map(|v| convert::verdict_pb(id, v));
+            let verdict = ply.outcome.verdict.as_ref().map(|v| pb::Verdict {
+                received_unix_ms: ply.received_unix_ms,
+                ..convert::verdict_pb(id, v)
+            });
             return LogEntry::Ending(verdict.unwrap_or_default());
         }
         let pos = self.game.position();
@@ -395,6 +426,7 @@ impl Replay {
             sfen_after: pos.to_sfen(),
             gives_check: ply.outcome.gave_check,
             position_hash: pos.hash(),
+            received_unix_ms: ply.received_unix_ms,
         })
     }
 
@@ -402,6 +434,19 @@ impl Replay {
     pub fn stored(&mut self, sequence: u64, ply: Pending) {
         self.unsettled = false;
         self.record(sequence, ply.mv, &ply.outcome);
+        if self.recorded_ending {
+            self.ending_received_unix_ms = ply.received_unix_ms;
+        }
+    }
+
+    /// The game's verdict as a message, with the receipt time of the call that ended it when
+    /// its log recorded one.
+    pub fn verdict(&self) -> Option<pb::Verdict> {
+        let v = self.game.verdict()?;
+        Some(pb::Verdict {
+            received_unix_ms: self.ending_received_unix_ms,
+            ..convert::verdict_pb(self.id(), v)
+        })
     }
 
     /// Whether this reader knows the game's verdict is on its `.result`
@@ -437,11 +482,12 @@ impl Replay {
     }
 
     /// Takes `game` (a copy this game was ended on: a report or a declaration) whose verdict
-    /// the caller stored at `sequence` in the log.
-    pub fn commit_ending(&mut self, sequence: u64, game: Game) {
+    /// the caller stored at `sequence` in the log, from a call received at `received_unix_ms`.
+    pub fn commit_ending(&mut self, sequence: u64, game: Game, received_unix_ms: i64) {
         self.last_seq = self.last_seq.max(sequence);
         self.game = game;
         self.recorded_ending = true;
+        self.ending_received_unix_ms = received_unix_ms;
     }
 
     /// Whether `entry` is the game's next log entry by its ply: a move for the next ply, or an
@@ -529,9 +575,22 @@ impl Replay {
                 ),
             ));
         }
+        // The clock charges the move from its receipt time; one recorded after its side's
+        // deadline was not the writer's to accept, and is set aside with the game untouched
+        // (its next reader finds the side out of time).
+        let received = convert::from_unix_ms(m.received_unix_ms);
+        if let Some(up) = self.game.clock().and_then(|c| c.flag(received)) {
+            return Err((
+                AsideReason::Illegal,
+                format!(
+                    "move {mv} received at {received} ms, at or after its side's deadline {} ms",
+                    up.deadline_ms
+                ),
+            ));
+        }
         let outcome = self
             .game
-            .play(mv)
+            .play_at(mv, received)
             .map_err(|e| (AsideReason::Illegal, format!("move {mv}: {e}")))?;
         let last = self.last_seq;
         self.record(last, mv, &outcome);
@@ -580,7 +639,38 @@ impl Replay {
             )));
         }
         let mut game = self.game.clone();
+        let received = convert::from_unix_ms(v.received_unix_ms);
         match (code, &v.evidence) {
+            // With the arbiter's clock, a time-up is the clock's at the time it records (a late
+            // call, or the flag of a silent side), and a resignation is judged at its receipt.
+            (ResultCode::Timeout, Some(pb::verdict::Evidence::TimeUp(up)))
+                if game.clock().is_some() =>
+            {
+                let at = convert::from_unix_ms(up.at_unix_ms);
+                let judged = game.flag(at).ok_or_else(|| {
+                    bad(&format!("the side to move is not out of time at {at} ms"))
+                })?;
+                if judged.winner != color_from_pb(v.winner) {
+                    return Err(bad("the clock finds the other side out of time"));
+                }
+            }
+            (ResultCode::Timeout, _) if game.clock().is_some() => {
+                return Err(bad(
+                    "a timeout in a game with the arbiter's clock carries the clock's evidence",
+                ));
+            }
+            (ResultCode::Resignation, _) if game.clock().is_some() => {
+                let loser = color_from_pb(v.winner)
+                    .map(|w| !w)
+                    .ok_or_else(|| bad("no winner"))?;
+                game.resign_at(loser, received)
+                    .map_err(|e| bad(&e.to_string()))?;
+                if game.verdict().is_some_and(|j| j.code != code) {
+                    return Err(bad(&format!(
+                        "received at {received} ms, after the side to move's deadline"
+                    )));
+                }
+            }
             (
                 ResultCode::Resignation
                 | ResultCode::Timeout
@@ -605,6 +695,7 @@ impl Replay {
                 let outcome = self.game.play(mv).map_err(|e| bad(&e.to_string()))?;
                 let last = self.last_seq;
                 self.record(last, mv, &outcome);
+                self.ending_received_unix_ms = v.received_unix_ms;
                 return outcome
                     .verdict
                     .map(Applied::Ended)
@@ -612,9 +703,12 @@ impl Replay {
             }
             (ResultCode::Declaration, Some(pb::verdict::Evidence::Declaration(r))) => {
                 let declarer = color_from_pb(r.declarer).ok_or_else(|| bad("no declarer"))?;
-                let declared = game
-                    .declare(declarer, r.has_time)
-                    .map_err(|e| bad(&e.to_string()))?;
+                let declared = if game.clock().is_some() {
+                    game.declare_at(declarer, received)
+                } else {
+                    game.declare(declarer, r.has_time)
+                }
+                .map_err(|e| bad(&e.to_string()))?;
                 if declared.verdict.is_none() {
                     return Err(bad("the declaration is refused in this game"));
                 }
@@ -630,7 +724,7 @@ impl Replay {
             .cloned()
             .ok_or_else(|| bad("nothing ended"))?;
         let last = self.last_seq;
-        self.commit_ending(last, game);
+        self.commit_ending(last, game, v.received_unix_ms);
         Ok(Applied::Ended(verdict))
     }
 }
@@ -699,6 +793,7 @@ mod tests {
 
     fn created(id: &str) -> Vec<u8> {
         pb::GameCreated {
+            created_unix_ms: 0,
             game_id: id.into(),
             ruleset: Some(pb::Ruleset {
                 preset: "online".into(),
@@ -713,6 +808,7 @@ mod tests {
 
     fn mv(id: &str, ply: u32, usi: &str) -> Vec<u8> {
         pb::MoveAccepted {
+            received_unix_ms: 0,
             game_id: id.into(),
             ply,
             usi: usi.into(),

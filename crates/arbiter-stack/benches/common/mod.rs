@@ -69,6 +69,7 @@ pub fn events(id: &str, moves: &[Move]) -> Vec<pb::MoveAccepted> {
         .map(|(i, &mv)| {
             pos.play_unchecked(mv);
             pb::MoveAccepted {
+                received_unix_ms: 0,
                 game_id: id.to_owned(),
                 ply: i as u32 + 1,
                 usi: mv.to_string(),

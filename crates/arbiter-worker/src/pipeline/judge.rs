@@ -547,6 +547,7 @@ mod tests {
         let mut last = 0;
         for (ply, usi) in [(1, "7g7f"), (2, "3c3d"), (3, "2g2f")] {
             let entry = LogEntry::Move(pb::MoveAccepted {
+                received_unix_ms: 0,
                 game_id: "g".into(),
                 ply,
                 usi: usi.into(),

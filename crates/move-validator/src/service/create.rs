@@ -45,6 +45,8 @@ impl Validator {
             req.game_id
         };
         let created = pb::GameCreated {
+            // A game with a time control has the arbiter's clock, its first turn from now.
+            created_unix_ms: self.now(),
             game_id: id.clone(),
             ruleset: Some(req.ruleset.unwrap_or_default()),
             start_sfen,
@@ -73,7 +75,12 @@ impl Validator {
                 Published::Duplicate(_) | Published::Conflict => {
                     let guard = self.fresh(&id).await?;
                     let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
-                    if replay.created() == created {
+                    // The same creation again (its time aside: a retry comes later).
+                    let stored = pb::GameCreated {
+                        created_unix_ms: created.created_unix_ms,
+                        ..replay.created()
+                    };
+                    if stored == created {
                         Ok(games::state(replay))
                     } else {
                         Err(Error::AlreadyExists(id.clone()))

@@ -25,6 +25,9 @@ impl Validator {
         check_game_id("game_id", &req.game_id)?;
         let declarer = convert::color_from_pb(req.declarer)
             .ok_or_else(|| Error::invalid("declarer", "must be COLOR_BLACK or COLOR_WHITE"))?;
+        // With the arbiter's clock, condition 5 (time left) is decided by when the declaration
+        // came, and `has_time` is not asked (docs/rules.md section 9).
+        let received = self.now();
         let mut guard = self.fresh(&req.game_id).await?;
         for _ in 0..MAX_ATTEMPTS {
             let replay = guard
@@ -34,7 +37,7 @@ impl Validator {
                 // A retry of the declaration that ended the game gets the same answer.
                 if let Evidence::Declaration(report) = &v.evidence
                     && report.declarer == declarer
-                    && report.has_time == req.has_time
+                    && (report.has_time == req.has_time || replay.game().clock().is_some())
                 {
                     return Ok(pb::DeclareResponse {
                         report: Some(convert::report_pb(report)),
@@ -45,20 +48,25 @@ impl Validator {
             }
             let declared_at = replay.ply();
             let mut game = replay.game().clone();
-            let declared = game.declare(declarer, req.has_time).map_err(|e| match e {
+            let declared = if game.clock().is_some() {
+                game.declare_at(declarer, convert::from_unix_ms(received))
+            } else {
+                game.declare(declarer, req.has_time)
+            }
+            .map_err(|e| match e {
                 GameError::NoDeclarationRule => Error::DeclarationNotAllowed(req.game_id.clone()),
                 other => Error::FailedPrecondition(other.to_string()),
             })?;
             let report = convert::report_pb(&declared.report);
-            let verdict = declared
-                .verdict
-                .as_ref()
-                .map(|v| verdict_pb(replay.id(), v));
+            let verdict = declared.verdict.as_ref().map(|v| pb::Verdict {
+                received_unix_ms: received,
+                ..verdict_pb(replay.id(), v)
+            });
             // A declaration that ends the game goes into the log as its verdict; a refused one
             // changes nothing and is only announced.
             if let Some(v) = &verdict {
                 match self.append(replay, LogEntry::Ending(v.clone())).await? {
-                    Published::Stored(seq) => replay.commit_ending(seq, game),
+                    Published::Stored(seq) => replay.commit_ending(seq, game, received),
                     // A retry (the loop's first check answers it) or another writer: read the
                     // log and judge again.
                     Published::Duplicate(_) | Published::Conflict => {
@@ -72,7 +80,7 @@ impl Validator {
                 game_id: id.clone(),
                 ply: declared_at,
                 declarer: req.declarer,
-                has_time: req.has_time,
+                has_time: report.has_time,
                 report: Some(report.clone()),
             };
             self.notify(&id, Envelope::declaration(&event)).await;
@@ -140,6 +148,7 @@ impl Validator {
         check_game_id("game_id", &req.game_id)?;
         let reason = pb::EndReason::try_from(req.reason).unwrap_or(pb::EndReason::Unspecified);
         let loser = convert::color_from_pb(req.loser);
+        let received = self.now();
         let mut guard = self.fresh(&req.game_id).await?;
         for _ in 0..MAX_ATTEMPTS {
             let replay = guard
@@ -176,17 +185,37 @@ impl Validator {
                 return Err(game_over(replay, v));
             }
             let mut game = replay.game().clone();
-            let verdict = game
-                .record_result(code, winner, ordinary)
-                .map_err(|e| Error::FailedPrecondition(e.to_string()))?
-                .clone();
-            let message = verdict_pb(replay.id(), &verdict);
+            let at = convert::from_unix_ms(received);
+            let verdict = match (code, game.clock().is_some()) {
+                // With the arbiter's clock, a resignation is judged at its receipt (a late one
+                // is a time-up), and a reported timeout only stands if the clock says so.
+                (ResultCode::Resignation, true) => game
+                    .resign_at(!winner.unwrap_or(shogi_rules::Color::White), at)
+                    .map_err(|e| Error::FailedPrecondition(e.to_string()))?
+                    .clone(),
+                (ResultCode::Timeout, true) => game.flag(at).ok_or_else(|| {
+                    let deadline = game.clock().and_then(|c| c.deadline_ms());
+                    Error::FailedPrecondition(format!(
+                        "the arbiter keeps this game's clock, and the side to move is not out \
+                         of time at {at} ms (its deadline: {})",
+                        deadline.map_or("none".to_owned(), |d| format!("{d} ms"))
+                    ))
+                })?,
+                _ => game
+                    .record_result(code, winner, ordinary)
+                    .map_err(|e| Error::FailedPrecondition(e.to_string()))?
+                    .clone(),
+            };
+            let message = pb::Verdict {
+                received_unix_ms: received,
+                ..verdict_pb(replay.id(), &verdict)
+            };
             match self
                 .append(replay, LogEntry::Ending(message.clone()))
                 .await?
             {
                 Published::Stored(seq) => {
-                    replay.commit_ending(seq, game);
+                    replay.commit_ending(seq, game, received);
                     tracing::info!(game_id = %replay.id(), ply = replay.ply(), code = code.as_str(), "game ended");
                     self.settle(replay, SettledBy::Call).await;
                     return Ok(pb::EndGameResponse {

@@ -85,6 +85,8 @@ struct Inner {
     max_answer_bytes: usize,
     /// ListGames' index, brought up to date with the bus by each call.
     index: AsyncMutex<index::GameIndex>,
+    /// Where the time a call was received is read.
+    time: crate::TimeSource,
 }
 
 /// The reader of game logs this service is, as its copies set aside and its counts name it.
@@ -118,8 +120,23 @@ impl Validator {
                 announcements,
                 max_answer_bytes,
                 index: AsyncMutex::new(index::GameIndex::default()),
+                time: crate::TimeSource::system(),
             }),
         }
+    }
+
+    /// This service reading the time a call was received from `time` (a test's clock). Only
+    /// before the service is shared.
+    pub fn with_time(mut self, time: crate::TimeSource) -> Validator {
+        Arc::get_mut(&mut self.inner)
+            .expect("with_time before the validator is shared")
+            .time = time;
+        self
+    }
+
+    /// The time now, as a call received now records it (Unix milliseconds).
+    fn now(&self) -> i64 {
+        self.inner.time.now_unix_ms()
     }
 }
 
@@ -144,6 +161,10 @@ impl Default for CacheLimits {
 fn game_over(replay: &Replay, verdict: &Verdict) -> Error {
     Error::GameOver {
         game_id: replay.id().to_owned(),
-        verdict: Box::new(verdict_pb(replay.id(), verdict)),
+        verdict: Box::new(
+            replay
+                .verdict()
+                .unwrap_or_else(|| verdict_pb(replay.id(), verdict)),
+        ),
     }
 }

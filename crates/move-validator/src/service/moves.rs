@@ -52,6 +52,9 @@ impl Validator {
         }
         let mv = parse_usi("usi", &req.usi)?;
         let usi = mv.to_string();
+        // The move's receipt: what the clock charges it from (docs/rules.md section 9), taken
+        // before anything waits, so that a slow bus never makes a move late.
+        let received = self.now();
         let mut guard = self.cached(&req.game_id).await?;
         let mut caught_up = false;
         for _ in 0..MAX_ATTEMPTS {
@@ -93,7 +96,7 @@ impl Validator {
             }
             // Played on the cached game in place, pending its write; if the write does not
             // store it, the game is read again from the bus.
-            let played = match replay.play(mv) {
+            let played = match replay.play(mv, received) {
                 Ok(played) => played,
                 Err(GameError::Illegal(_)) if !caught_up => {
                     // Nothing is written for a refusal, so nothing would tell a stale instance
@@ -106,6 +109,7 @@ impl Validator {
                     metrics().count_move("SubmitMove", "rejected", Some(illegal.kind.as_str()));
                     let pos = replay.game().position();
                     return Ok(pb::SubmitMoveResponse {
+                        clock: convert::clock_pb(replay.game()),
                         outcome: pb::MoveOutcome::Rejected as i32,
                         illegal_kind: convert::illegal_kind_pb(illegal.kind),
                         ply: req.ply,
@@ -127,7 +131,9 @@ impl Validator {
                 }
             };
             let entry = replay.entry(&played);
-            let forfeited = matches!(entry, LogEntry::Ending(_));
+            // A forfeited illegal move, or a move after its side's deadline: not played, its
+            // entry the ending.
+            let unplayed = matches!(entry, LogEntry::Ending(_));
             let published = match self.append(replay, entry).await {
                 Ok(published) => published,
                 Err(e) => {
@@ -140,12 +146,17 @@ impl Validator {
             match published {
                 Published::Stored(seq) => {
                     replay.stored(seq, played);
-                    if forfeited {
-                        tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move forfeited");
+                    if unplayed {
                         let answer = games::forfeit_answer(replay)
                             .ok_or_else(|| Error::Contended(replay.id().to_owned()))?;
-                        let kind = convert::illegal_kind_name(answer.illegal_kind);
-                        metrics().count_move("SubmitMove", "forfeited", Some(kind));
+                        if answer.outcome == pb::MoveOutcome::TimeUp as i32 {
+                            tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, received, "move after its side's deadline: time-up");
+                            metrics().count_move("SubmitMove", "time_up", None);
+                        } else {
+                            tracing::info!(game_id = %replay.id(), ply = req.ply, %usi, "move forfeited");
+                            let kind = convert::illegal_kind_name(answer.illegal_kind);
+                            metrics().count_move("SubmitMove", "forfeited", Some(kind));
+                        }
                         self.settle(replay, SettledBy::Call).await;
                         return Ok(answer);
                     }

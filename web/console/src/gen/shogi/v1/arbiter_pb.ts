@@ -24,13 +24,15 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Duration } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file shogi/v1/arbiter.proto.
  */
 export const file_shogi_v1_arbiter: GenFile = /*@__PURE__*/
-  fileDesc("ChZzaG9naS92MS9hcmJpdGVyLnByb3RvEghzaG9naS52MSJICgdSdWxlc2V0Eg4KBnByZXNldBgBIAEoCRItCglvdmVycmlkZXMYAiABKAsyGi5zaG9naS52MS5SdWxlc2V0T3ZlcnJpZGVzIroFChBSdWxlc2V0T3ZlcnJpZGVzEjEKDGlsbGVnYWxfbW92ZRgBIAEoDjIbLnNob2dpLnYxLklsbGVnYWxNb3ZlUG9saWN5EiwKCnJlcGV0aXRpb24YAiABKA4yGC5zaG9naS52MS5PcmRpbmFyeVJlc3VsdBIjChZzdGFydF9wb3NpdGlvbl9jb3VudGVkGAMgASgISACIAQESLgoLZGVjbGFyYXRpb24YBCABKA4yGS5zaG9naS52MS5EZWNsYXJhdGlvblJ1bGUSOQoTZGVjbGFyYXRpb25fdHJpZ2dlchgFIAEoDjIcLnNob2dpLnYxLkRlY2xhcmF0aW9uVHJpZ2dlchI3ChJmYWlsZWRfZGVjbGFyYXRpb24YBiABKA4yGy5zaG9naS52MS5GYWlsZWREZWNsYXJhdGlvbhIpCgdqaXNob2dpGAcgASgOMhguc2hvZ2kudjEuT3JkaW5hcnlSZXN1bHQSHAoPaGFuZGljYXBfY3JlZGl0GAggASgISAGIAQESFQoIdHJ5X3J1bGUYCSABKAhIAogBARIVCghtb3ZlX2NhcBgKIAEoDUgDiAEBEiMKCGNhcF9tb2RlGAsgASgOMhEuc2hvZ2kudjEuQ2FwTW9kZRIbCg5jc2Ffc2VydmVyX2NhcBgMIAEoCEgEiAEBEiAKE2FncmVlbWVudF90aHJlc2hvbGQYDSABKA1IBYgBARItCg1hZ3JlZW1lbnRfdGllGA4gASgOMhYuc2hvZ2kudjEuQWdyZWVtZW50VGllQhkKF19zdGFydF9wb3NpdGlvbl9jb3VudGVkQhIKEF9oYW5kaWNhcF9jcmVkaXRCCwoJX3RyeV9ydWxlQgsKCV9tb3ZlX2NhcEIRCg9fY3NhX3NlcnZlcl9jYXBCFgoUX2FncmVlbWVudF90aHJlc2hvbGQiPAoRQ2hlY2ttYXRlRXZpZGVuY2USEgoKbWF0aW5nX3BseRgBIAEoDRITCgttYXRpbmdfbW92ZRgCIAEoCSJHChNJbGxlZ2FsTW92ZUV2aWRlbmNlEiMKBGtpbmQYASABKA4yFS5zaG9naS52MS5JbGxlZ2FsS2luZBILCgN1c2kYAiABKAkiOQoSUmVwZXRpdGlvbkV2aWRlbmNlEg0KBXBsaWVzGAEgAygNEhQKDG11dHVhbF9jaGVjaxgCIAEoCCJeChZQZXJwZXR1YWxDaGVja0V2aWRlbmNlEg0KBXBsaWVzGAEgAygNEiAKB2NoZWNrZXIYAiABKA4yDy5zaG9naS52MS5Db2xvchITCgtjaGVja19wbGllcxgDIAMoDSI3ChpEZWNsYXJhdGlvbkNvbmRpdGlvblJlc3VsdBIMCgRuYW1lGAEgASgJEgsKA21ldBgCIAEoCCLgAgoRRGVjbGFyYXRpb25SZXBvcnQSDAoEcnVsZRgBIAEoCRIhCghkZWNsYXJlchgCIAEoDjIPLnNob2dpLnYxLkNvbG9yEg8KB291dGNvbWUYAyABKAkSOAoKY29uZGl0aW9ucxgEIAMoCzIkLnNob2dpLnYxLkRlY2xhcmF0aW9uQ29uZGl0aW9uUmVzdWx0EhYKDnBpZWNlc19pbl9jYW1wGAUgASgNEhQKDGtpbmdfaW5fY2FtcBgGIAEoCBIQCghpbl9jaGVjaxgHIAEoCBIQCghoYXNfdGltZRgIIAEoCBIWCg5wb2ludHNfaW5fY2FtcBgJIAEoDRIWCg5wb2ludHNfaW5faGFuZBgKIAEoDRIOCgZjcmVkaXQYCyABKA0SDgoGcG9pbnRzGAwgASgNEhUKDXBvaW50c190b193aW4YDSABKA0SFgoOcG9pbnRzX21pc3NpbmcYDiABKA0iHgoPVHJ5UnVsZUV2aWRlbmNlEgsKA3VzaRgBIAEoCSI7ChBNYXhNb3Zlc0V2aWRlbmNlEgsKA2NhcBgBIAEoDRIaChJleHRlbmRlZF9ieV9jaGVja3MYAiABKAgiIAoQUmVwb3J0ZWRFdmlkZW5jZRIMCgRub3RlGAEgASgJItwECgdWZXJkaWN0Eg8KB2dhbWVfaWQYASABKAkSIgoEY29kZRgCIAEoDjIULnNob2dpLnYxLlJlc3VsdENvZGUSHwoGd2lubmVyGAMgASgOMg8uc2hvZ2kudjEuQ29sb3ISCwoDcGx5GAQgASgNEjEKD29yZGluYXJ5X3Jlc3VsdBgFIAEoDjIYLnNob2dpLnYxLk9yZGluYXJ5UmVzdWx0EjAKCWNoZWNrbWF0ZRgKIAEoCzIbLnNob2dpLnYxLkNoZWNrbWF0ZUV2aWRlbmNlSAASNQoMaWxsZWdhbF9tb3ZlGAsgASgLMh0uc2hvZ2kudjEuSWxsZWdhbE1vdmVFdmlkZW5jZUgAEjIKCnJlcGV0aXRpb24YDCABKAsyHC5zaG9naS52MS5SZXBldGl0aW9uRXZpZGVuY2VIABI7Cg9wZXJwZXR1YWxfY2hlY2sYDSABKAsyIC5zaG9naS52MS5QZXJwZXR1YWxDaGVja0V2aWRlbmNlSAASMgoLZGVjbGFyYXRpb24YDiABKAsyGy5zaG9naS52MS5EZWNsYXJhdGlvblJlcG9ydEgAEi0KCHRyeV9ydWxlGA8gASgLMhkuc2hvZ2kudjEuVHJ5UnVsZUV2aWRlbmNlSAASLwoJbWF4X21vdmVzGBAgASgLMhouc2hvZ2kudjEuTWF4TW92ZXNFdmlkZW5jZUgAEi4KCHJlcG9ydGVkGBEgASgLMhouc2hvZ2kudjEuUmVwb3J0ZWRFdmlkZW5jZUgAEhEKCWNvZGVfbmFtZRgUIAEoCUIKCghldmlkZW5jZSKkAQoHV2FybmluZxIPCgdnYW1lX2lkGAEgASgJEgsKA3BseRgCIAEoDRI1ChB0aGlyZF9vY2N1cnJlbmNlGAogASgLMhkuc2hvZ2kudjEuVGhpcmRPY2N1cnJlbmNlSAASPAoUcGVycGV0dWFsX2NoZWNrX3Jpc2sYCyABKAsyHC5zaG9naS52MS5QZXJwZXR1YWxDaGVja1Jpc2tIAEIGCgRraW5kIiAKD1RoaXJkT2NjdXJyZW5jZRINCgVwbGllcxgBIAMoDSJJChJQZXJwZXR1YWxDaGVja1Jpc2sSIAoHY2hlY2tlchgBIAEoDjIPLnNob2dpLnYxLkNvbG9yEhEKCXNpbmNlX3BseRgCIAEoDSLyAQoJR2FtZVN0YXRlEg8KB2dhbWVfaWQYASABKAkSIgoHcnVsZXNldBgCIAEoCzIRLnNob2dpLnYxLlJ1bGVzZXQSEgoKc3RhcnRfc2ZlbhgDIAEoCRIMCgRzZmVuGAQgASgJEgsKA3BseRgFIAEoDRIlCgxzaWRlX3RvX21vdmUYBiABKA4yDy5zaG9naS52MS5Db2xvchIQCghpbl9jaGVjaxgHIAEoCBINCgVtb3ZlcxgIIAMoCRIiCgd2ZXJkaWN0GAkgASgLMhEuc2hvZ2kudjEuVmVyZGljdBIVCg1wb3NpdGlvbl9oYXNoGAogASgGIngKC0dhbWVDcmVhdGVkEg8KB2dhbWVfaWQYASABKAkSIgoHcnVsZXNldBgCIAEoCzIRLnNob2dpLnYxLlJ1bGVzZXQSEgoKc3RhcnRfc2ZlbhgDIAEoCRIQCghoYW5kaWNhcBgEIAEoCRIOCgZzdHJpY3QYBSABKAgieQoMTW92ZUFjY2VwdGVkEg8KB2dhbWVfaWQYASABKAkSCwoDcGx5GAIgASgNEgsKA3VzaRgDIAEoCRISCgpzZmVuX2FmdGVyGAQgASgJEhMKC2dpdmVzX2NoZWNrGAUgASgIEhUKDXBvc2l0aW9uX2hhc2gYBiABKAYijQEKC0RlY2xhcmF0aW9uEg8KB2dhbWVfaWQYASABKAkSCwoDcGx5GAIgASgNEiEKCGRlY2xhcmVyGAMgASgOMg8uc2hvZ2kudjEuQ29sb3ISEAoIaGFzX3RpbWUYBCABKAgSKwoGcmVwb3J0GAUgASgLMhsuc2hvZ2kudjEuRGVjbGFyYXRpb25SZXBvcnQiUAoNU3RhcnRQb3NpdGlvbhISCghzdGFydHBvcxgBIAEoCEgAEg4KBHNmZW4YAiABKAlIABISCghoYW5kaWNhcBgDIAEoCUgAQgcKBXN0YXJ0IoABChFDcmVhdGVHYW1lUmVxdWVzdBIiCgdydWxlc2V0GAEgASgLMhEuc2hvZ2kudjEuUnVsZXNldBImCgVzdGFydBgCIAEoCzIXLnNob2dpLnYxLlN0YXJ0UG9zaXRpb24SDwoHZ2FtZV9pZBgDIAEoCRIOCgZzdHJpY3QYBCABKAgiNwoSQ3JlYXRlR2FtZVJlc3BvbnNlEiEKBGdhbWUYASABKAsyEy5zaG9naS52MS5HYW1lU3RhdGUiTgoRU3VibWl0TW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRILCgNwbHkYAiABKA0SCwoDdXNpGAMgASgJEg4KBnN0cmljdBgEIAEoCCL/AQoSU3VibWl0TW92ZVJlc3BvbnNlEiYKB291dGNvbWUYASABKA4yFS5zaG9naS52MS5Nb3ZlT3V0Y29tZRIrCgxpbGxlZ2FsX2tpbmQYAiABKA4yFS5zaG9naS52MS5JbGxlZ2FsS2luZBILCgNwbHkYAyABKA0SEgoKc2Zlbl9hZnRlchgEIAEoCRITCgtnaXZlc19jaGVjaxgFIAEoCBIiCgd2ZXJkaWN0GAYgASgLMhEuc2hvZ2kudjEuVmVyZGljdBIjCgh3YXJuaW5ncxgHIAMoCzIRLnNob2dpLnYxLldhcm5pbmcSFQoNcG9zaXRpb25faGFzaBgIIAEoBiIwChNWYWxpZGF0ZU1vdmVSZXF1ZXN0EgwKBHNmZW4YASABKAkSCwoDdXNpGAIgASgJItsBChRWYWxpZGF0ZU1vdmVSZXNwb25zZRINCgVsZWdhbBgBIAEoCBIrCgxpbGxlZ2FsX2tpbmQYAiABKA4yFS5zaG9naS52MS5JbGxlZ2FsS2luZBISCgpzZmVuX2FmdGVyGAMgASgJEhMKC2dpdmVzX2NoZWNrGAQgASgIEhQKDGlzX2NoZWNrbWF0ZRgFIAEoCBIWCg5ub19sZWdhbF9yZXBseRgGIAEoCBIVCg1wb3NpdGlvbl9oYXNoGAcgASgGEhkKEWlsbGVnYWxfa2luZF9uYW1lGAggASgJIlYKDkRlY2xhcmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSIQoIZGVjbGFyZXIYAiABKA4yDy5zaG9naS52MS5Db2xvchIQCghoYXNfdGltZRgDIAEoCCJiCg9EZWNsYXJlUmVzcG9uc2USKwoGcmVwb3J0GAEgASgLMhsuc2hvZ2kudjEuRGVjbGFyYXRpb25SZXBvcnQSIgoHdmVyZGljdBgCIAEoCzIRLnNob2dpLnYxLlZlcmRpY3QiewoWRXZhbHVhdGVJbXBhc3NlUmVxdWVzdBIRCgdnYW1lX2lkGAEgASgJSAASDgoEc2ZlbhgCIAEoCUgAEgwKBHJ1bGUYAyABKAkSFAoMaW5pdGlhbF9zZmVuGAQgASgJEhAKCGhhc190aW1lGAUgASgIQggKBnRhcmdldCJGChdFdmFsdWF0ZUltcGFzc2VSZXNwb25zZRIrCgZyZXBvcnQYASABKAsyGy5zaG9naS52MS5EZWNsYXJhdGlvblJlcG9ydCJGCg5HZXRHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCGZyb21fcGx5GAIgASgNEhEKCW1heF9wbGllcxgDIAEoDSJGCg9HZXRHYW1lUmVzcG9uc2USIQoEZ2FtZRgBIAEoCzITLnNob2dpLnYxLkdhbWVTdGF0ZRIQCghuZXh0X3BseRgCIAEoDSI1ChBXYXRjaEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEAoIZnJvbV9wbHkYAiABKA0i+gEKEVdhdGNoR2FtZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEEigKB2NyZWF0ZWQYCiABKAsyFS5zaG9naS52MS5HYW1lQ3JlYXRlZEgAEiYKBG1vdmUYCyABKAsyFi5zaG9naS52MS5Nb3ZlQWNjZXB0ZWRIABIsCgtkZWNsYXJhdGlvbhgMIAEoCzIVLnNob2dpLnYxLkRlY2xhcmF0aW9uSAASJAoHd2FybmluZxgNIAEoCzIRLnNob2dpLnYxLldhcm5pbmdIABIkCgd2ZXJkaWN0GA4gASgLMhEuc2hvZ2kudjEuVmVyZGljdEgAQgcKBWV2ZW50ImYKDkVuZEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSIwoGcmVhc29uGAIgASgOMhMuc2hvZ2kudjEuRW5kUmVhc29uEh4KBWxvc2VyGAMgASgOMg8uc2hvZ2kudjEuQ29sb3IiNQoPRW5kR2FtZVJlc3BvbnNlEiIKB3ZlcmRpY3QYASABKAsyES5zaG9naS52MS5WZXJkaWN0IiEKEUxlZ2FsTW92ZXNSZXF1ZXN0EgwKBHNmZW4YASABKAkiNQoSTGVnYWxNb3Zlc1Jlc3BvbnNlEg0KBW1vdmVzGAEgAygJEhAKCGluX2NoZWNrGAIgASgIIkwKEExpc3RHYW1lc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkSEQoJbGl2ZV9vbmx5GAMgASgIIoABCgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEhgKEGNyZWF0ZWRfc2VxdWVuY2UYAiABKAQSDgoGcHJlc2V0GAMgASgJEhIKCnN0YXJ0X3NmZW4YBCABKAkSIgoHdmVyZGljdBgFIAEoCzIRLnNob2dpLnYxLlZlcmRpY3QiUgoRTGlzdEdhbWVzUmVzcG9uc2USJAoFZ2FtZXMYASADKAsyFS5zaG9naS52MS5HYW1lU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiowEKEFBvc2l0aW9uQW5hbHlzaXMSCwoDcGx5GAEgASgNEgsKA3VzaRgCIAEoCRISCgpnYXZlX2NoZWNrGAMgASgIEhIKCm9jY3VycmVuY2UYBCABKA0SFQoNZWFybGllcl9wbGllcxgFIAMoDRIaChJibGFja19jaGVja19zdHJlYWsYBiABKA0SGgoSd2hpdGVfY2hlY2tfc3RyZWFrGAcgASgNIkoKEkFuYWx5emVHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhAKCGZyb21fcGx5GAIgASgNEhEKCW1heF9wbGllcxgDIAEoDSKOAgoTQW5hbHl6ZUdhbWVSZXNwb25zZRIhCgRnYW1lGAEgASgLMhMuc2hvZ2kudjEuR2FtZVN0YXRlEi0KCXBvc2l0aW9ucxgCIAMoCzIaLnNob2dpLnYxLlBvc2l0aW9uQW5hbHlzaXMSNgoRYmxhY2tfZGVjbGFyYXRpb24YAyABKAsyGy5zaG9naS52MS5EZWNsYXJhdGlvblJlcG9ydBI2ChF3aGl0ZV9kZWNsYXJhdGlvbhgEIAEoCzIbLnNob2dpLnYxLkRlY2xhcmF0aW9uUmVwb3J0EiMKCHdhcm5pbmdzGAUgAygLMhEuc2hvZ2kudjEuV2FybmluZxIQCghuZXh0X3BseRgGIAEoDSpACgVDb2xvchIVChFDT0xPUl9VTlNQRUNJRklFRBAAEg8KC0NPTE9SX0JMQUNLEAESDwoLQ09MT1JfV0hJVEUQAiqGAgoLSWxsZWdhbEtpbmQSHAoYSUxMRUdBTF9LSU5EX1VOU1BFQ0lGSUVEEAASGgoWSUxMRUdBTF9LSU5EX1RXT19QQVdOUxABEh8KG0lMTEVHQUxfS0lORF9QQVdOX0RST1BfTUFURRACEhsKF0lMTEVHQUxfS0lORF9ERUFEX1BJRUNFEAMSJQohSUxMRUdBTF9LSU5EX0xFQVZFU19LSU5HX0lOX0NIRUNLEAQSGwoXSUxMRUdBTF9LSU5EX0lNUE9TU0lCTEUQBRIbChdJTExFR0FMX0tJTkRfV1JPTkdfVFVSThAGEh4KFklMTEVHQUxfS0lORF9HQU1FX09WRVIQBxoCCAEq+QIKClJlc3VsdENvZGUSGwoXUkVTVUxUX0NPREVfVU5TUEVDSUZJRUQQABIZChVSRVNVTFRfQ09ERV9DSEVDS01BVEUQARIeChpSRVNVTFRfQ09ERV9OT19MRUdBTF9NT1ZFUxACEhwKGFJFU1VMVF9DT0RFX0lMTEVHQUxfTU9WRRADEhoKFlJFU1VMVF9DT0RFX1JFUEVUSVRJT04QBBIfChtSRVNVTFRfQ09ERV9QRVJQRVRVQUxfQ0hFQ0sQBRIbChdSRVNVTFRfQ09ERV9ERUNMQVJBVElPThAGEhgKFFJFU1VMVF9DT0RFX1RSWV9SVUxFEAcSGQoVUkVTVUxUX0NPREVfTUFYX01PVkVTEAgSGwoXUkVTVUxUX0NPREVfUkVTSUdOQVRJT04QCRIXChNSRVNVTFRfQ09ERV9USU1FT1VUEAoSFQoRUkVTVUxUX0NPREVfQUJPUlQQCxIZChVSRVNVTFRfQ09ERV9BR1JFRU1FTlQQDCpnCg5PcmRpbmFyeVJlc3VsdBIfChtPUkRJTkFSWV9SRVNVTFRfVU5TUEVDSUZJRUQQABIYChRPUkRJTkFSWV9SRVNVTFRfRFJBVxABEhoKFk9SRElOQVJZX1JFU1VMVF9SRVBMQVkQAip5ChFJbGxlZ2FsTW92ZVBvbGljeRIjCh9JTExFR0FMX01PVkVfUE9MSUNZX1VOU1BFQ0lGSUVEEAASHgoaSUxMRUdBTF9NT1ZFX1BPTElDWV9SRUpFQ1QQARIfChtJTExFR0FMX01PVkVfUE9MSUNZX0ZPUkZFSVQQAiqJAQoPRGVjbGFyYXRpb25SdWxlEiAKHERFQ0xBUkFUSU9OX1JVTEVfVU5TUEVDSUZJRUQQABIZChVERUNMQVJBVElPTl9SVUxFX05PTkUQARIdChlERUNMQVJBVElPTl9SVUxFX1BPSU5UUzI3EAISGgoWREVDTEFSQVRJT05fUlVMRV9KU0EyNBADKn4KEkRlY2xhcmF0aW9uVHJpZ2dlchIjCh9ERUNMQVJBVElPTl9UUklHR0VSX1VOU1BFQ0lGSUVEEAASIAocREVDTEFSQVRJT05fVFJJR0dFUl9FWFBMSUNJVBABEiEKHURFQ0xBUkFUSU9OX1RSSUdHRVJfQVVUT01BVElDEAIqcwoRRmFpbGVkRGVjbGFyYXRpb24SIgoeRkFJTEVEX0RFQ0xBUkFUSU9OX1VOU1BFQ0lGSUVEEAASGwoXRkFJTEVEX0RFQ0xBUkFUSU9OX0xPU1MQARIdChlGQUlMRURfREVDTEFSQVRJT05fUkVGVVNFEAIqTAoHQ2FwTW9kZRIYChRDQVBfTU9ERV9VTlNQRUNJRklFRBAAEhIKDkNBUF9NT0RFX1BMQUlOEAESEwoPQ0FQX01PREVfSlNBNTAwEAIqhAEKDEFncmVlbWVudFRpZRIdChlBR1JFRU1FTlRfVElFX1VOU1BFQ0lGSUVEEAASGQoVQUdSRUVNRU5UX1RJRV9KSVNIT0dJEAESHAoYQUdSRUVNRU5UX1RJRV9XSElURV9XSU5TEAISHAoYQUdSRUVNRU5UX1RJRV9CTEFDS19XSU5TEAMqfQoLTW92ZU91dGNvbWUSHAoYTU9WRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGQoVTU9WRV9PVVRDT01FX0FDQ0VQVEVEEAESGQoVTU9WRV9PVVRDT01FX1JFSkVDVEVEEAISGgoWTU9WRV9PVVRDT01FX0ZPUkZFSVRFRBADKpMBCglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhoKFkVORF9SRUFTT05fUkVTSUdOQVRJT04QARIWChJFTkRfUkVBU09OX1RJTUVPVVQQAhIUChBFTkRfUkVBU09OX0FCT1JUEAMSIAocRU5EX1JFQVNPTl9KSVNIT0dJX0FHUkVFTUVOVBAEKrUECgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIgChxFUlJPUl9SRUFTT05fSU5WQUxJRF9SRVFVRVNUEAESIAocRVJST1JfUkVBU09OX0lOVkFMSURfUlVMRVNFVBACEh8KG0VSUk9SX1JFQVNPTl9HQU1FX05PVF9GT1VORBADEhwKGEVSUk9SX1JFQVNPTl9HQU1FX0VYSVNUUxAEEhoKFkVSUk9SX1JFQVNPTl9HQU1FX09WRVIQBRIoCiRFUlJPUl9SRUFTT05fREVDTEFSQVRJT05fTk9UX0FMTE9XRUQQBhIaChZFUlJPUl9SRUFTT05fUExZX1RBS0VOEAcSGgoWRVJST1JfUkVBU09OX1BMWV9BSEVBRBAIEhoKFkVSUk9SX1JFQVNPTl9DT05URU5ERUQQCRIgChxFUlJPUl9SRUFTT05fT1VUQ09NRV9VTktOT1dOEAoSIAocRVJST1JfUkVBU09OX0JVU19VTkFWQUlMQUJMRRALEiAKHEVSUk9SX1JFQVNPTl9WRVJESUNUX1BFTkRJTkcQDBIeChpFUlJPUl9SRUFTT05fU0hVVFRJTkdfRE9XThANEiAKHEVSUk9SX1JFQVNPTl9VTlJFQURBQkxFX0dBTUUQDhIgChxFUlJPUl9SRUFTT05fVU5BVVRIRU5USUNBVEVEEA8SIQodRVJST1JfUkVBU09OX0FOU1dFUl9UT09fTEFSR0UQEDKrBgoNTW92ZVZhbGlkYXRvchJHCgpDcmVhdGVHYW1lEhsuc2hvZ2kudjEuQ3JlYXRlR2FtZVJlcXVlc3QaHC5zaG9naS52MS5DcmVhdGVHYW1lUmVzcG9uc2USRwoKU3VibWl0TW92ZRIbLnNob2dpLnYxLlN1Ym1pdE1vdmVSZXF1ZXN0Ghwuc2hvZ2kudjEuU3VibWl0TW92ZVJlc3BvbnNlEk0KDFZhbGlkYXRlTW92ZRIdLnNob2dpLnYxLlZhbGlkYXRlTW92ZVJlcXVlc3QaHi5zaG9naS52MS5WYWxpZGF0ZU1vdmVSZXNwb25zZRI+CgdEZWNsYXJlEhguc2hvZ2kudjEuRGVjbGFyZVJlcXVlc3QaGS5zaG9naS52MS5EZWNsYXJlUmVzcG9uc2USVgoPRXZhbHVhdGVJbXBhc3NlEiAuc2hvZ2kudjEuRXZhbHVhdGVJbXBhc3NlUmVxdWVzdBohLnNob2dpLnYxLkV2YWx1YXRlSW1wYXNzZVJlc3BvbnNlEj4KB0dldEdhbWUSGC5zaG9naS52MS5HZXRHYW1lUmVxdWVzdBoZLnNob2dpLnYxLkdldEdhbWVSZXNwb25zZRJGCglXYXRjaEdhbWUSGi5zaG9naS52MS5XYXRjaEdhbWVSZXF1ZXN0Ghsuc2hvZ2kudjEuV2F0Y2hHYW1lUmVzcG9uc2UwARI+CgdFbmRHYW1lEhguc2hvZ2kudjEuRW5kR2FtZVJlcXVlc3QaGS5zaG9naS52MS5FbmRHYW1lUmVzcG9uc2USRwoKTGVnYWxNb3ZlcxIbLnNob2dpLnYxLkxlZ2FsTW92ZXNSZXF1ZXN0Ghwuc2hvZ2kudjEuTGVnYWxNb3Zlc1Jlc3BvbnNlEkQKCUxpc3RHYW1lcxIaLnNob2dpLnYxLkxpc3RHYW1lc1JlcXVlc3QaGy5zaG9naS52MS5MaXN0R2FtZXNSZXNwb25zZRJKCgtBbmFseXplR2FtZRIcLnNob2dpLnYxLkFuYWx5emVHYW1lUmVxdWVzdBodLnNob2dpLnYxLkFuYWx5emVHYW1lUmVzcG9uc2VCQgoIc2hvZ2kudjFCDEFyYml0ZXJQcm90b1ABogIDU0hHqgIIU2hvZ2kuVjHKAghTaG9naVxWMeoCCVNob2dpOjpWMWIGcHJvdG8z");
+  fileDesc("ChZzaG9naS92MS9hcmJpdGVyLnByb3RvEghzaG9naS52MSJICgdSdWxlc2V0Eg4KBnByZXNldBgBIAEoCRItCglvdmVycmlkZXMYAiABKAsyGi5zaG9naS52MS5SdWxlc2V0T3ZlcnJpZGVzIu0JChBSdWxlc2V0T3ZlcnJpZGVzEjEKDGlsbGVnYWxfbW92ZRgBIAEoDjIbLnNob2dpLnYxLklsbGVnYWxNb3ZlUG9saWN5EiwKCnJlcGV0aXRpb24YAiABKA4yGC5zaG9naS52MS5PcmRpbmFyeVJlc3VsdBIjChZzdGFydF9wb3NpdGlvbl9jb3VudGVkGAMgASgISACIAQESLgoLZGVjbGFyYXRpb24YBCABKA4yGS5zaG9naS52MS5EZWNsYXJhdGlvblJ1bGUSOQoTZGVjbGFyYXRpb25fdHJpZ2dlchgFIAEoDjIcLnNob2dpLnYxLkRlY2xhcmF0aW9uVHJpZ2dlchI3ChJmYWlsZWRfZGVjbGFyYXRpb24YBiABKA4yGy5zaG9naS52MS5GYWlsZWREZWNsYXJhdGlvbhIpCgdqaXNob2dpGAcgASgOMhguc2hvZ2kudjEuT3JkaW5hcnlSZXN1bHQSHAoPaGFuZGljYXBfY3JlZGl0GAggASgISAGIAQESFQoIdHJ5X3J1bGUYCSABKAhIAogBARIVCghtb3ZlX2NhcBgKIAEoDUgDiAEBEiMKCGNhcF9tb2RlGAsgASgOMhEuc2hvZ2kudjEuQ2FwTW9kZRIbCg5jc2Ffc2VydmVyX2NhcBgMIAEoCEgEiAEBEiAKE2FncmVlbWVudF90aHJlc2hvbGQYDSABKA1IBYgBARItCg1hZ3JlZW1lbnRfdGllGA4gASgOMhYuc2hvZ2kudjEuQWdyZWVtZW50VGllEi8KDmNsb2NrX3JvdW5kaW5nGA8gASgOMhcuc2hvZ2kudjEuQ2xvY2tSb3VuZGluZxI2ChNsZWFzdF90aW1lX3Blcl9tb3ZlGBAgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi4KC2Nsb2NrX2dyYWNlGBEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiwKCXRpbWVfbWFpbhgSIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIyCg90aW1lX21haW5fd2hpdGUYEyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLwoMdGltZV9ieW95b21pGBQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKEnRpbWVfYnlveW9taV93aGl0ZRgVIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIZCgx0aW1lX3BlcmlvZHMYFiABKA1IBogBARIfChJ0aW1lX3BlcmlvZHNfd2hpdGUYFyABKA1IB4gBARIxCg50aW1lX2luY3JlbWVudBgYIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI3ChR0aW1lX2luY3JlbWVudF93aGl0ZRgZIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIZChdfc3RhcnRfcG9zaXRpb25fY291bnRlZEISChBfaGFuZGljYXBfY3JlZGl0QgsKCV90cnlfcnVsZUILCglfbW92ZV9jYXBCEQoPX2NzYV9zZXJ2ZXJfY2FwQhYKFF9hZ3JlZW1lbnRfdGhyZXNob2xkQg8KDV90aW1lX3BlcmlvZHNCFQoTX3RpbWVfcGVyaW9kc193aGl0ZSI3CglTaWRlQ2xvY2sSFAoMcmVtYWluaW5nX21zGAEgASgEEhQKDHBlcmlvZHNfbGVmdBgCIAEoDSKuAQoKQ2xvY2tTdGF0ZRIiCgVibGFjaxgBIAEoCzITLnNob2dpLnYxLlNpZGVDbG9jaxIiCgV3aGl0ZRgCIAEoCzITLnNob2dpLnYxLlNpZGVDbG9jaxIgCgdydW5uaW5nGAMgASgOMg8uc2hvZ2kudjEuQ29sb3ISHAoUdHVybl9zdGFydGVkX3VuaXhfbXMYBCABKAMSGAoQZGVhZGxpbmVfdW5peF9tcxgFIAEoAyLwAQoOVGltZVVwRXZpZGVuY2USHQoEc2lkZRgBIAEoDjIPLnNob2dpLnYxLkNvbG9yEhwKFHR1cm5fc3RhcnRlZF91bml4X21zGAIgASgDEhgKEGRlYWRsaW5lX3VuaXhfbXMYAyABKAMSEgoKYXRfdW5peF9tcxgEIAEoAxISCgplbGFwc2VkX21zGAUgASgEEhIKCmNoYXJnZWRfbXMYBiABKAQSIwoGYmVmb3JlGAcgASgLMhMuc2hvZ2kudjEuU2lkZUNsb2NrEhQKDGF2YWlsYWJsZV9tcxgIIAEoBBIQCghncmFjZV9tcxgJIAEoBCI8ChFDaGVja21hdGVFdmlkZW5jZRISCgptYXRpbmdfcGx5GAEgASgNEhMKC21hdGluZ19tb3ZlGAIgASgJIkcKE0lsbGVnYWxNb3ZlRXZpZGVuY2USIwoEa2luZBgBIAEoDjIVLnNob2dpLnYxLklsbGVnYWxLaW5kEgsKA3VzaRgCIAEoCSI5ChJSZXBldGl0aW9uRXZpZGVuY2USDQoFcGxpZXMYASADKA0SFAoMbXV0dWFsX2NoZWNrGAIgASgIIl4KFlBlcnBldHVhbENoZWNrRXZpZGVuY2USDQoFcGxpZXMYASADKA0SIAoHY2hlY2tlchgCIAEoDjIPLnNob2dpLnYxLkNvbG9yEhMKC2NoZWNrX3BsaWVzGAMgAygNIjcKGkRlY2xhcmF0aW9uQ29uZGl0aW9uUmVzdWx0EgwKBG5hbWUYASABKAkSCwoDbWV0GAIgASgIIuACChFEZWNsYXJhdGlvblJlcG9ydBIMCgRydWxlGAEgASgJEiEKCGRlY2xhcmVyGAIgASgOMg8uc2hvZ2kudjEuQ29sb3ISDwoHb3V0Y29tZRgDIAEoCRI4Cgpjb25kaXRpb25zGAQgAygLMiQuc2hvZ2kudjEuRGVjbGFyYXRpb25Db25kaXRpb25SZXN1bHQSFgoOcGllY2VzX2luX2NhbXAYBSABKA0SFAoMa2luZ19pbl9jYW1wGAYgASgIEhAKCGluX2NoZWNrGAcgASgIEhAKCGhhc190aW1lGAggASgIEhYKDnBvaW50c19pbl9jYW1wGAkgASgNEhYKDnBvaW50c19pbl9oYW5kGAogASgNEg4KBmNyZWRpdBgLIAEoDRIOCgZwb2ludHMYDCABKA0SFQoNcG9pbnRzX3RvX3dpbhgNIAEoDRIWCg5wb2ludHNfbWlzc2luZxgOIAEoDSIeCg9UcnlSdWxlRXZpZGVuY2USCwoDdXNpGAEgASgJIjsKEE1heE1vdmVzRXZpZGVuY2USCwoDY2FwGAEgASgNEhoKEmV4dGVuZGVkX2J5X2NoZWNrcxgCIAEoCCIgChBSZXBvcnRlZEV2aWRlbmNlEgwKBG5vdGUYASABKAkiowUKB1ZlcmRpY3QSDwoHZ2FtZV9pZBgBIAEoCRIiCgRjb2RlGAIgASgOMhQuc2hvZ2kudjEuUmVzdWx0Q29kZRIfCgZ3aW5uZXIYAyABKA4yDy5zaG9naS52MS5Db2xvchILCgNwbHkYBCABKA0SMQoPb3JkaW5hcnlfcmVzdWx0GAUgASgOMhguc2hvZ2kudjEuT3JkaW5hcnlSZXN1bHQSMAoJY2hlY2ttYXRlGAogASgLMhsuc2hvZ2kudjEuQ2hlY2ttYXRlRXZpZGVuY2VIABI1CgxpbGxlZ2FsX21vdmUYCyABKAsyHS5zaG9naS52MS5JbGxlZ2FsTW92ZUV2aWRlbmNlSAASMgoKcmVwZXRpdGlvbhgMIAEoCzIcLnNob2dpLnYxLlJlcGV0aXRpb25FdmlkZW5jZUgAEjsKD3BlcnBldHVhbF9jaGVjaxgNIAEoCzIgLnNob2dpLnYxLlBlcnBldHVhbENoZWNrRXZpZGVuY2VIABIyCgtkZWNsYXJhdGlvbhgOIAEoCzIbLnNob2dpLnYxLkRlY2xhcmF0aW9uUmVwb3J0SAASLQoIdHJ5X3J1bGUYDyABKAsyGS5zaG9naS52MS5UcnlSdWxlRXZpZGVuY2VIABIvCgltYXhfbW92ZXMYECABKAsyGi5zaG9naS52MS5NYXhNb3Zlc0V2aWRlbmNlSAASLgoIcmVwb3J0ZWQYESABKAsyGi5zaG9naS52MS5SZXBvcnRlZEV2aWRlbmNlSAASKwoHdGltZV91cBgSIAEoCzIYLnNob2dpLnYxLlRpbWVVcEV2aWRlbmNlSAASEQoJY29kZV9uYW1lGBQgASgJEhgKEHJlY2VpdmVkX3VuaXhfbXMYFSABKANCCgoIZXZpZGVuY2UipAEKB1dhcm5pbmcSDwoHZ2FtZV9pZBgBIAEoCRILCgNwbHkYAiABKA0SNQoQdGhpcmRfb2NjdXJyZW5jZRgKIAEoCzIZLnNob2dpLnYxLlRoaXJkT2NjdXJyZW5jZUgAEjwKFHBlcnBldHVhbF9jaGVja19yaXNrGAsgASgLMhwuc2hvZ2kudjEuUGVycGV0dWFsQ2hlY2tSaXNrSABCBgoEa2luZCIgCg9UaGlyZE9jY3VycmVuY2USDQoFcGxpZXMYASADKA0iSQoSUGVycGV0dWFsQ2hlY2tSaXNrEiAKB2NoZWNrZXIYASABKA4yDy5zaG9naS52MS5Db2xvchIRCglzaW5jZV9wbHkYAiABKA0ilwIKCUdhbWVTdGF0ZRIPCgdnYW1lX2lkGAEgASgJEiIKB3J1bGVzZXQYAiABKAsyES5zaG9naS52MS5SdWxlc2V0EhIKCnN0YXJ0X3NmZW4YAyABKAkSDAoEc2ZlbhgEIAEoCRILCgNwbHkYBSABKA0SJQoMc2lkZV90b19tb3ZlGAYgASgOMg8uc2hvZ2kudjEuQ29sb3ISEAoIaW5fY2hlY2sYByABKAgSDQoFbW92ZXMYCCADKAkSIgoHdmVyZGljdBgJIAEoCzIRLnNob2dpLnYxLlZlcmRpY3QSFQoNcG9zaXRpb25faGFzaBgKIAEoBhIjCgVjbG9jaxgLIAEoCzIULnNob2dpLnYxLkNsb2NrU3RhdGUikQEKC0dhbWVDcmVhdGVkEg8KB2dhbWVfaWQYASABKAkSIgoHcnVsZXNldBgCIAEoCzIRLnNob2dpLnYxLlJ1bGVzZXQSEgoKc3RhcnRfc2ZlbhgDIAEoCRIQCghoYW5kaWNhcBgEIAEoCRIOCgZzdHJpY3QYBSABKAgSFwoPY3JlYXRlZF91bml4X21zGAYgASgDIpMBCgxNb3ZlQWNjZXB0ZWQSDwoHZ2FtZV9pZBgBIAEoCRILCgNwbHkYAiABKA0SCwoDdXNpGAMgASgJEhIKCnNmZW5fYWZ0ZXIYBCABKAkSEwoLZ2l2ZXNfY2hlY2sYBSABKAgSFQoNcG9zaXRpb25faGFzaBgGIAEoBhIYChByZWNlaXZlZF91bml4X21zGAcgASgDIo0BCgtEZWNsYXJhdGlvbhIPCgdnYW1lX2lkGAEgASgJEgsKA3BseRgCIAEoDRIhCghkZWNsYXJlchgDIAEoDjIPLnNob2dpLnYxLkNvbG9yEhAKCGhhc190aW1lGAQgASgIEisKBnJlcG9ydBgFIAEoCzIbLnNob2dpLnYxLkRlY2xhcmF0aW9uUmVwb3J0IlAKDVN0YXJ0UG9zaXRpb24SEgoIc3RhcnRwb3MYASABKAhIABIOCgRzZmVuGAIgASgJSAASEgoIaGFuZGljYXAYAyABKAlIAEIHCgVzdGFydCKAAQoRQ3JlYXRlR2FtZVJlcXVlc3QSIgoHcnVsZXNldBgBIAEoCzIRLnNob2dpLnYxLlJ1bGVzZXQSJgoFc3RhcnQYAiABKAsyFy5zaG9naS52MS5TdGFydFBvc2l0aW9uEg8KB2dhbWVfaWQYAyABKAkSDgoGc3RyaWN0GAQgASgIIjcKEkNyZWF0ZUdhbWVSZXNwb25zZRIhCgRnYW1lGAEgASgLMhMuc2hvZ2kudjEuR2FtZVN0YXRlIk4KEVN1Ym1pdE1vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSCwoDcGx5GAIgASgNEgsKA3VzaRgDIAEoCRIOCgZzdHJpY3QYBCABKAgipAIKElN1Ym1pdE1vdmVSZXNwb25zZRImCgdvdXRjb21lGAEgASgOMhUuc2hvZ2kudjEuTW92ZU91dGNvbWUSKwoMaWxsZWdhbF9raW5kGAIgASgOMhUuc2hvZ2kudjEuSWxsZWdhbEtpbmQSCwoDcGx5GAMgASgNEhIKCnNmZW5fYWZ0ZXIYBCABKAkSEwoLZ2l2ZXNfY2hlY2sYBSABKAgSIgoHdmVyZGljdBgGIAEoCzIRLnNob2dpLnYxLlZlcmRpY3QSIwoId2FybmluZ3MYByADKAsyES5zaG9naS52MS5XYXJuaW5nEhUKDXBvc2l0aW9uX2hhc2gYCCABKAYSIwoFY2xvY2sYCSABKAsyFC5zaG9naS52MS5DbG9ja1N0YXRlIjAKE1ZhbGlkYXRlTW92ZVJlcXVlc3QSDAoEc2ZlbhgBIAEoCRILCgN1c2kYAiABKAki2wEKFFZhbGlkYXRlTW92ZVJlc3BvbnNlEg0KBWxlZ2FsGAEgASgIEisKDGlsbGVnYWxfa2luZBgCIAEoDjIVLnNob2dpLnYxLklsbGVnYWxLaW5kEhIKCnNmZW5fYWZ0ZXIYAyABKAkSEwoLZ2l2ZXNfY2hlY2sYBCABKAgSFAoMaXNfY2hlY2ttYXRlGAUgASgIEhYKDm5vX2xlZ2FsX3JlcGx5GAYgASgIEhUKDXBvc2l0aW9uX2hhc2gYByABKAYSGQoRaWxsZWdhbF9raW5kX25hbWUYCCABKAkiVgoORGVjbGFyZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIhCghkZWNsYXJlchgCIAEoDjIPLnNob2dpLnYxLkNvbG9yEhAKCGhhc190aW1lGAMgASgIImIKD0RlY2xhcmVSZXNwb25zZRIrCgZyZXBvcnQYASABKAsyGy5zaG9naS52MS5EZWNsYXJhdGlvblJlcG9ydBIiCgd2ZXJkaWN0GAIgASgLMhEuc2hvZ2kudjEuVmVyZGljdCJ7ChZFdmFsdWF0ZUltcGFzc2VSZXF1ZXN0EhEKB2dhbWVfaWQYASABKAlIABIOCgRzZmVuGAIgASgJSAASDAoEcnVsZRgDIAEoCRIUCgxpbml0aWFsX3NmZW4YBCABKAkSEAoIaGFzX3RpbWUYBSABKAhCCAoGdGFyZ2V0IkYKF0V2YWx1YXRlSW1wYXNzZVJlc3BvbnNlEisKBnJlcG9ydBgBIAEoCzIbLnNob2dpLnYxLkRlY2xhcmF0aW9uUmVwb3J0IkYKDkdldEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEAoIZnJvbV9wbHkYAiABKA0SEQoJbWF4X3BsaWVzGAMgASgNIkYKD0dldEdhbWVSZXNwb25zZRIhCgRnYW1lGAEgASgLMhMuc2hvZ2kudjEuR2FtZVN0YXRlEhAKCG5leHRfcGx5GAIgASgNIjUKEFdhdGNoR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIQCghmcm9tX3BseRgCIAEoDSL6AQoRV2F0Y2hHYW1lUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSKAoHY3JlYXRlZBgKIAEoCzIVLnNob2dpLnYxLkdhbWVDcmVhdGVkSAASJgoEbW92ZRgLIAEoCzIWLnNob2dpLnYxLk1vdmVBY2NlcHRlZEgAEiwKC2RlY2xhcmF0aW9uGAwgASgLMhUuc2hvZ2kudjEuRGVjbGFyYXRpb25IABIkCgd3YXJuaW5nGA0gASgLMhEuc2hvZ2kudjEuV2FybmluZ0gAEiQKB3ZlcmRpY3QYDiABKAsyES5zaG9naS52MS5WZXJkaWN0SABCBwoFZXZlbnQiZgoORW5kR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIjCgZyZWFzb24YAiABKA4yEy5zaG9naS52MS5FbmRSZWFzb24SHgoFbG9zZXIYAyABKA4yDy5zaG9naS52MS5Db2xvciI1Cg9FbmRHYW1lUmVzcG9uc2USIgoHdmVyZGljdBgBIAEoCzIRLnNob2dpLnYxLlZlcmRpY3QiIQoRTGVnYWxNb3Zlc1JlcXVlc3QSDAoEc2ZlbhgBIAEoCSI1ChJMZWdhbE1vdmVzUmVzcG9uc2USDQoFbW92ZXMYASADKAkSEAoIaW5fY2hlY2sYAiABKAgiTAoQTGlzdEdhbWVzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKA0SEgoKcGFnZV90b2tlbhgCIAEoCRIRCglsaXZlX29ubHkYAyABKAgigAEKC0dhbWVTdW1tYXJ5Eg8KB2dhbWVfaWQYASABKAkSGAoQY3JlYXRlZF9zZXF1ZW5jZRgCIAEoBBIOCgZwcmVzZXQYAyABKAkSEgoKc3RhcnRfc2ZlbhgEIAEoCRIiCgd2ZXJkaWN0GAUgASgLMhEuc2hvZ2kudjEuVmVyZGljdCJSChFMaXN0R2FtZXNSZXNwb25zZRIkCgVnYW1lcxgBIAMoCzIVLnNob2dpLnYxLkdhbWVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKjAQoQUG9zaXRpb25BbmFseXNpcxILCgNwbHkYASABKA0SCwoDdXNpGAIgASgJEhIKCmdhdmVfY2hlY2sYAyABKAgSEgoKb2NjdXJyZW5jZRgEIAEoDRIVCg1lYXJsaWVyX3BsaWVzGAUgAygNEhoKEmJsYWNrX2NoZWNrX3N0cmVhaxgGIAEoDRIaChJ3aGl0ZV9jaGVja19zdHJlYWsYByABKA0iSgoSQW5hbHl6ZUdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEAoIZnJvbV9wbHkYAiABKA0SEQoJbWF4X3BsaWVzGAMgASgNIo4CChNBbmFseXplR2FtZVJlc3BvbnNlEiEKBGdhbWUYASABKAsyEy5zaG9naS52MS5HYW1lU3RhdGUSLQoJcG9zaXRpb25zGAIgAygLMhouc2hvZ2kudjEuUG9zaXRpb25BbmFseXNpcxI2ChFibGFja19kZWNsYXJhdGlvbhgDIAEoCzIbLnNob2dpLnYxLkRlY2xhcmF0aW9uUmVwb3J0EjYKEXdoaXRlX2RlY2xhcmF0aW9uGAQgASgLMhsuc2hvZ2kudjEuRGVjbGFyYXRpb25SZXBvcnQSIwoId2FybmluZ3MYBSADKAsyES5zaG9naS52MS5XYXJuaW5nEhAKCG5leHRfcGx5GAYgASgNKkAKBUNvbG9yEhUKEUNPTE9SX1VOU1BFQ0lGSUVEEAASDwoLQ09MT1JfQkxBQ0sQARIPCgtDT0xPUl9XSElURRACKoYCCgtJbGxlZ2FsS2luZBIcChhJTExFR0FMX0tJTkRfVU5TUEVDSUZJRUQQABIaChZJTExFR0FMX0tJTkRfVFdPX1BBV05TEAESHwobSUxMRUdBTF9LSU5EX1BBV05fRFJPUF9NQVRFEAISGwoXSUxMRUdBTF9LSU5EX0RFQURfUElFQ0UQAxIlCiFJTExFR0FMX0tJTkRfTEVBVkVTX0tJTkdfSU5fQ0hFQ0sQBBIbChdJTExFR0FMX0tJTkRfSU1QT1NTSUJMRRAFEhsKF0lMTEVHQUxfS0lORF9XUk9OR19UVVJOEAYSHgoWSUxMRUdBTF9LSU5EX0dBTUVfT1ZFUhAHGgIIASr5AgoKUmVzdWx0Q29kZRIbChdSRVNVTFRfQ09ERV9VTlNQRUNJRklFRBAAEhkKFVJFU1VMVF9DT0RFX0NIRUNLTUFURRABEh4KGlJFU1VMVF9DT0RFX05PX0xFR0FMX01PVkVTEAISHAoYUkVTVUxUX0NPREVfSUxMRUdBTF9NT1ZFEAMSGgoWUkVTVUxUX0NPREVfUkVQRVRJVElPThAEEh8KG1JFU1VMVF9DT0RFX1BFUlBFVFVBTF9DSEVDSxAFEhsKF1JFU1VMVF9DT0RFX0RFQ0xBUkFUSU9OEAYSGAoUUkVTVUxUX0NPREVfVFJZX1JVTEUQBxIZChVSRVNVTFRfQ09ERV9NQVhfTU9WRVMQCBIbChdSRVNVTFRfQ09ERV9SRVNJR05BVElPThAJEhcKE1JFU1VMVF9DT0RFX1RJTUVPVVQQChIVChFSRVNVTFRfQ09ERV9BQk9SVBALEhkKFVJFU1VMVF9DT0RFX0FHUkVFTUVOVBAMKmcKDk9yZGluYXJ5UmVzdWx0Eh8KG09SRElOQVJZX1JFU1VMVF9VTlNQRUNJRklFRBAAEhgKFE9SRElOQVJZX1JFU1VMVF9EUkFXEAESGgoWT1JESU5BUllfUkVTVUxUX1JFUExBWRACKnkKEUlsbGVnYWxNb3ZlUG9saWN5EiMKH0lMTEVHQUxfTU9WRV9QT0xJQ1lfVU5TUEVDSUZJRUQQABIeChpJTExFR0FMX01PVkVfUE9MSUNZX1JFSkVDVBABEh8KG0lMTEVHQUxfTU9WRV9QT0xJQ1lfRk9SRkVJVBACKokBCg9EZWNsYXJhdGlvblJ1bGUSIAocREVDTEFSQVRJT05fUlVMRV9VTlNQRUNJRklFRBAAEhkKFURFQ0xBUkFUSU9OX1JVTEVfTk9ORRABEh0KGURFQ0xBUkFUSU9OX1JVTEVfUE9JTlRTMjcQAhIaChZERUNMQVJBVElPTl9SVUxFX0pTQTI0EAMqfgoSRGVjbGFyYXRpb25UcmlnZ2VyEiMKH0RFQ0xBUkFUSU9OX1RSSUdHRVJfVU5TUEVDSUZJRUQQABIgChxERUNMQVJBVElPTl9UUklHR0VSX0VYUExJQ0lUEAESIQodREVDTEFSQVRJT05fVFJJR0dFUl9BVVRPTUFUSUMQAipzChFGYWlsZWREZWNsYXJhdGlvbhIiCh5GQUlMRURfREVDTEFSQVRJT05fVU5TUEVDSUZJRUQQABIbChdGQUlMRURfREVDTEFSQVRJT05fTE9TUxABEh0KGUZBSUxFRF9ERUNMQVJBVElPTl9SRUZVU0UQAipMCgdDYXBNb2RlEhgKFENBUF9NT0RFX1VOU1BFQ0lGSUVEEAASEgoOQ0FQX01PREVfUExBSU4QARITCg9DQVBfTU9ERV9KU0E1MDAQAiqEAQoMQWdyZWVtZW50VGllEh0KGUFHUkVFTUVOVF9USUVfVU5TUEVDSUZJRUQQABIZChVBR1JFRU1FTlRfVElFX0pJU0hPR0kQARIcChhBR1JFRU1FTlRfVElFX1dISVRFX1dJTlMQAhIcChhBR1JFRU1FTlRfVElFX0JMQUNLX1dJTlMQAyqIAQoNQ2xvY2tSb3VuZGluZxIeChpDTE9DS19ST1VORElOR19VTlNQRUNJRklFRBAAEhoKFkNMT0NLX1JPVU5ESU5HX1NFQ09ORFMQARIfChtDTE9DS19ST1VORElOR19NSUxMSVNFQ09ORFMQAhIaChZDTE9DS19ST1VORElOR19NSU5VVEVTEAMqlwEKC01vdmVPdXRjb21lEhwKGE1PVkVfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFU1PVkVfT1VUQ09NRV9BQ0NFUFRFRBABEhkKFU1PVkVfT1VUQ09NRV9SRUpFQ1RFRBACEhoKFk1PVkVfT1VUQ09NRV9GT1JGRUlURUQQAxIYChRNT1ZFX09VVENPTUVfVElNRV9VUBAEKpMBCglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhoKFkVORF9SRUFTT05fUkVTSUdOQVRJT04QARIWChJFTkRfUkVBU09OX1RJTUVPVVQQAhIUChBFTkRfUkVBU09OX0FCT1JUEAMSIAocRU5EX1JFQVNPTl9KSVNIT0dJX0FHUkVFTUVOVBAEKrUECgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIgChxFUlJPUl9SRUFTT05fSU5WQUxJRF9SRVFVRVNUEAESIAocRVJST1JfUkVBU09OX0lOVkFMSURfUlVMRVNFVBACEh8KG0VSUk9SX1JFQVNPTl9HQU1FX05PVF9GT1VORBADEhwKGEVSUk9SX1JFQVNPTl9HQU1FX0VYSVNUUxAEEhoKFkVSUk9SX1JFQVNPTl9HQU1FX09WRVIQBRIoCiRFUlJPUl9SRUFTT05fREVDTEFSQVRJT05fTk9UX0FMTE9XRUQQBhIaChZFUlJPUl9SRUFTT05fUExZX1RBS0VOEAcSGgoWRVJST1JfUkVBU09OX1BMWV9BSEVBRBAIEhoKFkVSUk9SX1JFQVNPTl9DT05URU5ERUQQCRIgChxFUlJPUl9SRUFTT05fT1VUQ09NRV9VTktOT1dOEAoSIAocRVJST1JfUkVBU09OX0JVU19VTkFWQUlMQUJMRRALEiAKHEVSUk9SX1JFQVNPTl9WRVJESUNUX1BFTkRJTkcQDBIeChpFUlJPUl9SRUFTT05fU0hVVFRJTkdfRE9XThANEiAKHEVSUk9SX1JFQVNPTl9VTlJFQURBQkxFX0dBTUUQDhIgChxFUlJPUl9SRUFTT05fVU5BVVRIRU5USUNBVEVEEA8SIQodRVJST1JfUkVBU09OX0FOU1dFUl9UT09fTEFSR0UQEDKrBgoNTW92ZVZhbGlkYXRvchJHCgpDcmVhdGVHYW1lEhsuc2hvZ2kudjEuQ3JlYXRlR2FtZVJlcXVlc3QaHC5zaG9naS52MS5DcmVhdGVHYW1lUmVzcG9uc2USRwoKU3VibWl0TW92ZRIbLnNob2dpLnYxLlN1Ym1pdE1vdmVSZXF1ZXN0Ghwuc2hvZ2kudjEuU3VibWl0TW92ZVJlc3BvbnNlEk0KDFZhbGlkYXRlTW92ZRIdLnNob2dpLnYxLlZhbGlkYXRlTW92ZVJlcXVlc3QaHi5zaG9naS52MS5WYWxpZGF0ZU1vdmVSZXNwb25zZRI+CgdEZWNsYXJlEhguc2hvZ2kudjEuRGVjbGFyZVJlcXVlc3QaGS5zaG9naS52MS5EZWNsYXJlUmVzcG9uc2USVgoPRXZhbHVhdGVJbXBhc3NlEiAuc2hvZ2kudjEuRXZhbHVhdGVJbXBhc3NlUmVxdWVzdBohLnNob2dpLnYxLkV2YWx1YXRlSW1wYXNzZVJlc3BvbnNlEj4KB0dldEdhbWUSGC5zaG9naS52MS5HZXRHYW1lUmVxdWVzdBoZLnNob2dpLnYxLkdldEdhbWVSZXNwb25zZRJGCglXYXRjaEdhbWUSGi5zaG9naS52MS5XYXRjaEdhbWVSZXF1ZXN0Ghsuc2hvZ2kudjEuV2F0Y2hHYW1lUmVzcG9uc2UwARI+CgdFbmRHYW1lEhguc2hvZ2kudjEuRW5kR2FtZVJlcXVlc3QaGS5zaG9naS52MS5FbmRHYW1lUmVzcG9uc2USRwoKTGVnYWxNb3ZlcxIbLnNob2dpLnYxLkxlZ2FsTW92ZXNSZXF1ZXN0Ghwuc2hvZ2kudjEuTGVnYWxNb3Zlc1Jlc3BvbnNlEkQKCUxpc3RHYW1lcxIaLnNob2dpLnYxLkxpc3RHYW1lc1JlcXVlc3QaGy5zaG9naS52MS5MaXN0R2FtZXNSZXNwb25zZRJKCgtBbmFseXplR2FtZRIcLnNob2dpLnYxLkFuYWx5emVHYW1lUmVxdWVzdBodLnNob2dpLnYxLkFuYWx5emVHYW1lUmVzcG9uc2VCQgoIc2hvZ2kudjFCDEFyYml0ZXJQcm90b1ABogIDU0hHqgIIU2hvZ2kuVjHKAghTaG9naVxWMeoCCVNob2dpOjpWMWIGcHJvdG8z", [file_google_protobuf_duration]);
 
 /**
  * A ruleset: a named preset and any overrides of its options.
@@ -179,6 +181,86 @@ export type RulesetOverrides = Message<"shogi.v1.RulesetOverrides"> & {
    * @generated from field: shogi.v1.AgreementTie agreement_tie = 14;
    */
   agreementTie: AgreementTie;
+
+  /**
+   * The clock (section 9). Every preset has no time control: the platform keeps the clock, and
+   * reports a timeout with EndGame. Setting any `time_` field gives the game the arbiter's
+   * clock; the times are in whole milliseconds (a finer duration is refused), at most a day.
+   * The unit a move's charge is truncated to.
+   *
+   * @generated from field: shogi.v1.ClockRounding clock_rounding = 15;
+   */
+  clockRounding: ClockRounding;
+
+  /**
+   * The least a move is charged (CSA's Least_Time_Per_Move: 0 or 1 s).
+   *
+   * @generated from field: google.protobuf.Duration least_time_per_move = 16;
+   */
+  leastTimePerMove?: Duration | undefined;
+
+  /**
+   * The lag allowance a move, at most 2 s.
+   *
+   * @generated from field: google.protobuf.Duration clock_grace = 17;
+   */
+  clockGrace?: Duration | undefined;
+
+  /**
+   * Black's main time, and White's too unless `time_main_white` is set (time odds).
+   *
+   * @generated from field: google.protobuf.Duration time_main = 18;
+   */
+  timeMain?: Duration | undefined;
+
+  /**
+   * White's main time.
+   *
+   * @generated from field: google.protobuf.Duration time_main_white = 19;
+   */
+  timeMainWhite?: Duration | undefined;
+
+  /**
+   * The length of a byoyomi period (0: none), Black's and White's unless set for White.
+   *
+   * @generated from field: google.protobuf.Duration time_byoyomi = 20;
+   */
+  timeByoyomi?: Duration | undefined;
+
+  /**
+   * White's byoyomi period.
+   *
+   * @generated from field: google.protobuf.Duration time_byoyomi_white = 21;
+   */
+  timeByoyomiWhite?: Duration | undefined;
+
+  /**
+   * Byoyomi periods, 1 to 10, Black's and White's unless set for White.
+   *
+   * @generated from field: optional uint32 time_periods = 22;
+   */
+  timePeriods?: number | undefined;
+
+  /**
+   * White's byoyomi periods.
+   *
+   * @generated from field: optional uint32 time_periods_white = 23;
+   */
+  timePeriodsWhite?: number | undefined;
+
+  /**
+   * The increment added before every turn, the first included (Fischer, as CSA).
+   *
+   * @generated from field: google.protobuf.Duration time_increment = 24;
+   */
+  timeIncrement?: Duration | undefined;
+
+  /**
+   * White's increment.
+   *
+   * @generated from field: google.protobuf.Duration time_increment_white = 25;
+   */
+  timeIncrementWhite?: Duration | undefined;
 };
 
 /**
@@ -187,6 +269,164 @@ export type RulesetOverrides = Message<"shogi.v1.RulesetOverrides"> & {
  */
 export const RulesetOverridesSchema: GenMessage<RulesetOverrides> = /*@__PURE__*/
   messageDesc(file_shogi_v1_arbiter, 1);
+
+/**
+ * One side's clock (section 9).
+ *
+ * @generated from message shogi.v1.SideClock
+ */
+export type SideClock = Message<"shogi.v1.SideClock"> & {
+  /**
+   * The main time left, in milliseconds, as of the start of this side's turn (or its last
+   * move).
+   *
+   * @generated from field: uint64 remaining_ms = 1;
+   */
+  remainingMs: bigint;
+
+  /**
+   * The byoyomi periods left (0 without a byoyomi).
+   *
+   * @generated from field: uint32 periods_left = 2;
+   */
+  periodsLeft: number;
+};
+
+/**
+ * Describes the message shogi.v1.SideClock.
+ * Use `create(SideClockSchema)` to create a new message.
+ */
+export const SideClockSchema: GenMessage<SideClock> = /*@__PURE__*/
+  messageDesc(file_shogi_v1_arbiter, 2);
+
+/**
+ * A game's clock as the arbiter keeps it, derived from the receipt times in the game's log
+ * (section 9).
+ *
+ * @generated from message shogi.v1.ClockState
+ */
+export type ClockState = Message<"shogi.v1.ClockState"> & {
+  /**
+   * Black's clock.
+   *
+   * @generated from field: shogi.v1.SideClock black = 1;
+   */
+  black?: SideClock | undefined;
+
+  /**
+   * White's clock.
+   *
+   * @generated from field: shogi.v1.SideClock white = 2;
+   */
+  white?: SideClock | undefined;
+
+  /**
+   * The side whose clock runs; COLOR_UNSPECIFIED once the game is over.
+   *
+   * @generated from field: shogi.v1.Color running = 3;
+   */
+  running: Color;
+
+  /**
+   * When the running side's turn started (Unix milliseconds, the arbiter's time).
+   *
+   * @generated from field: int64 turn_started_unix_ms = 4;
+   */
+  turnStartedUnixMs: bigint;
+
+  /**
+   * The first instant at which the running side is out of time (Unix milliseconds); 0 when it
+   * has no limit. A call received at or after it ends the game on time.
+   *
+   * @generated from field: int64 deadline_unix_ms = 5;
+   */
+  deadlineUnixMs: bigint;
+};
+
+/**
+ * Describes the message shogi.v1.ClockState.
+ * Use `create(ClockStateSchema)` to create a new message.
+ */
+export const ClockStateSchema: GenMessage<ClockState> = /*@__PURE__*/
+  messageDesc(file_shogi_v1_arbiter, 3);
+
+/**
+ * Evidence of a time-up (RESULT_CODE_TIMEOUT judged by the arbiter's clock).
+ *
+ * @generated from message shogi.v1.TimeUpEvidence
+ */
+export type TimeUpEvidence = Message<"shogi.v1.TimeUpEvidence"> & {
+  /**
+   * The side out of time.
+   *
+   * @generated from field: shogi.v1.Color side = 1;
+   */
+  side: Color;
+
+  /**
+   * When its turn started (Unix milliseconds).
+   *
+   * @generated from field: int64 turn_started_unix_ms = 2;
+   */
+  turnStartedUnixMs: bigint;
+
+  /**
+   * Its deadline (Unix milliseconds).
+   *
+   * @generated from field: int64 deadline_unix_ms = 3;
+   */
+  deadlineUnixMs: bigint;
+
+  /**
+   * When the call that found it late was received, or when the arbiter flagged the silent
+   * side (Unix milliseconds).
+   *
+   * @generated from field: int64 at_unix_ms = 4;
+   */
+  atUnixMs: bigint;
+
+  /**
+   * The time elapsed in the turn, milliseconds.
+   *
+   * @generated from field: uint64 elapsed_ms = 5;
+   */
+  elapsedMs: bigint;
+
+  /**
+   * What the turn would be charged, milliseconds.
+   *
+   * @generated from field: uint64 charged_ms = 6;
+   */
+  chargedMs: bigint;
+
+  /**
+   * The side's clock at the start of the turn.
+   *
+   * @generated from field: shogi.v1.SideClock before = 7;
+   */
+  before?: SideClock | undefined;
+
+  /**
+   * What the side had for the turn (main time left, increment and byoyomi periods), ms.
+   *
+   * @generated from field: uint64 available_ms = 8;
+   */
+  availableMs: bigint;
+
+  /**
+   * The lag allowance, milliseconds.
+   *
+   * @generated from field: uint64 grace_ms = 9;
+   */
+  graceMs: bigint;
+};
+
+/**
+ * Describes the message shogi.v1.TimeUpEvidence.
+ * Use `create(TimeUpEvidenceSchema)` to create a new message.
+ */
+export const TimeUpEvidenceSchema: GenMessage<TimeUpEvidence> = /*@__PURE__*/
+  messageDesc(file_shogi_v1_arbiter, 4);
 
 /**
  * Evidence of a checkmate: the mating ply and move.
@@ -214,7 +454,7 @@ export type CheckmateEvidence = Message<"shogi.v1.CheckmateEvidence"> & {
  * Use `create(CheckmateEvidenceSchema)` to create a new message.
  */
 export const CheckmateEvidenceSchema: GenMessage<CheckmateEvidence> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 2);
+  messageDesc(file_shogi_v1_arbiter, 5);
 
 /**
  * Evidence of a forfeited illegal move.
@@ -242,7 +482,7 @@ export type IllegalMoveEvidence = Message<"shogi.v1.IllegalMoveEvidence"> & {
  * Use `create(IllegalMoveEvidenceSchema)` to create a new message.
  */
 export const IllegalMoveEvidenceSchema: GenMessage<IllegalMoveEvidence> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 3);
+  messageDesc(file_shogi_v1_arbiter, 6);
 
 /**
  * Evidence of an ordinary fourfold repetition.
@@ -270,7 +510,7 @@ export type RepetitionEvidence = Message<"shogi.v1.RepetitionEvidence"> & {
  * Use `create(RepetitionEvidenceSchema)` to create a new message.
  */
 export const RepetitionEvidenceSchema: GenMessage<RepetitionEvidence> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 4);
+  messageDesc(file_shogi_v1_arbiter, 7);
 
 /**
  * Evidence of a perpetual check.
@@ -305,7 +545,7 @@ export type PerpetualCheckEvidence = Message<"shogi.v1.PerpetualCheckEvidence"> 
  * Use `create(PerpetualCheckEvidenceSchema)` to create a new message.
  */
 export const PerpetualCheckEvidenceSchema: GenMessage<PerpetualCheckEvidence> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 5);
+  messageDesc(file_shogi_v1_arbiter, 8);
 
 /**
  * One condition of a declaration and whether it holds.
@@ -334,7 +574,7 @@ export type DeclarationConditionResult = Message<"shogi.v1.DeclarationConditionR
  * Use `create(DeclarationConditionResultSchema)` to create a new message.
  */
 export const DeclarationConditionResultSchema: GenMessage<DeclarationConditionResult> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 6);
+  messageDesc(file_shogi_v1_arbiter, 9);
 
 /**
  * The declaration calculator's report (RULES.md section 4).
@@ -446,7 +686,7 @@ export type DeclarationReport = Message<"shogi.v1.DeclarationReport"> & {
  * Use `create(DeclarationReportSchema)` to create a new message.
  */
 export const DeclarationReportSchema: GenMessage<DeclarationReport> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 7);
+  messageDesc(file_shogi_v1_arbiter, 10);
 
 /**
  * Evidence of a try-rule win.
@@ -467,7 +707,7 @@ export type TryRuleEvidence = Message<"shogi.v1.TryRuleEvidence"> & {
  * Use `create(TryRuleEvidenceSchema)` to create a new message.
  */
 export const TryRuleEvidenceSchema: GenMessage<TryRuleEvidence> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 8);
+  messageDesc(file_shogi_v1_arbiter, 11);
 
 /**
  * Evidence of a move-cap ending.
@@ -495,7 +735,7 @@ export type MaxMovesEvidence = Message<"shogi.v1.MaxMovesEvidence"> & {
  * Use `create(MaxMovesEvidenceSchema)` to create a new message.
  */
 export const MaxMovesEvidenceSchema: GenMessage<MaxMovesEvidence> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 9);
+  messageDesc(file_shogi_v1_arbiter, 12);
 
 /**
  * Evidence of an ending the platform reported (resignation, timeout, abort, agreement).
@@ -516,7 +756,7 @@ export type ReportedEvidence = Message<"shogi.v1.ReportedEvidence"> & {
  * Use `create(ReportedEvidenceSchema)` to create a new message.
  */
 export const ReportedEvidenceSchema: GenMessage<ReportedEvidence> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 10);
+  messageDesc(file_shogi_v1_arbiter, 13);
 
 /**
  * How a game ended: a value, never an error (RULES.md section 7). Announced on
@@ -626,12 +866,20 @@ export type Verdict = Message<"shogi.v1.Verdict"> & {
     case: "maxMoves";
   } | {
     /**
-     * RESULT_CODE_RESIGNATION, TIMEOUT, ABORT, AGREEMENT.
+     * RESULT_CODE_RESIGNATION, TIMEOUT, ABORT, AGREEMENT as reported by the platform.
      *
      * @generated from field: shogi.v1.ReportedEvidence reported = 17;
      */
     value: ReportedEvidence;
     case: "reported";
+  } | {
+    /**
+     * RESULT_CODE_TIMEOUT judged by the arbiter's clock.
+     *
+     * @generated from field: shogi.v1.TimeUpEvidence time_up = 18;
+     */
+    value: TimeUpEvidence;
+    case: "timeUp";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -641,6 +889,14 @@ export type Verdict = Message<"shogi.v1.Verdict"> & {
    * @generated from field: string code_name = 20;
    */
   codeName: string;
+
+  /**
+   * For an ending recorded in the game's log by a call (a report, a declaration, a late move),
+   * when the arbiter received the call (Unix milliseconds); 0 when it was not recorded.
+   *
+   * @generated from field: int64 received_unix_ms = 21;
+   */
+  receivedUnixMs: bigint;
 };
 
 /**
@@ -648,7 +904,7 @@ export type Verdict = Message<"shogi.v1.Verdict"> & {
  * Use `create(VerdictSchema)` to create a new message.
  */
 export const VerdictSchema: GenMessage<Verdict> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 11);
+  messageDesc(file_shogi_v1_arbiter, 14);
 
 /**
  * An early warning, issued after a ply that did not end the game. Published on
@@ -700,7 +956,7 @@ export type Warning = Message<"shogi.v1.Warning"> & {
  * Use `create(WarningSchema)` to create a new message.
  */
 export const WarningSchema: GenMessage<Warning> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 12);
+  messageDesc(file_shogi_v1_arbiter, 15);
 
 /**
  * The position after a ply occurred for the 3rd time (RULES.md section 3).
@@ -721,7 +977,7 @@ export type ThirdOccurrence = Message<"shogi.v1.ThirdOccurrence"> & {
  * Use `create(ThirdOccurrenceSchema)` to create a new message.
  */
 export const ThirdOccurrenceSchema: GenMessage<ThirdOccurrence> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 13);
+  messageDesc(file_shogi_v1_arbiter, 16);
 
 /**
  * A side has checked on every move since the first of three occurrences (RULES.md section 3).
@@ -749,7 +1005,7 @@ export type PerpetualCheckRisk = Message<"shogi.v1.PerpetualCheckRisk"> & {
  * Use `create(PerpetualCheckRiskSchema)` to create a new message.
  */
 export const PerpetualCheckRiskSchema: GenMessage<PerpetualCheckRisk> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 14);
+  messageDesc(file_shogi_v1_arbiter, 17);
 
 /**
  * A game's state as the validator knows it.
@@ -833,6 +1089,13 @@ export type GameState = Message<"shogi.v1.GameState"> & {
    * @generated from field: fixed64 position_hash = 10;
    */
   positionHash: bigint;
+
+  /**
+   * The clock, when the game has the arbiter's time control.
+   *
+   * @generated from field: shogi.v1.ClockState clock = 11;
+   */
+  clock?: ClockState | undefined;
 };
 
 /**
@@ -840,7 +1103,7 @@ export type GameState = Message<"shogi.v1.GameState"> & {
  * Use `create(GameStateSchema)` to create a new message.
  */
 export const GameStateSchema: GenMessage<GameState> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 15);
+  messageDesc(file_shogi_v1_arbiter, 18);
 
 /**
  * Published on `shogi.game.<game_id>.created` when a game is created.
@@ -878,14 +1141,22 @@ export type GameCreated = Message<"shogi.v1.GameCreated"> & {
 
   /**
    * Strict mode for every move of this game (CreateGame called with the metadata
-   * `shogi-strict: true`): SubmitMove answers a move that ends the game only once the verdict
-   * is announced on `.verdict` by the service that owns it (the repetition-watcher or the
-   * impasse-judge when they run) and checked by the validator (on `.result`). A single SubmitMove call asks for it with the same metadata.
-   * Without it the answer is immediate and the announcement follows on the bus.
+   * `shogi-strict: true`): SubmitMove answers a move that ends the game only once its verdict
+   * is recorded on `.result`, what the platforms hear (by the validator that stored the move,
+   * or, when that write failed, by its check of the owner's announcement). A single SubmitMove
+   * call asks for it with the same metadata. Without it the answer is immediate and the
+   * verdict follows on the bus.
    *
    * @generated from field: bool strict = 5;
    */
   strict: boolean;
+
+  /**
+   * When the arbiter created the game (Unix milliseconds): its clock's first turn starts then.
+   *
+   * @generated from field: int64 created_unix_ms = 6;
+   */
+  createdUnixMs: bigint;
 };
 
 /**
@@ -893,7 +1164,7 @@ export type GameCreated = Message<"shogi.v1.GameCreated"> & {
  * Use `create(GameCreatedSchema)` to create a new message.
  */
 export const GameCreatedSchema: GenMessage<GameCreated> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 16);
+  messageDesc(file_shogi_v1_arbiter, 19);
 
 /**
  * Published on `shogi.game.<game_id>.move.<p>` for each accepted move: the game's ordered log.
@@ -942,6 +1213,13 @@ export type MoveAccepted = Message<"shogi.v1.MoveAccepted"> & {
    * @generated from field: fixed64 position_hash = 6;
    */
   positionHash: bigint;
+
+  /**
+   * When the arbiter received the move (Unix milliseconds): what the clock charges it from.
+   *
+   * @generated from field: int64 received_unix_ms = 7;
+   */
+  receivedUnixMs: bigint;
 };
 
 /**
@@ -949,7 +1227,7 @@ export type MoveAccepted = Message<"shogi.v1.MoveAccepted"> & {
  * Use `create(MoveAcceptedSchema)` to create a new message.
  */
 export const MoveAcceptedSchema: GenMessage<MoveAccepted> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 17);
+  messageDesc(file_shogi_v1_arbiter, 20);
 
 /**
  * Published on `shogi.game.<game_id>.declare` for each impasse declaration.
@@ -998,7 +1276,7 @@ export type Declaration = Message<"shogi.v1.Declaration"> & {
  * Use `create(DeclarationSchema)` to create a new message.
  */
 export const DeclarationSchema: GenMessage<Declaration> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 18);
+  messageDesc(file_shogi_v1_arbiter, 21);
 
 /**
  * Where a new game starts.
@@ -1044,7 +1322,7 @@ export type StartPosition = Message<"shogi.v1.StartPosition"> & {
  * Use `create(StartPositionSchema)` to create a new message.
  */
 export const StartPositionSchema: GenMessage<StartPosition> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 19);
+  messageDesc(file_shogi_v1_arbiter, 22);
 
 /**
  * CreateGame request.
@@ -1076,8 +1354,7 @@ export type CreateGameRequest = Message<"shogi.v1.CreateGameRequest"> & {
 
   /**
    * Strict mode for every move of this game (as the metadata `shogi-strict: true` does): a
-   * move that ends the game is answered only once its verdict is announced and checked (on
-   * `.result`).
+   * move that ends the game is answered only once its verdict is recorded on `.result`.
    *
    * @generated from field: bool strict = 4;
    */
@@ -1089,7 +1366,7 @@ export type CreateGameRequest = Message<"shogi.v1.CreateGameRequest"> & {
  * Use `create(CreateGameRequestSchema)` to create a new message.
  */
 export const CreateGameRequestSchema: GenMessage<CreateGameRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 20);
+  messageDesc(file_shogi_v1_arbiter, 23);
 
 /**
  * CreateGame answer.
@@ -1110,7 +1387,7 @@ export type CreateGameResponse = Message<"shogi.v1.CreateGameResponse"> & {
  * Use `create(CreateGameResponseSchema)` to create a new message.
  */
 export const CreateGameResponseSchema: GenMessage<CreateGameResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 21);
+  messageDesc(file_shogi_v1_arbiter, 24);
 
 /**
  * SubmitMove request.
@@ -1153,7 +1430,7 @@ export type SubmitMoveRequest = Message<"shogi.v1.SubmitMoveRequest"> & {
  * Use `create(SubmitMoveRequestSchema)` to create a new message.
  */
 export const SubmitMoveRequestSchema: GenMessage<SubmitMoveRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 22);
+  messageDesc(file_shogi_v1_arbiter, 25);
 
 /**
  * SubmitMove answer. Submitting the same move for the same ply again returns the same answer.
@@ -1216,6 +1493,13 @@ export type SubmitMoveResponse = Message<"shogi.v1.SubmitMoveResponse"> & {
    * @generated from field: fixed64 position_hash = 8;
    */
   positionHash: bigint;
+
+  /**
+   * The game's clock after this answer's move, when it has the arbiter's time control.
+   *
+   * @generated from field: shogi.v1.ClockState clock = 9;
+   */
+  clock?: ClockState | undefined;
 };
 
 /**
@@ -1223,7 +1507,7 @@ export type SubmitMoveResponse = Message<"shogi.v1.SubmitMoveResponse"> & {
  * Use `create(SubmitMoveResponseSchema)` to create a new message.
  */
 export const SubmitMoveResponseSchema: GenMessage<SubmitMoveResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 23);
+  messageDesc(file_shogi_v1_arbiter, 26);
 
 /**
  * ValidateMove request: stateless, for platforms that keep their own state.
@@ -1251,7 +1535,7 @@ export type ValidateMoveRequest = Message<"shogi.v1.ValidateMoveRequest"> & {
  * Use `create(ValidateMoveRequestSchema)` to create a new message.
  */
 export const ValidateMoveRequestSchema: GenMessage<ValidateMoveRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 24);
+  messageDesc(file_shogi_v1_arbiter, 27);
 
 /**
  * ValidateMove answer.
@@ -1321,7 +1605,7 @@ export type ValidateMoveResponse = Message<"shogi.v1.ValidateMoveResponse"> & {
  * Use `create(ValidateMoveResponseSchema)` to create a new message.
  */
 export const ValidateMoveResponseSchema: GenMessage<ValidateMoveResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 25);
+  messageDesc(file_shogi_v1_arbiter, 28);
 
 /**
  * Declare request: an impasse declaration (入玉宣言) by the side to move.
@@ -1357,7 +1641,7 @@ export type DeclareRequest = Message<"shogi.v1.DeclareRequest"> & {
  * Use `create(DeclareRequestSchema)` to create a new message.
  */
 export const DeclareRequestSchema: GenMessage<DeclareRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 26);
+  messageDesc(file_shogi_v1_arbiter, 29);
 
 /**
  * Declare answer.
@@ -1385,7 +1669,7 @@ export type DeclareResponse = Message<"shogi.v1.DeclareResponse"> & {
  * Use `create(DeclareResponseSchema)` to create a new message.
  */
 export const DeclareResponseSchema: GenMessage<DeclareResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 27);
+  messageDesc(file_shogi_v1_arbiter, 30);
 
 /**
  * EvaluateImpasse request: the declaration calculator, with no effect on any game.
@@ -1443,7 +1727,7 @@ export type EvaluateImpasseRequest = Message<"shogi.v1.EvaluateImpasseRequest"> 
  * Use `create(EvaluateImpasseRequestSchema)` to create a new message.
  */
 export const EvaluateImpasseRequestSchema: GenMessage<EvaluateImpasseRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 28);
+  messageDesc(file_shogi_v1_arbiter, 31);
 
 /**
  * EvaluateImpasse answer.
@@ -1464,7 +1748,7 @@ export type EvaluateImpasseResponse = Message<"shogi.v1.EvaluateImpasseResponse"
  * Use `create(EvaluateImpasseResponseSchema)` to create a new message.
  */
 export const EvaluateImpasseResponseSchema: GenMessage<EvaluateImpasseResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 29);
+  messageDesc(file_shogi_v1_arbiter, 32);
 
 /**
  * GetGame request. Without `from_ply` and `max_plies` (both 0) it asks for every move: the
@@ -1505,7 +1789,7 @@ export type GetGameRequest = Message<"shogi.v1.GetGameRequest"> & {
  * Use `create(GetGameRequestSchema)` to create a new message.
  */
 export const GetGameRequestSchema: GenMessage<GetGameRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 30);
+  messageDesc(file_shogi_v1_arbiter, 33);
 
 /**
  * GetGame answer. Every field of `game` but `moves` describes the whole game as it is when the
@@ -1535,7 +1819,7 @@ export type GetGameResponse = Message<"shogi.v1.GetGameResponse"> & {
  * Use `create(GetGameResponseSchema)` to create a new message.
  */
 export const GetGameResponseSchema: GenMessage<GetGameResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 31);
+  messageDesc(file_shogi_v1_arbiter, 34);
 
 /**
  * WatchGame request.
@@ -1563,7 +1847,7 @@ export type WatchGameRequest = Message<"shogi.v1.WatchGameRequest"> & {
  * Use `create(WatchGameRequestSchema)` to create a new message.
  */
 export const WatchGameRequestSchema: GenMessage<WatchGameRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 32);
+  messageDesc(file_shogi_v1_arbiter, 35);
 
 /**
  * WatchGame answer: one event of a game, as stored on the bus, in stream order.
@@ -1631,7 +1915,7 @@ export type WatchGameResponse = Message<"shogi.v1.WatchGameResponse"> & {
  * Use `create(WatchGameResponseSchema)` to create a new message.
  */
 export const WatchGameResponseSchema: GenMessage<WatchGameResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 33);
+  messageDesc(file_shogi_v1_arbiter, 36);
 
 /**
  * EndGame request: an ending the platform reports.
@@ -1666,7 +1950,7 @@ export type EndGameRequest = Message<"shogi.v1.EndGameRequest"> & {
  * Use `create(EndGameRequestSchema)` to create a new message.
  */
 export const EndGameRequestSchema: GenMessage<EndGameRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 34);
+  messageDesc(file_shogi_v1_arbiter, 37);
 
 /**
  * EndGame answer.
@@ -1687,7 +1971,7 @@ export type EndGameResponse = Message<"shogi.v1.EndGameResponse"> & {
  * Use `create(EndGameResponseSchema)` to create a new message.
  */
 export const EndGameResponseSchema: GenMessage<EndGameResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 35);
+  messageDesc(file_shogi_v1_arbiter, 38);
 
 /**
  * LegalMoves request: stateless, the rules core's legal moves of a position.
@@ -1708,7 +1992,7 @@ export type LegalMovesRequest = Message<"shogi.v1.LegalMovesRequest"> & {
  * Use `create(LegalMovesRequestSchema)` to create a new message.
  */
 export const LegalMovesRequestSchema: GenMessage<LegalMovesRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 36);
+  messageDesc(file_shogi_v1_arbiter, 39);
 
 /**
  * LegalMoves answer.
@@ -1737,7 +2021,7 @@ export type LegalMovesResponse = Message<"shogi.v1.LegalMovesResponse"> & {
  * Use `create(LegalMovesResponseSchema)` to create a new message.
  */
 export const LegalMovesResponseSchema: GenMessage<LegalMovesResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 37);
+  messageDesc(file_shogi_v1_arbiter, 40);
 
 /**
  * ListGames request: the games on the bus, in creation order (stream order). One call looks at
@@ -1776,7 +2060,7 @@ export type ListGamesRequest = Message<"shogi.v1.ListGamesRequest"> & {
  * Use `create(ListGamesRequestSchema)` to create a new message.
  */
 export const ListGamesRequestSchema: GenMessage<ListGamesRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 38);
+  messageDesc(file_shogi_v1_arbiter, 41);
 
 /**
  * One game in a ListGames answer.
@@ -1825,7 +2109,7 @@ export type GameSummary = Message<"shogi.v1.GameSummary"> & {
  * Use `create(GameSummarySchema)` to create a new message.
  */
 export const GameSummarySchema: GenMessage<GameSummary> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 39);
+  messageDesc(file_shogi_v1_arbiter, 42);
 
 /**
  * ListGames answer.
@@ -1854,7 +2138,7 @@ export type ListGamesResponse = Message<"shogi.v1.ListGamesResponse"> & {
  * Use `create(ListGamesResponseSchema)` to create a new message.
  */
 export const ListGamesResponseSchema: GenMessage<ListGamesResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 40);
+  messageDesc(file_shogi_v1_arbiter, 43);
 
 /**
  * One position of a game as the arbiter counts it (RULES.md sections 2 and 3). Like the
@@ -1920,7 +2204,7 @@ export type PositionAnalysis = Message<"shogi.v1.PositionAnalysis"> & {
  * Use `create(PositionAnalysisSchema)` to create a new message.
  */
 export const PositionAnalysisSchema: GenMessage<PositionAnalysis> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 41);
+  messageDesc(file_shogi_v1_arbiter, 44);
 
 /**
  * AnalyzeGame request. Without `from_ply` and `max_plies` (both 0) it asks for every position:
@@ -1961,7 +2245,7 @@ export type AnalyzeGameRequest = Message<"shogi.v1.AnalyzeGameRequest"> & {
  * Use `create(AnalyzeGameRequestSchema)` to create a new message.
  */
 export const AnalyzeGameRequestSchema: GenMessage<AnalyzeGameRequest> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 42);
+  messageDesc(file_shogi_v1_arbiter, 45);
 
 /**
  * AnalyzeGame answer: what the console shows beside the board.
@@ -2022,7 +2306,7 @@ export type AnalyzeGameResponse = Message<"shogi.v1.AnalyzeGameResponse"> & {
  * Use `create(AnalyzeGameResponseSchema)` to create a new message.
  */
 export const AnalyzeGameResponseSchema: GenMessage<AnalyzeGameResponse> = /*@__PURE__*/
-  messageDesc(file_shogi_v1_arbiter, 43);
+  messageDesc(file_shogi_v1_arbiter, 46);
 
 /**
  * A side. Black (sente, 先手) moves first in an even game; in a handicap game the handicap
@@ -2492,6 +2776,47 @@ export const AgreementTieSchema: GenEnum<AgreementTie> = /*@__PURE__*/
   enumDesc(file_shogi_v1_arbiter, 9);
 
 /**
+ * The unit a move's charge is truncated to (section 9).
+ *
+ * @generated from enum shogi.v1.ClockRounding
+ */
+export enum ClockRounding {
+  /**
+   * Not set: the preset's.
+   *
+   * @generated from enum value: CLOCK_ROUNDING_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Whole seconds, truncated (the CSA shogi-server).
+   *
+   * @generated from enum value: CLOCK_ROUNDING_SECONDS = 1;
+   */
+  SECONDS = 1,
+
+  /**
+   * No rounding (a chess clock).
+   *
+   * @generated from enum value: CLOCK_ROUNDING_MILLISECONDS = 2;
+   */
+  MILLISECONDS = 2,
+
+  /**
+   * Whole minutes, truncated (the shogi-server's stopwatch).
+   *
+   * @generated from enum value: CLOCK_ROUNDING_MINUTES = 3;
+   */
+  MINUTES = 3,
+}
+
+/**
+ * Describes the enum shogi.v1.ClockRounding.
+ */
+export const ClockRoundingSchema: GenEnum<ClockRounding> = /*@__PURE__*/
+  enumDesc(file_shogi_v1_arbiter, 10);
+
+/**
  * What happened to a submitted move.
  *
  * @generated from enum shogi.v1.MoveOutcome
@@ -2524,13 +2849,21 @@ export enum MoveOutcome {
    * @generated from enum value: MOVE_OUTCOME_FORFEITED = 3;
    */
   FORFEITED = 3,
+
+  /**
+   * The move came after its side's deadline (section 9): it is not played, and the side loses
+   * on time; the verdict (RESULT_CODE_TIMEOUT) says so.
+   *
+   * @generated from enum value: MOVE_OUTCOME_TIME_UP = 4;
+   */
+  TIME_UP = 4,
 }
 
 /**
  * Describes the enum shogi.v1.MoveOutcome.
  */
 export const MoveOutcomeSchema: GenEnum<MoveOutcome> = /*@__PURE__*/
-  enumDesc(file_shogi_v1_arbiter, 10);
+  enumDesc(file_shogi_v1_arbiter, 11);
 
 /**
  * Why the platform ends a game.
@@ -2578,7 +2911,7 @@ export enum EndReason {
  * Describes the enum shogi.v1.EndReason.
  */
 export const EndReasonSchema: GenEnum<EndReason> = /*@__PURE__*/
-  enumDesc(file_shogi_v1_arbiter, 11);
+  enumDesc(file_shogi_v1_arbiter, 12);
 
 /**
  * Why a call failed: the `reason` of the google.rpc.ErrorInfo in the status details of every
@@ -2714,8 +3047,9 @@ export enum ErrorReason {
 
   /**
    * UNAVAILABLE: strict mode only (`shogi-strict: true`). The move or declaration is stored and
-   * ended the game, but the service that owns the ending (the repetition-watcher or the
-   * impasse-judge) did not announce the verdict in time. Retry the same request (it answers
+   * ended the game, but its verdict was not recorded on `.result` in time (the validator's
+   * write failed and the service that owns the ending, the repetition-watcher or the
+   * impasse-judge, did not announce it in time for the check to record it). Retry the same request (it answers
    * from the stored move and waits again), or WatchGame for the verdict.
    *
    * @generated from enum value: ERROR_REASON_VERDICT_PENDING = 12;
@@ -2764,7 +3098,7 @@ export enum ErrorReason {
  * Describes the enum shogi.v1.ErrorReason.
  */
 export const ErrorReasonSchema: GenEnum<ErrorReason> = /*@__PURE__*/
-  enumDesc(file_shogi_v1_arbiter, 12);
+  enumDesc(file_shogi_v1_arbiter, 13);
 
 /**
  * The move validator: validates every move with the rules core, answers at once, and writes each
