@@ -99,13 +99,6 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
             config.insert(k.clone(), v.as_str().unwrap_or("").to_owned());
         }
     }
-    let kind_name = |o: &Value| {
-        format!(
-            "{} {}",
-            str_at(o, "/kind").unwrap_or("?"),
-            str_at(o, "/metadata/name").unwrap_or("?")
-        )
-    };
     // Pods: workloads and the Job, with their containers.
     let pods: Vec<(String, &Value)> = objects
         .iter()
@@ -117,8 +110,24 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
         })
         .map(|(file, o)| (format!("{file}: {}", kind_name(o)), o))
         .collect();
+    one_image(&pods, &mut problems);
+    nats_users(&pods, &config, &mut problems);
+    autoscaling(objects, partitions, &mut problems);
+    nats_client_port(objects, &mut problems);
+    problems
+}
 
-    // One image everywhere.
+/// An object as `Kind name`, for messages.
+fn kind_name(o: &Value) -> String {
+    format!(
+        "{} {}",
+        str_at(o, "/kind").unwrap_or("?"),
+        str_at(o, "/metadata/name").unwrap_or("?")
+    )
+}
+
+/// One image everywhere.
+fn one_image(pods: &[(String, &Value)], problems: &mut Vec<String>) {
     let images: BTreeSet<&str> = pods
         .iter()
         .flat_map(|(_, o)| array_at(o, "/spec/template/spec/containers"))
@@ -130,8 +139,14 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
             images.len()
         ));
     }
+}
 
-    // Who each binary connects to NATS as; the Job sets up the streams as admin.
+/// Who each binary connects to NATS as; the Job sets up the streams as admin.
+fn nats_users(
+    pods: &[(String, &Value)],
+    config: &BTreeMap<String, String>,
+    problems: &mut Vec<String>,
+) {
     let users: BTreeMap<&str, &str> = [
         ("move-validator", "validator"),
         ("repetition-watcher", "watcher"),
@@ -142,7 +157,7 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
     .collect();
     let mut seen_users = BTreeMap::new();
     let mut job_applies = false;
-    for (what, o) in &pods {
+    for (what, o) in pods {
         let pod = &o["spec"]["template"]["spec"];
         for c in array_at(pod, "/containers") {
             let args: Vec<&str> = array_at(c, "/args")
@@ -167,7 +182,7 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
                 }
                 job_applies = true;
             } else {
-                let metrics_port = container_env(c, &config, "METRICS_ADDR")
+                let metrics_port = container_env(c, config, "METRICS_ADDR")
                     .and_then(|a| a.rsplit_once(':'))
                     .and_then(|(_, p)| p.parse::<u64>().ok());
                 if let Some(port) = metrics_port {
@@ -182,7 +197,7 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
                     }
                 }
             }
-            let Some(user) = container_env(c, &config, "NATS_USER") else {
+            let Some(user) = container_env(c, config, "NATS_USER") else {
                 continue;
             };
             if let Some(want) = users.get(binary)
@@ -202,7 +217,7 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
             // The workers live in NATS accounts of their own (deploy/nats/auth.conf) and
             // reach the streams' API only under the prefix their account imports it at.
             if matches!(binary, "repetition-watcher" | "impasse-judge")
-                && container_env(c, &config, "NATS_JS_API_PREFIX") != Some(IMPORTED_API_PREFIX)
+                && container_env(c, config, "NATS_JS_API_PREFIX") != Some(IMPORTED_API_PREFIX)
             {
                 problems.push(format!(
                     "{what}: {binary} does not set NATS_JS_API_PREFIX={IMPORTED_API_PREFIX}, \
@@ -210,7 +225,7 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
                 ));
             }
             // The password file: in a mounted Secret volume holding this user's key only.
-            let Some(file) = container_env(c, &config, "NATS_PASSWORD_FILE") else {
+            let Some(file) = container_env(c, config, "NATS_PASSWORD_FILE") else {
                 problems.push(format!("{what}: NATS_USER without NATS_PASSWORD_FILE"));
                 continue;
             };
@@ -240,7 +255,7 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
     if job_applies {
         for (what, o) in pods.iter().filter(|(_, o)| o["kind"] != "Job") {
             for c in array_at(o, "/spec/template/spec/containers") {
-                if container_env(c, &config, "ARBITER_STREAMS") != Some("bind") {
+                if container_env(c, config, "ARBITER_STREAMS") != Some("bind") {
                     problems.push(format!(
                         "{what}: ARBITER_STREAMS is not \"bind\": the services must only \
                              bind to what the streams Job made"
@@ -249,9 +264,11 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
             }
         }
     }
+}
 
-    // Autoscaling: what it scales exists and leaves the count to it; the workers stop at
-    // the partition count.
+/// Autoscaling: what it scales exists and leaves the count to it; the workers stop at the
+/// partition count.
+fn autoscaling(objects: &[(String, Value)], partitions: u64, problems: &mut Vec<String>) {
     let deployments: BTreeMap<&str, &Value> = objects
         .iter()
         .filter(|(_, o)| o["kind"] == "Deployment")
@@ -309,8 +326,10 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
             _ => {}
         }
     }
+}
 
-    // The NATS pods: the client port open to the arbiter's pods and the reader, no one else.
+/// The NATS pods: the client port open to the arbiter's pods and the reader, no one else.
+fn nats_client_port(objects: &[(String, Value)], problems: &mut Vec<String>) {
     let nats_policies: Vec<&Value> = objects
         .iter()
         .filter(|(_, o)| o["kind"] == "NetworkPolicy")
@@ -352,7 +371,6 @@ pub(crate) fn chart_problems(objects: &[(String, Value)], partitions: u64) -> Ve
             }
         }
     }
-    problems
 }
 
 /// Kubernetes objects with the file each came from.
