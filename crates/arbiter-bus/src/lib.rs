@@ -283,12 +283,12 @@ pub struct DurableConfig {
 /// On a file-backed stream a consumer's state is a file by default, rewritten (a new file
 /// renamed over the old) up to ten times a second under load, and a replicated consumer's Raft
 /// log is a file too. With the workers' 32 consumers that was about 320 renames a second per
-/// server, and on a virtual disk the stream's own writes waited behind them (BENCHMARKS.md,
-/// "What stalls the tail"). A consumer in memory writes nothing to the disk: with three or
-/// more replicas its acknowledged position still survives the loss of any one server (the
-/// others hold it, and a restarted server catches up from them), but not the loss of every
-/// server at once, after which it starts again from the first event of the stream
-/// (deploy/STREAMS.md, "Consumer storage").
+/// server, and on a virtual disk the stream's own writes waited behind them
+/// (docs/benchmarks-history.md, "What stalls the tail"). A consumer in memory writes nothing to
+/// the disk: with three or more replicas its acknowledged position still survives the loss of
+/// any one server (the others hold it, and a restarted server catches up from them), but not
+/// the loss of every server at once, after which it starts again from the first event of the
+/// stream (deploy/STREAMS.md, "Consumer storage").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ConsumerStorage {
     /// Memory when the consumer has three or more replicas on nats-server 2.11 or later, a file
@@ -353,8 +353,8 @@ impl std::str::FromStr for ConsumerStorage {
 /// agreed that it was delivered, so a pull consumer's messages wait whenever its Raft group
 /// does; and each such group writes a snapshot with an fsync under its Raft lock every 1,024
 /// entries (one per delivery, one per ack), which on a busy disk held deliveries for up to 3 s
-/// (BENCHMARKS.md, "The verdict tail on a cluster: its cause"). A push consumer with flow
-/// control sends at once and replicates the delivered state after (nats-server's
+/// (docs/benchmarks-history.md, "The verdict tail on a cluster: its cause"). A push consumer
+/// with flow control sends at once and replicates the delivered state after (nats-server's
 /// `replicateDeliveries`), and it has no pull request to lose when its leader changes. Acks are
 /// replicated the same way in both: an acknowledged position survives the loss of a server.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
