@@ -31,16 +31,20 @@
 #[cfg(feature = "clap")]
 mod args;
 mod connect;
+mod consumer;
 mod faulty;
 mod jetstream;
 mod memory;
+mod server_version;
 
 #[cfg(feature = "clap")]
 pub use args::{NatsArgs, ReplicasArgs, check_replicas};
 pub use connect::{NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, refused_connections};
+pub use consumer::{ConsumerStorage, DeliveryMode, DurableConfig};
 pub use faulty::FaultyBus;
 pub use jetstream::{Applied, JetStreamBus, Replica, ReplicaGroup, deliver_subject};
 pub use memory::MemoryBus;
+pub use server_version::push_keeps_deliveries;
 
 use bytes::Bytes;
 use futures::stream::BoxStream;
@@ -252,168 +256,6 @@ trait Acker: Send + Sync {
     async fn ack(&self, sequence: u64) -> Result<(), BusError>;
 }
 
-/// A durable consumer's settings.
-#[derive(Debug, Clone)]
-pub struct DurableConfig {
-    /// Its name: a consumer with the same name carries on where the last one stopped.
-    pub name: String,
-    /// The subject filter (wildcards allowed).
-    pub filter: String,
-    /// A delivery not acknowledged within this time is delivered again.
-    pub ack_wait: Duration,
-    /// At most this many deliveries unacknowledged at once.
-    pub max_ack_pending: usize,
-    /// At most this many deliveries of one message (0 is taken as 1); after the last, the
-    /// consumer gives the message up and moves on. `None`: no limit, a message not
-    /// acknowledged comes again until it is. (`deploy/STREAMS.md` says why the workers set
-    /// none.)
-    pub max_deliver: Option<u64>,
-    /// Servers that keep the consumer's state on a cluster; `None`: as many as the stream
-    /// (the in-memory bus has no servers and ignores it).
-    pub replicas: Option<usize>,
-    /// How its messages reach the consumer (the in-memory bus ignores it).
-    pub delivery: DeliveryMode,
-    /// Where each server holding the consumer keeps its state (the in-memory bus ignores it).
-    pub storage: ConsumerStorage,
-}
-
-/// Where a JetStream durable consumer keeps its state (its delivered and acknowledged
-/// positions, and on a cluster its Raft log) on each server that holds it.
-///
-/// On a file-backed stream a consumer's state is a file by default, rewritten (a new file
-/// renamed over the old) up to ten times a second under load, and a replicated consumer's Raft
-/// log is a file too. With the workers' 32 consumers that was about 320 renames a second per
-/// server, and on a virtual disk the stream's own writes waited behind them (BENCHMARKS.md,
-/// "What stalls the tail"). A consumer in memory writes nothing to the disk: with three or
-/// more replicas its acknowledged position still survives the loss of any one server (the
-/// others hold it, and a restarted server catches up from them), but not the loss of every
-/// server at once, after which it starts again from the first event of the stream
-/// (deploy/STREAMS.md, "Consumer storage").
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ConsumerStorage {
-    /// Memory when the consumer has three or more replicas on nats-server 2.11 or later, a file
-    /// otherwise: the default.
-    #[default]
-    Auto,
-    /// A file beside the stream's (with a file-backed stream).
-    File,
-    /// Memory only.
-    Memory,
-}
-
-impl ConsumerStorage {
-    /// The storage of a consumer configured as `self` with `replicas` copies of its state, on
-    /// the nats-server of version `server`: [`ConsumerStorage::Auto`] is memory from three
-    /// replicas on 2.11 or later, a file below three replicas or on an older server.
-    ///
-    /// On 2.10.26, after every server of a cluster was killed and started again, one node kept
-    /// its replicas of all three streams behind for minutes in 4 of 32 runs with the consumers
-    /// in memory, and in none of 12 with them in files (`tests/tests/cluster.rs`,
-    /// `every_game_gets_its_one_verdict_after_every_server_is_lost_at_once`, 2026-12-05); on
-    /// 2.15.1 it passed every run with them in memory.
-    pub fn for_replicas(self, replicas: usize, server: &str) -> ConsumerStorage {
-        match self {
-            ConsumerStorage::Auto if replicas >= 3 && at_least_2_11(server) => {
-                ConsumerStorage::Memory
-            }
-            ConsumerStorage::Auto => ConsumerStorage::File,
-            chosen => chosen,
-        }
-    }
-
-    /// `auto`, `file` or `memory`, as the command-line flags spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConsumerStorage::Auto => "auto",
-            ConsumerStorage::File => "file",
-            ConsumerStorage::Memory => "memory",
-        }
-    }
-}
-
-impl std::str::FromStr for ConsumerStorage {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<ConsumerStorage, String> {
-        match s {
-            "auto" => Ok(ConsumerStorage::Auto),
-            "file" => Ok(ConsumerStorage::File),
-            "memory" => Ok(ConsumerStorage::Memory),
-            other => Err(format!(
-                "consumer storage {other:?} is not auto, file or memory"
-            )),
-        }
-    }
-}
-
-/// How a JetStream durable consumer's messages reach the process consuming it.
-///
-/// The choice matters on a cluster with replicated (R3) consumers. Since nats-server 2.11
-/// (pull request 6792) a replicated pull consumer sends a message only once the Raft group has
-/// agreed that it was delivered, so a pull consumer's messages wait whenever its Raft group
-/// does; and each such group writes a snapshot with an fsync under its Raft lock every 1,024
-/// entries (one per delivery, one per ack), which on a busy disk held deliveries for up to 3 s
-/// (BENCHMARKS.md, "The verdict tail on a cluster: its cause"). A push consumer with flow
-/// control sends at once and replicates the delivered state after (nats-server's
-/// `replicateDeliveries`), and it has no pull request to lose when its leader changes. Acks are
-/// replicated the same way in both: an acknowledged position survives the loss of a server.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum DeliveryMode {
-    /// Pull requests (`$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>`).
-    Pull,
-    /// Pushed with flow control to `shogi.deliver.<consumer>`, to a queue group of the
-    /// consumer's name, so that one subscriber at a time gets each message: the default.
-    #[default]
-    Push,
-}
-
-impl DeliveryMode {
-    /// The mode a durable consumer configured as `self` is made in on the nats-server of
-    /// version `server` (its INFO `version`, `2.10.26` say): as configured, except that a
-    /// server older than 2.11, or one whose version cannot be read, gets pull consumers.
-    ///
-    /// On nats-server 2.10.26, a push consumer whose only subscriber was killed lost
-    /// deliveries: in the crash test (`tests/tests/crash.rs`, instances killed every 250 ms,
-    /// each process held to 0.3 to 0.4 of a core) 4 runs of 9 left a game without its verdict.
-    /// The judge's consumer had moved past the deciding move without sending it to the judge
-    /// (never pending, never redelivered), or held it pending after one redelivery and never sent it
-    /// again. The same runs with pull consumers, and with push on 2.15.1, lost nothing
-    /// (deploy/STREAMS.md, "Delivery modes and server versions").
-    pub fn on_server(self, server: &str) -> DeliveryMode {
-        match self {
-            DeliveryMode::Pull => DeliveryMode::Pull,
-            DeliveryMode::Push if push_keeps_deliveries(server) => DeliveryMode::Push,
-            DeliveryMode::Push => DeliveryMode::Pull,
-        }
-    }
-
-    /// `pull` or `push`, as the command-line flags spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryMode::Pull => "pull",
-            DeliveryMode::Push => "push",
-        }
-    }
-}
-
-/// Whether push consumers keep every delivery on nats-server `version` (see
-/// [`DeliveryMode::on_server`]): 2.11 or later.
-pub fn push_keeps_deliveries(version: &str) -> bool {
-    at_least_2_11(version)
-}
-
-/// Whether nats-server `version` (its INFO `version`) is 2.11 or later; `false` when it
-/// cannot be read.
-fn at_least_2_11(version: &str) -> bool {
-    let mut parts = version
-        .trim()
-        .trim_start_matches('v')
-        .split(['.', '-', '+']);
-    let major = parts.next().and_then(|p| p.parse::<u32>().ok());
-    let minor = parts.next().and_then(|p| p.parse::<u32>().ok());
-    matches!((major, minor), (Some(major), Some(minor)) if (major, minor) >= (2, 11))
-}
-
 /// A durable consumer's lag, as the bus reports it now.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConsumerLag {
@@ -569,7 +411,7 @@ pub fn subject_matches(filter: &str, subject: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{ConsumerStorage, DeliveryMode, push_keeps_deliveries, subject_matches};
+    use super::subject_matches;
 
     #[test]
     fn a_copy_behind_or_offline_or_no_leader_is_not_current() {
@@ -614,64 +456,6 @@ mod tests {
         };
         assert!(single.is_current());
         assert_eq!(single.to_string(), "SHOGI_GAMES: on a single server");
-    }
-
-    #[test]
-    fn consumers_are_kept_in_memory_from_three_replicas_unless_chosen() {
-        use ConsumerStorage::{Auto, File, Memory};
-        for (replicas, storage) in [(1, File), (2, File), (3, Memory), (5, Memory)] {
-            for server in ["2.11.0", "2.15.1", "v2.12.8"] {
-                assert_eq!(Auto.for_replicas(replicas, server), storage, "R{replicas}");
-            }
-            for server in ["2.10.26", "2.9.10", "", "x.y"] {
-                assert_eq!(Auto.for_replicas(replicas, server), File, "{server:?}");
-            }
-            for server in ["2.10.26", "2.15.1"] {
-                assert_eq!(File.for_replicas(replicas, server), File, "R{replicas}");
-                assert_eq!(Memory.for_replicas(replicas, server), Memory, "R{replicas}");
-            }
-        }
-        for storage in [Auto, File, Memory] {
-            assert_eq!(storage.as_str().parse(), Ok(storage));
-        }
-        for bad in ["", "mem", "FILE", "disk", "auto "] {
-            let e = bad.parse::<ConsumerStorage>().unwrap_err();
-            assert!(e.contains("auto, file or memory"), "{bad:?}: {e}");
-        }
-    }
-
-    #[test]
-    fn push_consumers_are_pulled_on_servers_before_2_11() {
-        for version in [
-            "2.11.0",
-            "2.11.9",
-            "2.12.8",
-            "2.14.6",
-            "2.15.1",
-            "v2.15.1",
-            "3.0.0",
-            "2.11.0-RC.1",
-        ] {
-            assert!(push_keeps_deliveries(version), "{version}");
-            assert_eq!(
-                DeliveryMode::Push.on_server(version),
-                DeliveryMode::Push,
-                "{version}"
-            );
-        }
-        for version in [
-            "2.10.26", "2.10.25", "2.9.10", "1.4.1", "", "x.y", "2", "2.x",
-        ] {
-            assert!(!push_keeps_deliveries(version), "{version:?}");
-            assert_eq!(
-                DeliveryMode::Push.on_server(version),
-                DeliveryMode::Pull,
-                "{version:?}"
-            );
-        }
-        for version in ["2.10.26", "2.15.1", ""] {
-            assert_eq!(DeliveryMode::Pull.on_server(version), DeliveryMode::Pull);
-        }
     }
 
     #[test]

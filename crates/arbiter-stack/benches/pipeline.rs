@@ -122,8 +122,8 @@ async fn main() {
         .unwrap_or(500);
     let nats = test_support::NatsServer::start();
     // The store's file system and the Go runtime's collector settings decide the tail (see
-    // BENCHMARKS.md, "What stalls the tail"): TMPDIR moves the store, GOGC and GOMEMLIMIT are
-    // passed on to nats-server.
+    // docs/benchmarks-history.md, "What stalls the tail"): TMPDIR moves the store, GOGC and
+    // GOMEMLIMIT are passed on to nats-server.
     println!(
         "nats-server: store {} on {}; GOGC={}, GOMEMLIMIT={}",
         nats.store_dir().display(),

@@ -46,10 +46,10 @@ pub struct Settings {
     /// while its consumer's server is down (deploy/STREAMS.md).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
     pub consumer_replicas: Option<u8>,
-    /// How the durable consumers deliver: `push` (the default), with flow control, which no
-    /// Raft snapshot of a replicated consumer holds up (BENCHMARKS.md, "The verdict tail on a
-    /// cluster: its cause"), or `pull`. A consumer found in the other mode is consumed as it
-    /// is, with a warning: `shogi-arbiter streams apply` replaces it (deploy/STREAMS.md).
+    /// How the durable consumers deliver: `push` (the default), with flow control, which no Raft
+    /// snapshot of a replicated consumer holds up (docs/benchmarks-history.md, "The verdict tail on
+    /// a cluster: its cause"), or `pull`. A consumer found in the other mode is consumed as it is,
+    /// with a warning: `shogi-arbiter streams apply` replaces it (deploy/STREAMS.md).
     #[arg(long, default_value = "push", value_parser = ["pull", "push"])]
     pub consumer_delivery: String,
     /// Where the servers keep each durable consumer's state: `auto` (the default) is memory

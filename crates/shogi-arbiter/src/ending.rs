@@ -1,8 +1,9 @@
 //! How a record states a verdict: the one mapping from a verdict to a record's ending, which
 //! `judge --csa-out`, `export` (and so `convert` of what they wrote) and the judge's JSON `csa`
-//! name all use. The table is /work/shared/RULES.md section 7 ("What a record file writes for
-//! each verdict", one mapping, used by every writer), which docs/rules.md section 7 summarises:
-//! the `#...` names there are a CSA server's result lines, which a record file does not write.
+//! name all use. The table is RULES.md section 7 of the shared fixtures ("What a record file
+//! writes for each verdict", one mapping, used by every writer), which docs/rules.md section 7
+//! summarises: the `#...` names there are a CSA server's result lines, which a record file does
+//! not write.
 
 use shogi_adjudication::{DeclarationOutcome, Evidence, ResultCode, Verdict};
 use shogi_records::EndingKind;

@@ -291,7 +291,7 @@ pub enum EndingKind {
     Kachi,
     /// An impasse declaration by the side to move that failed, and lost: CSA has no special
     /// move of its own for it and writes `%KACHI` (the verdict in a comment), KIF `反則負け`
-    /// (/work/shared/RULES.md section 7). Read back, it is [`EndingKind::Kachi`] from CSA and
+    /// (RULES.md section 7). Read back, it is [`EndingKind::Kachi`] from CSA and
     /// [`EndingKind::IllegalMove`] from KIF: no format tells the two apart.
     FailedKachi,
     /// Impasse draw (持将棋; CSA `%JISHOGI`, KIF `持将棋`). KIF exporters also write this for a

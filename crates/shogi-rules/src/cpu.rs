@@ -46,9 +46,9 @@ fn count_with_popcnt(pos: &Position) -> u64 {
 /// call to glibc's `memcpy`, whose implementation glibc picks by CPU: on an AVX-512 Xeon it is
 /// `__memcpy_avx512_unaligned_erms`, four 64-byte stores that the move's narrow reads of the
 /// copy then wait on, and full mode ran at 0.6x its speed with glibc's 32-byte `memcpy` on the
-/// same host (`GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,-AVX512VL`; BENCHMARKS.md). With AVX
-/// the compiler copies 256 bytes inline with eight 32-byte moves: no call, and the same code
-/// on every host.
+/// same host (`GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,-AVX512VL`; docs/benchmarks-history.md,
+/// "Full mode on an AVX-512 Xeon"). With AVX the compiler copies 256 bytes inline with eight
+/// 32-byte moves: no call, and the same code on every host.
 #[inline]
 pub(crate) fn perft_avx2(
     pos: &Position,

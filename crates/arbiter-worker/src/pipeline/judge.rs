@@ -173,8 +173,8 @@ impl Worker {
                     // A missed heartbeat, mostly: a pull request lost with a consumer leader
                     // that changed (or whose interest had not reached this server yet) is sent
                     // again by async-nats only after its expiry plus 5 s, so the consumers are
-                    // opened again now, with a fresh pull (BENCHMARKS.md, "The verdict tail on
-                    // a cluster: its cause").
+                    // opened again now, with a fresh pull (docs/benchmarks-history.md, "The
+                    // verdict tail on a cluster: its cause").
                     Some(Err(e)) => {
                         tracing::warn!(role, error = %e, "consumer error; consuming again");
                         break;
