@@ -8,6 +8,7 @@
 //! - [`GameName`]: `<base>-<total>-<byoyomi>[F]` into a [`TimeControl`] and a [`GameKind`];
 //! - [`server`]: every server line, rendered byte for byte as shogi-server writes it
 //!   ([`GameSummary`], [`GameEnd`], the x1 answers);
+//! - [`ServerLine::parse`]: a server line read back, as a client meets it;
 //! - [`Session`]: one connection's state machine, lines and [`Event`]s in, [`Output`]s out;
 //! - [`Matcher`]: pairing by game name.
 //!
@@ -18,6 +19,7 @@ mod game_name;
 mod matcher;
 mod moves;
 pub mod server;
+mod server_line;
 mod session;
 
 pub use command::{
@@ -30,4 +32,5 @@ pub use game_name::{
 pub use matcher::{Matcher, Pairing, SeekRefusal};
 pub use moves::{CsaMove, MoveError};
 pub use server::{GameEnd, GameSummary, Outcome, ShowState, Status, TimedMove, WhoEntry};
+pub use server_line::{ServerLine, ServerLineError};
 pub use session::{Action, Event, Output, Session};
