@@ -34,3 +34,6 @@ pub use moves::{CsaMove, MoveError};
 pub use server::{GameEnd, GameSummary, Outcome, ShowState, Status, TimedMove, WhoEntry};
 pub use server_line::{ServerLine, ServerLineError};
 pub use session::{Action, Event, Output, Session};
+
+#[cfg(test)]
+mod tests;
