@@ -8,7 +8,8 @@
 //!   byte for byte the lines the server sent: login, game summaries, `START`, echoes, endings,
 //!   x1 answers and errors. Only what depends on wall time or the server's ids is taken from
 //!   what the server sent: the game id and each move's `T<n>`;
-//! - the [`Matcher`] pairs the seeks as the server did.
+//! - the [`Matcher`] pairs the seeks as the server did;
+//! - a disconnect in play resigns as the server makes it resign.
 //!
 //! shogi-server needs Debian's `ruby` and `ruby-test-unit` (tools/setup.sh installs them);
 //! without them the test fails saying so.
@@ -38,7 +39,7 @@ const REVISION: &str = "20201206";
 struct ShogiServer {
     port: u16,
     pid: u32,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 fn require_ruby() {
@@ -99,11 +100,7 @@ impl ShogiServer {
                 .ok()
                 .and_then(|s| s.trim().parse().ok())
         });
-        let server = ShogiServer {
-            port,
-            pid,
-            _dir: dir,
-        };
+        let server = ShogiServer { port, pid, dir };
         wait_for(READY, "shogi-server listening", || {
             TcpStream::connect(("127.0.0.1", port)).ok()
         });
@@ -117,6 +114,14 @@ impl ShogiServer {
 
 impl Drop for ShogiServer {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // What the server saw, for the failure's report.
+            let log = std::fs::read_to_string(self.dir.path().join("shogi-server.log"));
+            eprintln!(
+                "shogi-server.log:\n{}",
+                log.unwrap_or_else(|e| e.to_string())
+            );
+        }
         let _ = Command::new("kill").arg(self.pid.to_string()).status();
         let proc = PathBuf::from(format!("/proc/{}", self.pid));
         let until = Instant::now() + READY.get();
@@ -348,6 +353,69 @@ fn sessions_against_shogi_server_agree_line_for_line() {
     x1_game_with_held_and_repeated_moves(&server);
     csa_mode_game_to_sennichite(&server);
     handicap_stop_watch_reject_and_chudan(&server);
+    disconnects_resign(&server);
+}
+
+/// Two players paired on `game` and started, `black` first.
+fn started(server: &ShogiServer, game: &str, black: &str, white: &str) -> (Pair, Pair) {
+    let mut b = Pair::new(server, black);
+    let mut w = Pair::new(server, white);
+    b.login(&format!("LOGIN {black} pw x1"));
+    w.login(&format!("LOGIN {white} pw x1"));
+    b.send(&format!("%%GAME {game} +"));
+    w.send(&format!("%%GAME {game} -"));
+    let mut s = summary(game, black, white, Position::startpos());
+    check_summary(&mut b, Color::Black, &mut s);
+    check_summary(&mut w, Color::White, &mut s);
+    b.send("AGREE");
+    w.shadow.event(Event::OpponentAgreed);
+    let out = w.send("AGREE");
+    w.client.expect(&sent(&out));
+    b.event(Event::OpponentAgreed);
+    (b, w)
+}
+
+/// Asks `%%WHO` until `name` is no longer listed: the server has seen the disconnect.
+fn gone(client: &mut Client, name: &str) {
+    wait_for(ANSWER_WAIT, &format!("{name} gone from %%WHO"), || {
+        client.send("%%WHO");
+        let mut listed = false;
+        loop {
+            let line = client.line();
+            if line == "##[WHO] +OK\n" {
+                break;
+            }
+            listed |= line.starts_with(&format!("##[WHO] {name}+"));
+        }
+        (!listed).then_some(())
+    })
+}
+
+/// A player who disconnects in play resigns: at once on its turn; otherwise once the opponent
+/// has moved, that move echoed first.
+fn disconnects_resign(server: &ShogiServer) {
+    let (mut g, mut h) = started(server, "dc-60-10", "gina", "hugo");
+    play(&mut g, &mut h, "+7776FU");
+    assert_eq!(g.shadow.disconnected(), [Output::Play(Action::Abandon)]);
+    drop(g);
+    gone(&mut h.client, "gina");
+    let out = h.send("-3334FU");
+    assert!(matches!(out[..], [Output::Play(_)]), "{out:?}");
+    let line = h.client.line();
+    let Ok(ServerLine::Move(m)) = ServerLine::parse(line.trim_end()) else {
+        panic!("hugo: expected the echo of -3334FU, got {line:?}");
+    };
+    assert_eq!(sent(&h.shadow.event(Event::Played(m))), line);
+    h.event(Event::Ended(GameEnd::Abandon {
+        loser: Color::Black,
+    }));
+
+    let (mut i, mut j) = started(server, "dc-60-10", "ines", "jack");
+    assert_eq!(i.shadow.disconnected(), [Output::Play(Action::Abandon)]);
+    drop(i);
+    j.event(Event::Ended(GameEnd::Abandon {
+        loser: Color::Black,
+    }));
 }
 
 /// x1 logins, the x1 answers, a Fischer game paired by `%%GAME`, a move with floodgate's
