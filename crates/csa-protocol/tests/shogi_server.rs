@@ -1,6 +1,6 @@
 //! The differential test against shogi-server, the reference CSA server (floodgate's): the real
-//! server from `../shared/third_party/shogi-server` runs on a free port in a temporary
-//! directory, two TCP clients play scripted sessions, and
+//! server from `../shared/third_party/shogi-server` runs on a port the system picks, in a
+//! temporary directory, two TCP clients play scripted sessions, and
 //!
 //! - every line the server sends parses with [`ServerLine::parse`];
 //! - a shadow [`Session`] per client, fed the same client lines and the events the server's
@@ -21,7 +21,7 @@ use csa_protocol::{
 };
 use shogi_rules::{Color, Position};
 use std::io::{BufRead, BufReader, ErrorKind, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -54,11 +54,6 @@ fn require_ruby() {
     );
 }
 
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    l.local_addr().expect("its address").port()
-}
-
 /// Polls `f` until it returns `Some`, or panics after `deadline` with `what`.
 fn wait_for<T>(deadline: Deadline, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let until = Instant::now() + deadline.get();
@@ -76,17 +71,14 @@ impl ShogiServer {
         require_ruby();
         let script = test_support::shared("third_party/shogi-server/shogi-server");
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let pid_file = dir.path().join("shogi-server.pid");
-        let port = free_port();
         // `--daemon` puts records, logs and players.yaml in the directory given (else beside
-        // the script); the process it starts detaches and writes its pid.
+        // the script) and detaches. Port 0: the system picks a free one, and WEBrick's start
+        // line in the log names it with the daemon's pid.
         let out = Command::new("ruby")
             .arg(&script)
             .arg("--daemon")
             .arg(dir.path())
-            .arg("--pid-file")
-            .arg(&pid_file)
-            .args(["--max-moves", "256", "test", &port.to_string()])
+            .args(["--max-moves", "256", "test", "0"])
             .current_dir(dir.path())
             .output()
             .expect("run ruby shogi-server");
@@ -95,10 +87,13 @@ impl ShogiServer {
             "shogi-server did not start: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let pid = wait_for(READY, "shogi-server's pid file", || {
-            std::fs::read_to_string(&pid_file)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
+        let log = dir.path().join("shogi-server.log");
+        let (pid, port) = wait_for(READY, "shogi-server's start line in its log", || {
+            let text = std::fs::read_to_string(&log).ok()?;
+            let rest = text.split("GenericServer#start: pid=").nth(1)?;
+            let (pid, rest) = rest.split_once(" port=")?;
+            let port = rest.lines().next()?.trim();
+            Some((pid.parse().ok()?, port.parse().ok()?))
         });
         let server = ShogiServer { port, pid, dir };
         wait_for(READY, "shogi-server listening", || {
