@@ -15,7 +15,9 @@
 #   tools/nats-server.versions) in .tools/nats-server-<version>/, which the service tests spawn
 #   on free ports;
 # - Chromium and a Japanese font (Debian) for the console's browser test, and Node.js with
-#   npm if missing.
+#   npm if missing;
+# - Ruby with its test-unit library (Debian), which run shogi-server (../shared/third_party),
+#   the reference CSA server of csa-protocol's differential test.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bash "$here/oracle/install.sh"
@@ -31,6 +33,10 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 # A Japanese font, so that the pieces' kanji show in the test's screenshots (12 MB).
 [ -n "$(fc-list :lang=ja 2>/dev/null)" ] || missing+=(fonts-ipafont-gothic)
+# Ruby and test-unit for shogi-server, the CSA protocol's reference (csa-protocol's tests).
+command -v ruby >/dev/null 2>&1 || missing+=(ruby)
+command -v ruby >/dev/null 2>&1 && ruby -e 'require "test/unit"' >/dev/null 2>&1 ||
+  missing+=(ruby-test-unit)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     # Waits for another apt run's lock rather than failing at once.
@@ -51,6 +57,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
 fi
 echo "setup: $(chromium --version 2>/dev/null), node $(node --version), npm $(npm --version)"
+echo "setup: $(ruby --version)"
 # The example clients' dependencies (`make test-clients`), once Node.js is there.
 bash "$here/../examples/setup.sh"
 # The interoperability test's JavaScript readers (`make test-interop`): tsshogi and

@@ -7,8 +7,8 @@
 //!    benchmarks (dev-dependencies) may, to forge and read raw payloads as a foreign client.
 //! 2. No service crate depends on another service crate ([`SERVICES`]); the worker binaries
 //!    depend on the library they run, `arbiter-worker` ([`ALLOWED`]).
-//! 3. The rules core and the adjudication layer depend on nothing but each other and
-//!    `thiserror` ([`PURE`]): no IO, no async runtime, no serde, no logging.
+//! 3. The rules core, the adjudication layer and the CSA protocol layer depend on nothing but
+//!    the rules core and `thiserror` ([`PURE`]): no IO, no async runtime, no serde, no logging.
 //!
 //! And ARCHITECTURE.md's drawing of the crate graph is generated from the same metadata
 //! ([`mermaid`]), so that it cannot drift from what Cargo builds.
@@ -51,6 +51,7 @@ const ALLOWED: &[(&str, &str)] = &[
 const PURE: &[(&str, &[&str])] = &[
     ("shogi-rules", &["thiserror"]),
     ("shogi-adjudication", &["shogi-rules", "thiserror"]),
+    ("csa-protocol", &["shogi-rules", "thiserror"]),
 ];
 
 /// One package and its normal and build dependencies, by package name.
@@ -192,6 +193,8 @@ fn each_rule_catches_its_violation() {
         &[],
     );
     check(package("shogi-rules", &["tokio"]), &["tokio"]);
+    check(package("csa-protocol", &["shogi-rules", "thiserror"]), &[]);
+    check(package("csa-protocol", &["tokio"]), &["tokio"]);
 }
 
 /// Where ARCHITECTURE.md's generated crate graph begins and ends.
