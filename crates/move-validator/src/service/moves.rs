@@ -278,6 +278,7 @@ mod tests {
                 strict: false,
             },
             false,
+            None,
         )
         .await
         .unwrap();
