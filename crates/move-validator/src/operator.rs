@@ -257,22 +257,31 @@ impl Overview {
         let mut scan = self.scan.lock().await;
         let bus = &self.bus;
 
+        // Every creation stored by now is read below unless the call stops at SCAN_MAX.
+        let stored = bus.state().await.map_err(Error::unavailable)?.last_sequence;
         // Each message applied, then its cursor moved past it: a call dropped at an await
         // keeps what it applied and nothing more.
+        let mut all_created = false;
         for _ in 0..SCAN_MAX {
             let Some(msg) = next(bus, subject::ALL_CREATED, scan.created_from).await? else {
+                all_created = true;
                 break;
             };
             scan.created(&msg);
             scan.created_from = msg.sequence + 1;
         }
-        // A game's verdict is stored after its creation: verdicts are read up to the
-        // creations read, so that none comes before the game it ends.
+        // A game's verdict is stored after its creation: verdicts are read only where every
+        // creation before them has been, so that none comes before the game it ends.
+        let horizon = if all_created {
+            scan.created_from.max(stored + 1)
+        } else {
+            scan.created_from
+        };
         for _ in 0..SCAN_MAX {
             let Some(msg) = next(bus, subject::ALL_RESULTS, scan.result_from).await? else {
                 break;
             };
-            if msg.sequence >= scan.created_from {
+            if msg.sequence >= horizon {
                 break;
             }
             scan.result(&msg, now);
