@@ -233,8 +233,14 @@ impl Tenant {
     fn new(credential: Credential) -> Tenant {
         Tenant {
             name: Arc::from(credential.name.as_str()),
-            calls: credential.quotas.calls_per_second.map(|r| Mutex::new(Bucket::new(r))),
-            games: credential.quotas.games_per_second.map(|r| Mutex::new(Bucket::new(r))),
+            calls: credential
+                .quotas
+                .calls_per_second
+                .map(|r| Mutex::new(Bucket::new(r))),
+            games: credential
+                .quotas
+                .games_per_second
+                .map(|r| Mutex::new(Bucket::new(r))),
             watching: Arc::default(),
             credential,
         }
@@ -426,7 +432,12 @@ impl Tenants {
             "/shogi.v1.MoveValidator/WatchGame" => {
                 let open = tenant.watching.fetch_add(1, Ordering::Relaxed);
                 let slot = WatchSlot(tenant.watching.clone());
-                if tenant.credential.quotas.watch_streams.is_some_and(|max| open >= max) {
+                if tenant
+                    .credential
+                    .quotas
+                    .watch_streams
+                    .is_some_and(|max| open >= max)
+                {
                     drop(slot);
                     return refuse(
                         Limit::WatchStreams.as_str(),
@@ -466,7 +477,11 @@ impl Tenants {
             reason = what,
             not_logged_since_last = suppressed,
             "refused a call: {}",
-            if what == "scope" { "outside the credential's scope" } else { "over quota" }
+            if what == "scope" {
+                "outside the credential's scope"
+            } else {
+                "over quota"
+            }
         );
     }
 }
@@ -538,12 +553,9 @@ where
         parts.extensions.insert(tenant);
         let answer = self.inner.call(http::Request::from_parts(parts, body));
         Box::pin(async move {
-            let mut response = answer.await?.map(|inner| {
-                Body::new(Holding {
-                    inner,
-                    _slot: slot,
-                })
-            });
+            let mut response = answer
+                .await?
+                .map(|inner| Body::new(Holding { inner, _slot: slot }));
             response.extensions_mut().insert(Caller::Admitted(name));
             Ok(response)
         })
@@ -641,11 +653,20 @@ mod tests {
             let admitted = tenants
                 .admit(&parts(get, Some(&format!("{scheme} s3cret"))))
                 .map_err(|s| s.code());
-            assert_eq!(admitted.map(|a| a.tenant.name().to_owned()), Ok("shared".into()));
+            assert_eq!(
+                admitted.map(|a| a.tenant.name().to_owned()),
+                Ok("shared".into())
+            );
         }
-        let reader = tenants.admit(&parts(get, Some("Bearer r3ad"))).ok().unwrap();
+        let reader = tenants
+            .admit(&parts(get, Some("Bearer r3ad")))
+            .ok()
+            .unwrap();
         assert_eq!(reader.tenant.name(), "reader");
-        let denied = tenants.admit(&parts(create, Some("Bearer r3ad"))).err().unwrap();
+        let denied = tenants
+            .admit(&parts(create, Some("Bearer r3ad")))
+            .err()
+            .unwrap();
         assert_eq!(denied.code(), tonic::Code::PermissionDenied);
         assert!(tenants.admit(&parts(get, Some("Bearer s3creT"))).is_err());
         assert!(tenants.admit(&parts(get, Some("Basic s3cret"))).is_err());
@@ -682,10 +703,12 @@ mod tests {
     #[test]
     fn watch_slots_are_given_back() {
         let tenants = Tenants::new(
-            &[Credential::new("w", "t", &[Scope::Read]).with_quotas(Quotas {
-                watch_streams: Some(1),
-                ..Quotas::default()
-            })],
+            &[
+                Credential::new("w", "t", &[Scope::Read]).with_quotas(Quotas {
+                    watch_streams: Some(1),
+                    ..Quotas::default()
+                }),
+            ],
             Refusals::default(),
         );
         let watch = parts("/shogi.v1.MoveValidator/WatchGame", Some("Bearer t"));

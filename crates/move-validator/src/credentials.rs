@@ -196,7 +196,10 @@ pub fn check_all(credentials: &[Credential]) -> Result<(), ConfigError> {
             .map_err(|e| ConfigError(format!("credential {:?}: {e}", c.name)))?;
         for other in &credentials[..i] {
             if other.name == c.name {
-                return Err(ConfigError(format!("credential {:?}: name used twice", c.name)));
+                return Err(ConfigError(format!(
+                    "credential {:?}: name used twice",
+                    c.name
+                )));
             }
             if c.token.is_some() && other.token == c.token {
                 return Err(ConfigError(format!(
@@ -204,8 +207,7 @@ pub fn check_all(credentials: &[Credential]) -> Result<(), ConfigError> {
                     c.name, other.name
                 )));
             }
-            if c.client_certificate.is_some() && other.client_certificate == c.client_certificate
-            {
+            if c.client_certificate.is_some() && other.client_certificate == c.client_certificate {
                 return Err(ConfigError(format!(
                     "credential {:?}: same client certificate as credential {:?}",
                     c.name, other.name
@@ -292,7 +294,9 @@ pub fn parse(text: &str, dir: &Path) -> Result<Vec<Credential>, ConfigError> {
         };
         let mut name_seen = false;
         for (key, item) in table.iter() {
-            let span = item.span().or_else(|| table.key(key).and_then(|k| k.span()));
+            let span = item
+                .span()
+                .or_else(|| table.key(key).and_then(|k| k.span()));
             let value = item.as_value();
             let string = || {
                 value
@@ -378,9 +382,12 @@ pub fn parse(text: &str, dir: &Path) -> Result<Vec<Credential>, ConfigError> {
         if !name_seen {
             return Err(at(start, "credential without a name".into()));
         }
-        credential
-            .check()
-            .map_err(|e| at(start.clone(), format!("credential {:?}: {e}", credential.name)))?;
+        credential.check().map_err(|e| {
+            at(
+                start.clone(),
+                format!("credential {:?}: {e}", credential.name),
+            )
+        })?;
         if let Err(e) = check_all(&[out.as_slice(), &[credential.clone()]].concat()) {
             return Err(at(start, e.0));
         }
@@ -391,10 +398,16 @@ pub fn parse(text: &str, dir: &Path) -> Result<Vec<Credential>, ConfigError> {
 
 /// The DER of the first certificate in the PEM file at `path`.
 fn leaf_certificate(path: &Path) -> Result<Vec<u8>, String> {
-    let pem = std::fs::read(path).map_err(|e| format!("client_certificate {}: {e}", path.display()))?;
+    let pem =
+        std::fs::read(path).map_err(|e| format!("client_certificate {}: {e}", path.display()))?;
     let first = CertificateDer::pem_slice_iter(&pem)
         .next()
-        .ok_or_else(|| format!("client_certificate {}: no PEM certificate found", path.display()))?
+        .ok_or_else(|| {
+            format!(
+                "client_certificate {}: no PEM certificate found",
+                path.display()
+            )
+        })?
         .map_err(|e| format!("client_certificate {}: bad PEM ({e})", path.display()))?;
     Ok(first.as_ref().to_vec())
 }
@@ -426,18 +439,48 @@ mod tests {
         check(good, "token: Some(\"<set>\")");
         assert!(!format!("{list:?}").contains("t1"));
 
-        check("[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"fly\"]\n", "line 4: unknown scope \"fly\"");
-        check("[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"read\"]\nlive_games = -1\n", "line 5: live_games must be a whole number");
-        check("[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"read\"]\ncalls_per_second = \"x\"\n", "line 5: calls_per_second must be a positive number");
-        check("[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"read\"]\ncolour = 1\n", "line 5: unknown key \"colour\"");
-        check("[[credential]]\nname = \"a b\"\n", "line 2: name \"a b\" must be");
-        check("[[credential]]\nname = \"a\"\nscopes = [\"read\"]\n", "line 1: credential \"a\": needs a token");
-        check("[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = []\n", "line 1: credential \"a\": needs at least one scope");
-        check("[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"read\"]\n[[credential]]\nname = \"b\"\ntoken = \"t\"\nscopes = [\"read\"]\n", "line 5: credential \"b\": same token as credential \"a\"");
-        check("[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"read\"]\n[[credential]]\nname = \"a\"\ntoken = \"u\"\nscopes = [\"read\"]\n", "line 5: credential \"a\": name used twice");
+        check(
+            "[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"fly\"]\n",
+            "line 4: unknown scope \"fly\"",
+        );
+        check(
+            "[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"read\"]\nlive_games = -1\n",
+            "line 5: live_games must be a whole number",
+        );
+        check(
+            "[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"read\"]\ncalls_per_second = \"x\"\n",
+            "line 5: calls_per_second must be a positive number",
+        );
+        check(
+            "[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"read\"]\ncolour = 1\n",
+            "line 5: unknown key \"colour\"",
+        );
+        check(
+            "[[credential]]\nname = \"a b\"\n",
+            "line 2: name \"a b\" must be",
+        );
+        check(
+            "[[credential]]\nname = \"a\"\nscopes = [\"read\"]\n",
+            "line 1: credential \"a\": needs a token",
+        );
+        check(
+            "[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = []\n",
+            "line 1: credential \"a\": needs at least one scope",
+        );
+        check(
+            "[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"read\"]\n[[credential]]\nname = \"b\"\ntoken = \"t\"\nscopes = [\"read\"]\n",
+            "line 5: credential \"b\": same token as credential \"a\"",
+        );
+        check(
+            "[[credential]]\nname = \"a\"\ntoken = \"t\"\nscopes = [\"read\"]\n[[credential]]\nname = \"a\"\ntoken = \"u\"\nscopes = [\"read\"]\n",
+            "line 5: credential \"a\": name used twice",
+        );
         check("[[credential]\n", "line 1:");
         check("name = \"a\"\n", "line 1: unknown key \"name\"");
         check("", "no [[credential]] table");
-        check("[[credential]]\nname = \"a\"\nclient_certificate = \"nope.pem\"\nscopes = [\"read\"]\n", "line 3: client_certificate ./nope.pem");
+        check(
+            "[[credential]]\nname = \"a\"\nclient_certificate = \"nope.pem\"\nscopes = [\"read\"]\n",
+            "line 3: client_certificate ./nope.pem",
+        );
     }
 }

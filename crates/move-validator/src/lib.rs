@@ -37,11 +37,11 @@ mod store;
 mod tls;
 
 pub use auth::{Authorized, RefusalReason, Refusals, Tenants, auth_token_from_env_or};
+pub use config::{Config, ConfigError};
 pub use credentials::{
     Credential, Limit, Quotas, Scope, check_all as check_credentials,
     from_file as credentials_from_file, parse as parse_credentials,
 };
-pub use config::{Config, ConfigError};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
 pub use games::footprint as cached_game_bytes;
 pub use pages::MAX_PAGE_PLIES;

@@ -414,7 +414,10 @@ mod tests {
     fn game_ids_from_subjects() {
         assert_eq!(game_of("shogi.game.g-1.verdict"), "g-1");
         assert_eq!(game_of("shogi.aside.g_2"), "g_2");
-        assert_eq!(game_of(&format!("shogi.aside.{}", "x".repeat(5000))).len(), 64);
+        assert_eq!(
+            game_of(&format!("shogi.aside.{}", "x".repeat(5000))).len(),
+            64
+        );
     }
 
     #[test]

@@ -13,8 +13,8 @@ use common::{create, serve};
 use move_validator::Config;
 use prost::Message as _;
 use shogi_proto::log::AsideReason;
-use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use shogi_proto::v1::operator_client::OperatorClient;
+use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use std::time::{Duration, Instant};
 use test_support::{Deadline, LogBuffer, NatsServer};
 use tonic::Code;
@@ -74,7 +74,10 @@ async fn an_overview_given_up_part_way_loses_no_game() {
     for millis in [1, 2, 3, 5, 8, 13, 21, 34] {
         let mut request = authorized(pb::GetOverviewRequest { minutes: 0 });
         request.set_timeout(Duration::from_millis(millis));
-        match OperatorClient::new(channel.clone()).get_overview(request).await {
+        match OperatorClient::new(channel.clone())
+            .get_overview(request)
+            .await
+        {
             Ok(answer) => {
                 assert_eq!(answer.into_inner().live_games as usize, GAMES);
                 break;

@@ -5,10 +5,10 @@
 use super::Validator;
 use super::moves::{legal_moves, validate_move};
 use super::queries::EventStream;
+use crate::auth::Tenant;
 use arbiter_telemetry::metrics;
 use shogi_proto::convert;
 use shogi_proto::v1::{self as pb, move_validator_server::MoveValidator};
-use crate::auth::Tenant;
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
