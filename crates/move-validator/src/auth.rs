@@ -80,6 +80,9 @@ impl RefusalReason {
 /// When a refusal was last logged, and how many went unlogged since.
 type LastLogged = (Option<std::time::Instant>, u64);
 
+/// Per credential and reason (a scope, a quota), when a refusal was last logged.
+type CredentialRefusals = HashMap<(Arc<str>, &'static str), LastLogged>;
+
 /// The clients refused so far, by reason. Clones share the counts, so that whoever configured
 /// the service keeps a handle to read them.
 #[derive(Clone, Default)]
@@ -300,7 +303,7 @@ pub struct Tenants {
     tenants: Arc<[Arc<Tenant>]>,
     refusals: Refusals,
     /// When a refusal for a credential and a reason was last logged, and how many since.
-    logged: Arc<Mutex<HashMap<(Arc<str>, &'static str), LastLogged>>>,
+    logged: Arc<Mutex<CredentialRefusals>>,
 }
 
 impl std::fmt::Debug for Tenants {
@@ -375,14 +378,14 @@ impl Tenants {
                     found = Some(tenant.clone());
                 }
             }
-            if found.is_some() {
-                return found.ok_or(RefusalReason::MissingToken);
+            if let Some(tenant) = found {
+                return Ok(tenant);
             }
         }
         Err(RefusalReason::MissingToken)
     }
 
-    /// Whether the call to `path` may go on, and as whose.
+    /// Whether the call may go on, and as whose.
     fn admit(&self, parts: &http::request::Parts) -> Result<Admitted, Status> {
         let peer = remote_addr(&parts.extensions);
         let tenant = match self.identify(parts) {
