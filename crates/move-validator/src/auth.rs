@@ -34,7 +34,8 @@ use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
 /// Why a client was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RefusalReason {
-    /// A call without `authorization` metadata.
+    /// A call without `authorization` metadata, and without a TLS client certificate that a
+    /// credential names.
     MissingToken,
     /// A call whose `authorization` metadata is not `Bearer <token>`.
     Malformed,

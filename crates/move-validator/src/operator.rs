@@ -38,11 +38,11 @@ const LAST: usize = 20;
 /// The longest text (an error's message, a set-aside entry's reason and detail) an answer
 /// carries, in bytes: the bus and the clients write these texts, and an answer must fit the
 /// smallest client's limit whatever they wrote.
-pub(crate) const TEXT_MAX: usize = 512;
+const TEXT_MAX: usize = 512;
 
 /// How many live games the view knows by id; past it, creations are counted without their id
 /// (and a verdict of a game not known by id ends one of those).
-pub(crate) const LIVE_MAX: usize = 200_000;
+const LIVE_MAX: usize = 200_000;
 
 /// How many messages of one kind a call reads at most, so that the first call on a long-lived
 /// bus answers in bounded time; the next calls read on.
@@ -385,7 +385,7 @@ fn aside_entry(msg: &Message, now: SystemTime) -> pb::SetAsideEntry {
 }
 
 /// `text` cut to [`TEXT_MAX`] bytes.
-pub(crate) fn cut(text: &str) -> String {
+fn cut(text: &str) -> String {
     cut_to(text, TEXT_MAX)
 }
 
