@@ -1,7 +1,9 @@
 //! Games read from the bus: the creation event, then the log entry by entry through
 //! [`Replay::apply`], the one policy for every reader. An entry set aside is copied to
 //! `shogi.aside.<game_id>` (stream `SHOGI_ASIDE`) with its sequence, reason and type in headers,
-//! counted per reader and reason, and logged at WARN; the game goes on from its valid entries.
+//! counted per reader and reason, and logged at WARN (ERROR for an entry on `.verdict` that is
+//! not the verdict): counted every time, logged at most once a second per reason, with the
+//! count of the lines left out since; the game goes on from its valid entries.
 
 use arbiter_bus::{Bus, BusError, Message, Outgoing, Published};
 use shogi_proto::event::{Envelope, decode_verdict};
@@ -11,6 +13,7 @@ use shogi_proto::v1 as pb;
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Why a game could not be read.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -36,7 +39,14 @@ pub struct Reader {
     /// message id alone dedupes only within the stream's 2-minute window (issue 20). Forgotten
     /// past [`MAX_COPIED`] entries.
     copied: Mutex<Option<HashSet<(String, u64)>>>,
+    /// Per reason, when an entry set aside was last logged and how many were not since: a
+    /// flood of forged entries is one line a second, not one an entry.
+    logged: Mutex<[(Option<Instant>, u64); AsideReason::ALL.len()]>,
 }
+
+/// The longest detail a line logged for an entry set aside carries, in bytes: the detail
+/// quotes what the entry holds, which whoever wrote it chose.
+const LOGGED_DETAIL_MAX: usize = 512;
 
 /// How many copied entries a reader remembers.
 const MAX_COPIED: usize = 100_000;
@@ -60,6 +70,7 @@ impl Reader {
             counts: [const { AtomicU64::new(0) }; AsideReason::ALL.len()],
             copies,
             copied: Mutex::new(None),
+            logged: Mutex::new([(None, 0); AsideReason::ALL.len()]),
         }
     }
 
@@ -118,26 +129,8 @@ impl Reader {
     pub async fn put_aside(&self, bus: &Bus, game_id: &str, copy: &Message, aside: &SetAside) {
         self.counts[aside.reason as usize].fetch_add(1, Ordering::Relaxed);
         let seq = copy.sequence;
-        if aside.reason == AsideReason::BadVerdict {
-            // Written by a user allowed to write `.verdict`, and not what the arbiter writes
-            // there: a credential misused, or a bug; an operator must hear of it.
-            tracing::error!(
-                game_id,
-                seq,
-                reason = aside.reason.as_str(),
-                detail = %aside.detail,
-                reader = self.name,
-                "an entry on the game's .verdict is not its verdict: set aside, not taken as an announcement"
-            );
-        } else {
-            tracing::warn!(
-                game_id,
-                seq,
-                reason = aside.reason.as_str(),
-                detail = %aside.detail,
-                reader = self.name,
-                "log entry set aside"
-            );
+        if let Some(not_logged_since_last) = self.to_log(aside.reason) {
+            self.log_aside(game_id, seq, aside, not_logged_since_last);
         }
         if !self.copies || !self.first_copy(game_id, seq) {
             return;
@@ -151,6 +144,55 @@ impl Reader {
         );
         if let Err(e) = bus.publish(out.into()).await {
             tracing::warn!(game_id, seq, error = %e, "log entry not copied aside");
+        }
+    }
+
+    /// Whether an entry set aside for `reason` is logged now: `Some` with how many were not
+    /// since the last line, unless one was logged less than a second ago.
+    fn to_log(&self, reason: AsideReason) -> Option<u64> {
+        let mut logged = self.logged.lock().unwrap_or_else(|e| e.into_inner());
+        let last = &mut logged[reason as usize];
+        let now = Instant::now();
+        if last
+            .0
+            .is_some_and(|at| now.duration_since(at) < Duration::from_secs(1))
+        {
+            last.1 += 1;
+            return None;
+        }
+        let skipped = last.1;
+        *last = (Some(now), 0);
+        Some(skipped)
+    }
+
+    fn log_aside(&self, game_id: &str, seq: u64, aside: &SetAside, not_logged_since_last: u64) {
+        let mut end = aside.detail.len().min(LOGGED_DETAIL_MAX);
+        while !aside.detail.is_char_boundary(end) {
+            end -= 1;
+        }
+        let detail = &aside.detail[..end];
+        if aside.reason == AsideReason::BadVerdict {
+            // Written by a user allowed to write `.verdict`, and not what the arbiter writes
+            // there: a credential misused, or a bug; an operator must hear of it.
+            tracing::error!(
+                game_id,
+                seq,
+                reason = aside.reason.as_str(),
+                detail,
+                reader = self.name,
+                not_logged_since_last,
+                "an entry on the game's .verdict is not its verdict: set aside, not taken as an announcement"
+            );
+        } else {
+            tracing::warn!(
+                game_id,
+                seq,
+                reason = aside.reason.as_str(),
+                detail,
+                reader = self.name,
+                not_logged_since_last,
+                "log entry set aside"
+            );
         }
     }
 }

@@ -18,6 +18,8 @@
 //! | `shogi.events.set_aside` | counter | `{message}` | `shogi.role`, `shogi.aside.reason` (garbage, unknown_game, void) |
 //! | `arbiter.nats.refused` | counter | | `reason` (authorization, tls): connections NATS refused ([`count_nats_refused`]) |
 //! | `arbiter.grpc.refused` | counter | | `reason`: gRPC calls and TLS handshakes refused ([`count_grpc_refused`]) |
+//! | `shogi.credential.calls` | counter | `{call}` | `shogi.credential`, `rpc.method`: calls a named credential made that its scope and quotas let through |
+//! | `shogi.credential.refused` | counter | `{call}` | `shogi.credential`, `shogi.refusal` (scope, games_per_second, live_games, calls_per_second, watch_streams) |
 //!
 //! The instruments are made on first use: install the meter provider ([`crate::init`]) before.
 //! The refusal counters are looked up at each (rare) refusal instead, so that the provider
@@ -59,6 +61,10 @@ pub struct Metrics {
     /// Messages a durable consumer has not finished with (not delivered, or delivered and not
     /// acknowledged), polled from the bus on a timer.
     pub consumer_lag: Gauge<u64>,
+    /// Calls of a named credential let through, by credential and method.
+    pub credential_calls: Counter<u64>,
+    /// Calls of a named credential refused: outside its scope, or over one of its quotas.
+    pub credential_refused: Counter<u64>,
     _set_aside: ObservableCounter<u64>,
 }
 
@@ -125,6 +131,16 @@ pub fn metrics() -> &'static Metrics {
                     "Messages a durable consumer has not finished with: not delivered, or not acknowledged",
                 )
                 .build(),
+            credential_calls: meter
+                .u64_counter("shogi.credential.calls")
+                .with_unit("{call}")
+                .with_description("Calls a named credential made that its scope and quotas let through")
+                .build(),
+            credential_refused: meter
+                .u64_counter("shogi.credential.refused")
+                .with_unit("{call}")
+                .with_description("Calls of a named credential refused: outside its scope, or over a quota")
+                .build(),
             _set_aside: meter
                 .u64_observable_counter("shogi.events.set_aside")
                 .with_unit("{message}")
@@ -159,6 +175,30 @@ pub fn metrics() -> &'static Metrics {
 }
 
 impl Metrics {
+    /// Counts a call of the credential `name` to `method` (`/shogi.v1.MoveValidator/GetGame`)
+    /// that its scope and quotas let through. The name is the credential's, never its secret.
+    pub fn count_credential_call(&self, name: &str, method: &'static str) {
+        self.credential_calls.add(
+            1,
+            &[
+                KeyValue::new("shogi.credential", name.to_owned()),
+                KeyValue::new("rpc.method", method.trim_start_matches('/')),
+            ],
+        );
+    }
+
+    /// Counts a call of the credential `name` refused for `reason`: `scope`, or the quota's
+    /// name (`games_per_second`, `live_games`, `calls_per_second`, `watch_streams`).
+    pub fn count_credential_refused(&self, name: &str, reason: &'static str) {
+        self.credential_refused.add(
+            1,
+            &[
+                KeyValue::new("shogi.credential", name.to_owned()),
+                KeyValue::new("shogi.refusal", reason),
+            ],
+        );
+    }
+
     /// Counts a move of the call `method` (`SubmitMove`, `ValidateMove`): `kind` is the illegal
     /// kind's name for a move not accepted.
     pub fn count_move(

@@ -26,6 +26,7 @@
 //! client sends would otherwise become a metric label. Health and reflection, served beside it,
 //! are not behind this layer at all: probes every few seconds would drown the calls that play.
 
+use crate::credentials::Scope;
 use arbiter_telemetry::{metrics, propagation};
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -39,12 +40,20 @@ use tonic::server::NamedService;
 /// Where a call's code and handling time go: the RPC metrics, or a test's list.
 type Sink = Arc<dyn Fn(&'static str, Code, f64) + Send + Sync>;
 
-/// Declares the methods of `shogi.v1.MoveValidator`, each with the name of its span.
+/// Declares the methods of `shogi.v1.MoveValidator`, each with the name of its span and the
+/// scope a credential needs to call it.
 macro_rules! methods {
-    ($($method:literal => $span:literal),* $(,)?) => {
+    ($($method:literal => $span:literal, $scope:ident);* $(;)?) => {
         /// The service's methods, as the contract names them.
         #[cfg(test)]
         const METHODS: &[&str] = &[$($method),*];
+
+        /// Every method this server serves from the contract, by its path, with the scope it
+        /// needs: the MoveValidator's and the Operator's.
+        const CONTRACT: &[(&str, Scope)] = &[
+            $((concat!("/shogi.v1.MoveValidator/", $method), Scope::$scope),)*
+            ("/shogi.v1.Operator/GetOverview", Scope::Operate),
+        ];
 
         /// The call `method`'s span, a server span in OpenTelemetry's terms, with the game's
         /// id and ply left for the handler to record, so that every line logged while serving
@@ -69,17 +78,29 @@ macro_rules! methods {
 }
 
 methods! {
-    "CreateGame" => "create_game",
-    "SubmitMove" => "submit_move",
-    "ValidateMove" => "validate_move",
-    "Declare" => "declare",
-    "EvaluateImpasse" => "evaluate_impasse",
-    "GetGame" => "get_game",
-    "WatchGame" => "watch_game",
-    "EndGame" => "end_game",
-    "LegalMoves" => "legal_moves",
-    "ListGames" => "list_games",
-    "AnalyzeGame" => "analyze_game",
+    "CreateGame" => "create_game", Play;
+    "SubmitMove" => "submit_move", Play;
+    "ValidateMove" => "validate_move", Read;
+    "Declare" => "declare", Play;
+    "EvaluateImpasse" => "evaluate_impasse", Read;
+    "GetGame" => "get_game", Read;
+    "WatchGame" => "watch_game", Read;
+    "EndGame" => "end_game", Play;
+    "LegalMoves" => "legal_moves", Read;
+    "ListGames" => "list_games", Read;
+    "AnalyzeGame" => "analyze_game", Read;
+}
+
+/// The method at `path` as the contract names it (`/shogi.v1.MoveValidator/SubmitMove`), and
+/// the scope it needs; `None` for a path that is no method of the contract, whose text is the
+/// client's and is never recorded.
+pub(crate) fn contract(path: &str) -> Option<(&'static str, Scope)> {
+    CONTRACT.iter().find(|(p, _)| *p == path).copied()
+}
+
+/// The method at `path` as the contract names it, or `unknown`.
+pub(crate) fn contract_method(path: &str) -> &'static str {
+    contract(path).map_or("unknown", |(p, _)| p)
 }
 
 /// The layer: a call's span, trace context, status and metrics around the service it wraps.

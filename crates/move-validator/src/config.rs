@@ -1,5 +1,6 @@
 //! The service's configuration: typed, checked before anything is bound or connected.
 
+use crate::credentials::Credential;
 use crate::{Refusals, TlsConfig};
 use arbiter_bus::NatsOptions;
 use std::time::Duration;
@@ -15,8 +16,14 @@ pub struct Config {
     /// cluster; at most [`arbiter_bus::MAX_REPLICAS`].
     pub stream_replicas: usize,
     /// When set, every MoveValidator call must carry `authorization: Bearer <token>`. Health and
-    /// reflection stay open so that probes and grpcurl's listing work without a secret.
+    /// reflection stay open so that probes and grpcurl's listing work without a secret. It is
+    /// the credential `shared`, with every scope and no quota ([`Credential::shared`]), beside
+    /// the named ones of `credentials`.
     pub auth_token: Option<String>,
+    /// The named credentials, each with its scopes and quotas (`--credentials-file`,
+    /// [`crate::credentials_from_file`]). With none and no `auth_token`, every call is let
+    /// through.
+    pub credentials: Vec<Credential>,
     /// How long in-flight calls may take to finish after a shutdown signal.
     pub grace_period: Duration,
     /// The largest request or response message, in bytes.
@@ -72,6 +79,7 @@ impl std::fmt::Debug for Config {
             .field("stream", &self.stream)
             .field("stream_replicas", &self.stream_replicas)
             .field("auth_token", &self.auth_token.as_ref().map(|_| "<set>"))
+            .field("credentials", &self.credentials)
             .field("grace_period", &self.grace_period)
             .field("max_message_bytes", &self.max_message_bytes)
             .field("request_timeout", &self.request_timeout)
@@ -96,6 +104,7 @@ impl Config {
             stream: shogi_proto::STREAM.to_owned(),
             stream_replicas: 1,
             auth_token: None,
+            credentials: Vec::new(),
             grace_period: Duration::from_secs(10),
             max_message_bytes: 64 * 1024,
             request_timeout: Duration::from_secs(30),
@@ -109,6 +118,13 @@ impl Config {
             lag_interval: arbiter_runtime::lag::INTERVAL,
             time: crate::TimeSource::system(),
         }
+    }
+
+    /// Every credential the service knows: the named ones, and the shared token's.
+    pub fn all_credentials(&self) -> Vec<Credential> {
+        let mut all = self.credentials.clone();
+        all.extend(self.auth_token.as_deref().map(Credential::shared));
+        all
     }
 
     /// The cache's limits.
@@ -146,6 +162,7 @@ impl Config {
                 "auth token must be non-empty and without whitespace".into(),
             ));
         }
+        crate::credentials::check_all(&self.all_credentials())?;
         if self.max_message_bytes < 1024 {
             return Err(ConfigError(format!(
                 "max message size {} is below 1024 bytes",

@@ -94,6 +94,26 @@ pub enum Error {
         /// A page size whose answer fits (0 when none does).
         max_plies: u32,
     },
+    /// The call's credential is over one of its quotas; nothing was done.
+    #[error("credential {credential} is over its quota {}: {value}", limit.as_str())]
+    QuotaExceeded {
+        /// The credential's name.
+        credential: String,
+        /// The quota.
+        limit: crate::credentials::Limit,
+        /// Its value, as configured (`5`, `2.5`).
+        value: String,
+    },
+    /// The call's credential does not have the scope its method needs.
+    #[error("credential {credential} may not call {method}: it needs the scope {}", scope.as_str())]
+    PermissionDenied {
+        /// The credential's name.
+        credential: String,
+        /// The method, as the contract names it.
+        method: &'static str,
+        /// The scope the method needs.
+        scope: crate::credentials::Scope,
+    },
     /// Concurrent writers kept winning the race for this game; the client may retry.
     #[error("game {0} is being changed concurrently, retry")]
     Contended(String),
@@ -261,6 +281,36 @@ pub fn to_status(err: Error) -> Status {
             details.info(ErrorReason::Contended, [("game_id", id)]);
             Code::Aborted
         }
+        Error::QuotaExceeded {
+            credential,
+            limit,
+            value,
+        } => {
+            details.quota_failure(
+                &format!("credential:{credential}"),
+                &format!("{}: {value}", limit.as_str()),
+            );
+            details.info(
+                ErrorReason::QuotaExceeded,
+                [
+                    ("credential", credential),
+                    ("limit", limit.as_str().to_owned()),
+                ],
+            );
+            Code::ResourceExhausted
+        }
+        Error::PermissionDenied {
+            credential, scope, ..
+        } => {
+            details.info(
+                ErrorReason::PermissionDenied,
+                [
+                    ("credential", credential),
+                    ("scope", scope.as_str().to_owned()),
+                ],
+            );
+            Code::PermissionDenied
+        }
         Error::BusUnavailable(_) => {
             details.info(ErrorReason::BusUnavailable, []);
             Code::Unavailable
@@ -297,7 +347,7 @@ pub fn to_status(err: Error) -> Status {
     status
 }
 
-/// UNAUTHENTICATED with its ErrorInfo, for the bearer-token interceptor.
+/// UNAUTHENTICATED with its ErrorInfo, for the credentials layer (`auth.rs`).
 pub fn unauthenticated() -> Status {
     let mut details = Details::new("missing or wrong bearer token");
     details.info(ErrorReason::Unauthenticated, []);

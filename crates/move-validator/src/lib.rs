@@ -26,6 +26,7 @@ mod auth;
 mod calls;
 mod config;
 mod console;
+mod credentials;
 mod error;
 mod games;
 mod incoming;
@@ -36,8 +37,12 @@ mod store;
 mod time;
 mod tls;
 
-pub use auth::{BearerAuth, RefusalReason, Refusals, auth_token_from_env_or};
+pub use auth::{Authorized, RefusalReason, Refusals, Tenants, auth_token_from_env_or};
 pub use config::{Announcements, Config, ConfigError};
+pub use credentials::{
+    Credential, Limit, Quotas, Scope, check_all as check_credentials,
+    from_file as credentials_from_file, parse as parse_credentials,
+};
 pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
 pub use games::footprint as cached_game_bytes;
 pub use pages::MAX_PAGE_PLIES;
@@ -53,7 +58,6 @@ use shogi_proto::v1::move_validator_server::MoveValidatorServer;
 use shogi_proto::v1::operator_server::OperatorServer;
 use std::future::Future;
 use tokio::net::TcpListener;
-use tonic::service::interceptor::InterceptedService;
 
 /// The name grpc.health.v1 reports the service under.
 pub const SERVICE_NAME: &str = "shogi.v1.MoveValidator";
@@ -77,7 +81,7 @@ pub async fn run(
     alone(bus, listener, config, shutdown).await
 }
 
-/// Serves MoveValidator and Operator (behind the bearer-token interceptor when a token is
+/// Serves MoveValidator and Operator (behind the credentials layer when credentials are
 /// configured), health, reflection and, with `config.console`, the browser console and gRPC-Web, on
 /// `listener` over `bus`, over TLS when `config.tls` is set, until
 /// `shutdown` completes, through the one composition with this service its only part ([`part`]).
@@ -194,19 +198,22 @@ async fn serve_part(
         lag_stop,
     )));
     let errors = operator::ErrorLog::default();
-    let operator_service = InterceptedService::new(
+    // Who calls, in which scope, within which quotas: one layer around each service of the
+    // contract (`auth.rs`).
+    let tenants = Tenants::new(&config.all_credentials(), config.refusals.clone());
+    let operator_service = tower::Layer::layer(
+        &tenants,
         OperatorServer::new(operator::Overview::new(bus.clone(), errors.clone())),
-        BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
     );
-    // Every call's span, trace context and metrics are one layer's, outside the token check so
-    // that a refused call is counted too (`calls.rs`).
+    // Every call's span, trace context and metrics are one layer's, outside the credentials
+    // layer so that a refused call is counted too (`calls.rs`).
     let validator_service = tower::Layer::layer(
         &calls::CallTelemetry::new(Some(config.request_timeout)),
-        InterceptedService::new(
+        tower::Layer::layer(
+            &tenants,
             MoveValidatorServer::new(validator)
                 .max_decoding_message_size(config.max_message_bytes)
                 .max_encoding_message_size(config.max_message_bytes),
-            BearerAuth::new(config.auth_token.as_deref()).counting(config.refusals.clone()),
         ),
     );
     let routes = tonic::service::Routes::new(health.service())

@@ -31,6 +31,12 @@ struct Args {
     /// authentication.
     #[arg(long, env = "MOVE_VALIDATOR_AUTH_TOKEN_FILE")]
     auth_token_file: Option<PathBuf>,
+    /// TOML file of named credentials, each with its token or TLS client certificate, its
+    /// scopes (play, read, operate) and its quotas (docs/credentials in the README); checked
+    /// before anything is bound, a bad line named. The shared token, when also given, is one
+    /// more credential with every scope and no quota.
+    #[arg(long, env = "MOVE_VALIDATOR_CREDENTIALS_FILE")]
+    credentials_file: Option<PathBuf>,
     /// Seconds in-flight calls get to finish after SIGTERM or SIGINT.
     #[arg(long, env = "MOVE_VALIDATOR_GRACE_SECS", default_value_t = 10)]
     grace_secs: u64,
@@ -97,6 +103,10 @@ async fn main() -> anyhow::Result<()> {
         stream_replicas: args.replicas.stream_replicas,
         auth_token: move_validator::auth_token_from_env_or(args.auth_token_file.as_deref())
             .context("--auth-token-file")?,
+        credentials: match &args.credentials_file {
+            Some(path) => move_validator::credentials_from_file(path)?,
+            None => Vec::new(),
+        },
         grace_period: Duration::from_secs(args.grace_secs),
         max_message_bytes: args.max_message_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_secs),

@@ -110,6 +110,9 @@ pub const ASIDE_REASON_HEADER: &str = "Shogi-Aside-Reason";
 pub const ASIDE_DETAIL_HEADER: &str = "Shogi-Aside-Detail";
 /// The header of a copy set aside: the entry's own message type.
 pub const ASIDE_TYPE_HEADER: &str = "Shogi-Aside-Type";
+/// The header of a creation event: the name of the credential that created the game, where
+/// the validator has named credentials (the live games each holds are counted from it).
+pub const CREDENTIAL_HEADER: &str = "Shogi-Credential";
 
 /// FNV-1a 64, the hash the partitions ([`subject::partition`]) and the workers' lease
 /// rendezvous scores are computed with: stable across processes and versions (the stored

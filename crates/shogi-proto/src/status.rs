@@ -67,6 +67,19 @@ impl Details {
         self.any("google.rpc.BadRequest", bad.encode_to_vec());
     }
 
+    /// A `google.rpc.QuotaFailure` with one violation: `subject` is over the quota
+    /// `description` says.
+    pub fn quota_failure(&mut self, subject: &str, description: &str) {
+        let failure = tonic_types::pb::QuotaFailure {
+            violations: vec![tonic_types::pb::quota_failure::Violation {
+                subject: subject.to_owned(),
+                description: description.to_owned(),
+                ..Default::default()
+            }],
+        };
+        self.any("google.rpc.QuotaFailure", failure.encode_to_vec());
+    }
+
     /// The verdict of a game that is over.
     pub fn verdict(&mut self, verdict: &Verdict) {
         self.any("shogi.v1.Verdict", verdict.encode_to_vec());
@@ -106,6 +119,7 @@ mod tests {
         let mut d = Details::new("game g is over");
         d.info(ErrorReason::GameOver, [("game_id", "g".to_owned())]);
         d.bad_request("usi", "not a square");
+        d.quota_failure("credential:a", "live_games: 10");
         d.verdict(&Verdict {
             game_id: "g".into(),
             ply: 3,
@@ -123,6 +137,8 @@ mod tests {
             details.bad_request().expect("bad request").field_violations[0].field,
             "usi"
         );
+        let quota = details.quota_failure().expect("quota failure");
+        assert_eq!(quota.violations[0].subject, "credential:a");
         assert_eq!(verdicts(&status)[0].ply, 3);
     }
 }

@@ -2,9 +2,12 @@
 
 use super::Validator;
 use super::gamelog::SettledBy;
+use crate::auth::Tenant;
+use crate::credentials::Limit;
 use crate::error::Error;
 use crate::games;
 use crate::store::Published;
+use shogi_proto::CREDENTIAL_HEADER;
 use shogi_proto::convert::{self, check_game_id};
 use shogi_proto::event::Envelope;
 use shogi_proto::log::Replay;
@@ -15,11 +18,15 @@ use tracing::Instrument;
 
 impl Validator {
     /// CreateGame: checks the request, writes the creation event (the game id is taken once),
-    /// and caches the game.
-    pub(super) async fn create_game(
+    /// and caches the game. The event names the `creator`'s credential, and a creator with a
+    /// live-games quota is refused at it: its live games are counted from the bus (ListGames'
+    /// index, which every instance reads the same), so the count holds across instances and
+    /// restarts; calls in flight at once may each see the last place free.
+    pub(crate) async fn create_game(
         &self,
         req: pb::CreateGameRequest,
         strict: bool,
+        creator: Option<&Tenant>,
     ) -> Result<pb::GameState, Error> {
         // Checked now, so that a bad ruleset is refused before anything is written.
         convert::checked_ruleset_from_pb(req.ruleset.as_ref())?;
@@ -44,6 +51,18 @@ impl Validator {
             check_game_id("game_id", &req.game_id)?;
             req.game_id
         };
+        if let Some(tenant) = creator
+            && let Some(max) = tenant.live_games()
+        {
+            let mut index = self.inner.index.lock().await;
+            index
+                .catch_up(self.inner.bus.inner.as_ref(), std::time::Instant::now())
+                .await
+                .map_err(Error::unavailable)?;
+            if index.live_games_of(tenant.name()) >= max {
+                return Err(tenant.over(Limit::LiveGames));
+            }
+        }
         let created = pb::GameCreated {
             // A game with a time control has the arbiter's clock, its first turn from now.
             created_unix_ms: self.now(),
@@ -57,7 +76,13 @@ impl Validator {
         let span = tracing::Span::current();
         span.record("game_id", id.as_str());
         async {
-            let published = self.inner.bus.write(Envelope::created(&created)).await?;
+            let mut event = Envelope::created(&created);
+            if let Some(tenant) = creator {
+                event
+                    .headers
+                    .push((CREDENTIAL_HEADER.to_owned(), tenant.name().to_owned()));
+            }
+            let published = self.inner.bus.write(event).await?;
             match published {
                 Published::Stored(seq) => {
                     let mut replay = Replay::from_created(created, seq)?;

@@ -30,6 +30,7 @@ use shogi_proto::event::{decode_created, decode_verdict};
 use shogi_proto::subject::{self, Kind};
 use shogi_proto::v1 as pb;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How many creation events one ListGames call looks at most, so that a `live_only` call over
@@ -52,6 +53,11 @@ pub(super) struct GameIndex {
     verdicts_from: u64,
     /// The stream's count of removed messages when the index started reading.
     removed: u64,
+    /// The credential that created each game still without a verdict, where the creation
+    /// event names one (its `Shogi-Credential` header).
+    creator_of: HashMap<String, Arc<str>>,
+    /// How many games each credential created that have no verdict yet.
+    live_by: HashMap<Arc<str>, u32>,
     /// When the last catch-up that completed started.
     caught_up: Option<Instant>,
 }
@@ -99,7 +105,11 @@ impl GameIndex {
         if state.last_sequence >= self.created_from {
             while let Some(msg) = bus.next(subject::ALL_CREATED, self.created_from).await? {
                 self.created_from = msg.sequence + 1;
-                self.created.insert(msg.sequence, summary(&msg));
+                let game = summary(&msg);
+                if let Some(game) = &game {
+                    self.count_live(&msg, &game.game_id);
+                }
+                self.created.insert(msg.sequence, game);
             }
         }
         if state.last_sequence >= self.verdicts_from {
@@ -109,11 +119,43 @@ impl GameIndex {
                 if let Some((id, Kind::Result)) = subject::parse(&msg.subject) {
                     let verdict = decode_verdict(msg.message_type.as_deref(), &msg.payload).ok();
                     self.verdicts.insert(id.to_owned(), verdict);
+                    if let Some(creator) = self.creator_of.remove(id)
+                        && let Some(n) = self.live_by.get_mut(&creator)
+                    {
+                        *n = n.saturating_sub(1);
+                    }
                 }
             }
         }
         self.caught_up = Some(started);
         Ok(())
+    }
+
+    /// A game created by a named credential and without a verdict yet is one more of its live
+    /// games.
+    fn count_live(&mut self, msg: &Message, game_id: &str) {
+        let Some((_, name)) = msg
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(shogi_proto::CREDENTIAL_HEADER))
+        else {
+            return;
+        };
+        if self.verdicts.contains_key(game_id) || self.creator_of.contains_key(game_id) {
+            return;
+        }
+        let name: Arc<str> = match self.live_by.get_key_value(name.as_str()) {
+            Some((known, _)) => known.clone(),
+            None => Arc::from(name.as_str()),
+        };
+        *self.live_by.entry(name.clone()).or_default() += 1;
+        self.creator_of.insert(game_id.to_owned(), name);
+    }
+
+    /// How many games the credential `name` created that have no verdict, as far as the
+    /// index has read.
+    pub(super) fn live_games_of(&self, name: &str) -> u32 {
+        self.live_by.get(name).copied().unwrap_or(0)
     }
 
     /// At most `size` games created at or after stream sequence `from` (the live ones only,

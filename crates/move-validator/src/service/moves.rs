@@ -274,6 +274,7 @@ mod tests {
                 strict: false,
             },
             false,
+            None,
         )
         .await
         .unwrap();

@@ -5,9 +5,11 @@
 use super::Validator;
 use super::moves::{legal_moves, validate_move};
 use super::queries::EventStream;
+use crate::auth::Tenant;
 use arbiter_telemetry::metrics;
 use shogi_proto::convert;
 use shogi_proto::v1::{self as pb, move_validator_server::MoveValidator};
+use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
 /// The metadata key that asks for strict mode (`shogi-strict: true`), on CreateGame for the
@@ -34,11 +36,13 @@ impl MoveValidator for Validator {
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let strict = strict_requested(request.metadata()) || request.get_ref().strict;
+        // The caller's credential, which the credentials layer put there (`auth.rs`).
+        let creator = request.extensions().get::<Arc<Tenant>>().cloned();
         let req = request.into_inner();
         if !req.game_id.is_empty() {
             record("game_id", req.game_id.as_str());
         }
-        let game = Validator::create_game(self, req, strict).await?;
+        let game = Validator::create_game(self, req, strict, creator.as_deref()).await?;
         Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
     }
 
