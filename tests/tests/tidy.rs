@@ -141,6 +141,16 @@ const LONG_FUNCTION: usize = 150;
 /// why it stays whole).
 const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
     (
+        "crates/csa-protocol/src/tests.rs",
+        "client_lines",
+        "a data table: one client line and what it parses to a row, in shogi-server's order of patterns",
+    ),
+    (
+        "crates/csa-protocol/src/tests.rs",
+        "sessions",
+        "a data table: one session's lines in and out a row, each quirk of the protocol beside its neighbours",
+    ),
+    (
         "crates/arbiter-stack/benches/cluster_load.rs",
         "run",
         "a benchmark's script, read top to bottom as the report it prints: its steps share the servers, clients and figures of one run, and each is a commented block",

@@ -310,13 +310,17 @@ async fn quotas_refuse_with_a_quota_failure_naming_the_limit() {
     assert!(refused > 0);
     assert!(f64::from(allowed) <= 20.0 + 20.0 * elapsed + 1.0);
 
-    // WatchGame streams open at once: the third waits for one to close.
-    validator(&channel)
+    watch_streams_are_held_to_their_quota(&channel).await;
+}
+
+/// WatchGame streams open at once under `watch_streams = 2`: the third waits for one to close.
+async fn watch_streams_are_held_to_their_quota(channel: &Channel) {
+    validator(channel)
         .create_game(as_("watcher-token", create("w-1", "online", None, None)))
         .await
         .unwrap();
     let watch = || {
-        let mut client = validator(&channel);
+        let mut client = validator(channel);
         async move {
             client
                 .watch_game(as_(
