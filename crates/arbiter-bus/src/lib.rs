@@ -37,7 +37,10 @@ mod memory;
 
 #[cfg(feature = "clap")]
 pub use args::{NatsArgs, ReplicasArgs, check_replicas};
-pub use connect::{NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, refused_connections};
+pub use connect::{
+    NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, permissions_violations,
+    refused_connections,
+};
 pub use faulty::FaultyBus;
 pub use jetstream::{Applied, JetStreamBus, Replica, ReplicaGroup, deliver_subject};
 pub use memory::MemoryBus;
@@ -100,6 +103,17 @@ pub enum BusError {
         filter: String,
         /// Why.
         reason: String,
+    },
+    /// A stream or a durable consumer that this client only binds to ([`Provision::Bind`])
+    /// does not exist. It stays missing until `shogi-arbiter streams apply` makes it: trying
+    /// again soon is no use.
+    #[error(
+        "{what} does not exist, and this client only binds to it: \
+         `shogi-arbiter streams apply` makes it"
+    )]
+    Missing {
+        /// `stream SHOGI_GAMES`, `consumer impasse-judge-p3`.
+        what: String,
     },
     /// A consumer could not be created or failed.
     #[error("consumer {name}: {reason}")]
@@ -319,6 +333,22 @@ impl ConsumerStorage {
             ConsumerStorage::Auto => ConsumerStorage::File,
             chosen => chosen,
         }
+    }
+
+    /// Refuses memory for a consumer whose state `replicas` servers keep, when they are fewer
+    /// than three: a restart of its servers loses a consumer in memory (its position, and the
+    /// consumer itself, which a service that only binds cannot make again), and a single
+    /// server's restart is routine. [`ConsumerStorage::Auto`] never makes one.
+    pub fn check_replicas(self, replicas: usize) -> Result<(), String> {
+        if self == ConsumerStorage::Memory && replicas < 3 {
+            return Err(format!(
+                "consumer storage memory needs three replicas or more, not {replicas}: a \
+                 restart of the server{} holding a consumer in memory loses it, its position \
+                 and the consumer itself; use auto or file",
+                if replicas == 1 { "" } else { "s" }
+            ));
+        }
+        Ok(())
     }
 
     /// `auto`, `file` or `memory`, as the command-line flags spell it.
