@@ -272,7 +272,8 @@ struct ApplyArgs {
     /// Where the servers keep the state of the workers' and `verdict-check`'s consumers:
     /// `auto` (the default) is memory from three replicas on nats-server 2.11 or later (nothing
     /// written to the disk; it survives the loss of any one server, not of all at once), a file
-    /// otherwise; or `file`, or `memory`. A consumer found with its state elsewhere is replaced
+    /// otherwise; or `file`, or `memory`, refused below three replicas (a restart of their
+    /// servers loses the consumers). A consumer found with its state elsewhere is replaced
     /// by one that starts right after its acknowledged position (deploy/STREAMS.md, "Consumer
     /// storage"). `platform-verdicts` is a file whatever this says.
     #[arg(long, env = "ARBITER_CONSUMER_STORAGE", default_value = "auto")]
