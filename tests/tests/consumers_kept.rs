@@ -25,8 +25,9 @@ fn memory_consumers_below_three_replicas_are_refused_by_the_workers() {
             vec![],
             vec!["--stream-replicas", "3", "--consumer-replicas", "1"],
         ] {
-            // Nothing listens there: the check comes before anything connects.
-            let out = Command::new(bin(name))
+            // Nothing listens there: the check comes before anything connects, and a worker
+            // that did not check would wait for a server for ever.
+            let mut child = Command::new(bin(name))
                 .args([
                     "--nats-url",
                     "nats://127.0.0.1:1",
@@ -35,8 +36,20 @@ fn memory_consumers_below_three_replicas_are_refused_by_the_workers() {
                 ])
                 .args(&extra)
                 .env_remove("NATS_STREAM_REPLICAS")
-                .output()
-                .expect("run the worker");
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start the worker");
+            let until = std::time::Instant::now() + DEADLINE.get();
+            while child.try_wait().expect("wait").is_none() {
+                if std::time::Instant::now() > until {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("{name} {extra:?}: still running after {DEADLINE:?}");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let out = child.wait_with_output().expect("the worker's output");
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(!out.status.success(), "{name} {extra:?}");
             assert!(

@@ -28,24 +28,25 @@ const MATE_IN_ONE: (&str, &str) = ("4k4/9/4G4/9/9/9/9/9/4K4 b G 1", "G*5b");
 
 /// What a run of the binary gave.
 struct Run {
-    status: ExitStatus,
+    /// `None`: still running after [`DEADLINE`], and killed.
+    status: Option<ExitStatus>,
     stdout: String,
     stderr: String,
     took: Duration,
 }
 
-/// `child`'s exit status, waited for until `deadline`; the child is killed and the test fails
-/// when it has not exited by then.
-fn exit_within(child: &mut Child, deadline: Duration, what: &str) -> ExitStatus {
+/// `child`'s exit status, waited for until `deadline`; `None`, the child killed, when it has
+/// not exited by then.
+fn exit_within(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
     let until = Instant::now() + deadline;
     loop {
         if let Some(status) = child.try_wait().expect("wait") {
-            return status;
+            return Some(status);
         }
         if Instant::now() > until {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{what}: still running after {deadline:?}");
+            return None;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -81,7 +82,7 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
         .expect("start shogi-arbiter");
     let out = read_all(child.stdout.take().expect("piped"));
     let err = read_all(child.stderr.take().expect("piped"));
-    let status = exit_within(&mut child, DEADLINE.get(), &args.join(" "));
+    let status = exit_within(&mut child, DEADLINE.get());
     Run {
         status,
         took: start.elapsed(),
@@ -101,7 +102,7 @@ fn into_closed_pipe(args: &[&str]) -> Run {
         .spawn()
         .expect("start shogi-arbiter");
     let err = read_all(child.stderr.take().expect("piped"));
-    let status = exit_within(&mut child, DEADLINE.get(), &args.join(" "));
+    let status = exit_within(&mut child, DEADLINE.get());
     Run {
         status,
         took: start.elapsed(),
@@ -114,6 +115,17 @@ fn into_closed_pipe(args: &[&str]) -> Run {
 struct Served {
     child: Child,
     addr: String,
+}
+
+impl Run {
+    /// The exit code; `None` when a signal, or the test's deadline, ended it.
+    fn code(&self) -> Option<i32> {
+        self.status.and_then(|s| s.code())
+    }
+
+    fn success(&self) -> bool {
+        self.code() == Some(0)
+    }
 }
 
 impl Served {
@@ -259,7 +271,23 @@ fn streams_commands_return_against_a_dead_or_a_silent_server() {
             held.push(connection);
         }
     });
+    // Every case is run, and every one that fails is said.
+    let mut failed = Vec::new();
     for url in [&dead, &silent] {
+        // `--wait` bounds the whole command, connecting included.
+        let args = ["streams", "replicas", "--nats-url", url, "--wait", "5"];
+        let r = run(&args, &[]);
+        let bound = Duration::from_secs(5) + test_support::patience(Duration::from_secs(3));
+        if r.code() != Some(2)
+            || !(r.stderr.contains("within 5 s") && r.stderr.contains("--wait"))
+            || r.took >= bound
+        // product bound
+        {
+            failed.push(format!(
+                "{args:?}: {:?} after {:?}: {}",
+                r.status, r.took, r.stderr
+            ));
+        }
         for args in [
             vec!["streams", "prune", "--finished-before", "0s"],
             vec!["streams", "prune", "--finished-before", "0s", "--dry-run"],
@@ -270,26 +298,15 @@ fn streams_commands_return_against_a_dead_or_a_silent_server() {
             let mut args = args.clone();
             args.extend(["--nats-url", url, "--connect-timeout", "2"]);
             let r = run(&args, &[]);
-            assert_eq!(r.status.code(), Some(2), "{args:?}: {}", r.stderr);
-            assert!(
-                r.stderr.contains("no answer from NATS"),
-                "{args:?}: {}",
-                r.stderr
-            );
-            assert!(r.stderr.contains("--connect-timeout"), "{}", r.stderr);
+            if r.code() != Some(2)
+                || !r.stderr.contains("no answer from NATS")
+                || !r.stderr.contains("--connect-timeout")
+            {
+                failed.push(format!("{args:?}: {:?}: {}", r.status, r.stderr));
+            }
         }
-        // `--wait` bounds the whole command, connecting included.
-        let args = ["streams", "replicas", "--nats-url", url, "--wait", "5"];
-        let r = run(&args, &[]);
-        assert_eq!(r.status.code(), Some(2), "{args:?}: {}", r.stderr);
-        assert!(
-            r.stderr.contains("within 5 s") && r.stderr.contains("--wait"),
-            "{}",
-            r.stderr
-        );
-        let bound = Duration::from_secs(5) + test_support::patience(Duration::from_secs(3));
-        assert!(r.took < bound, "{url}: replicas --wait 5 took {:?}", r.took); // product bound
     }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -333,7 +350,7 @@ async fn prune_stops_at_the_first_permissions_violation_and_names_it() {
         ],
         &auditor,
     );
-    assert_eq!(r.status.code(), Some(2), "{}", r.stderr);
+    assert_eq!(r.code(), Some(2), "{}", r.stderr);
     assert!(
         r.stderr.contains("Permissions Violation")
             && r.stderr.contains("$JS.API.STREAM.PURGE.SHOGI_GAMES"),
@@ -386,7 +403,7 @@ async fn retention_and_replica_commands_bind_and_never_create() {
             let mut args = args.clone();
             args.extend(["--nats-url", url]);
             let r = run(&args, &env);
-            assert_eq!(r.status.code(), Some(2), "{args:?} {env:?}: {}", r.stderr);
+            assert_eq!(r.code(), Some(2), "{args:?} {env:?}: {}", r.stderr);
             assert!(
                 r.stderr
                     .contains(&format!("stream {missing} does not exist"))
@@ -405,9 +422,9 @@ async fn retention_and_replica_commands_bind_and_never_create() {
     }
     // `apply` is what creates them; then `replicas` finds them.
     let r = run(&["streams", "apply", "--nats-url", url], &[]);
-    assert!(r.status.success(), "{}", r.stderr);
+    assert!(r.success(), "{}", r.stderr);
     let r = run(&["streams", "replicas", "--nats-url", url], &[]);
-    assert!(r.status.success(), "{}", r.stderr);
+    assert!(r.success(), "{}", r.stderr);
     assert!(
         r.stdout.contains("SHOGI_GAMES: on a single server"),
         "{}",
@@ -430,7 +447,7 @@ async fn memory_consumers_below_three_replicas_are_refused_by_apply() {
         ];
         args.extend(extra);
         let r = run(&args, &[]);
-        assert_eq!(r.status.code(), Some(2), "{args:?}: {}", r.stderr);
+        assert_eq!(r.code(), Some(2), "{args:?}: {}", r.stderr);
         assert!(
             r.stderr.contains("memory needs three replicas or more")
                 && r.stderr.contains("restart"),
@@ -456,12 +473,41 @@ async fn memory_consumers_below_three_replicas_are_refused_by_apply() {
         ],
         &[],
     );
-    assert!(r.status.success(), "{}", r.stderr);
+    assert!(r.success(), "{}", r.stderr);
     assert!(
         r.stdout.contains("impasse-judge-p0: created"),
         "{}",
         r.stdout
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prune_apply_replicas_and_export_into_a_closed_pipe_end_quietly() {
+    let nats = NatsServer::start();
+    let url = nats.url();
+    let served = Served::start(url, &[]);
+    served.finished_games("old", 3).await;
+    wait_verdicts(url, None, 3).await;
+    let bus = bind(url, None, shogi_proto::STREAM)
+        .await
+        .expect("the stream");
+    let mut failed = Vec::new();
+    // A closed standard output ends the printing ones quietly, and a dry run changes nothing.
+    for args in [
+        vec!["streams", "prune", "--finished-before", "0s", "--dry-run"],
+        vec!["streams", "apply"],
+        vec!["streams", "replicas"],
+        vec!["export", "old-0"],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--nats-url", url]);
+        let r = into_closed_pipe(&args);
+        if r.code() != Some(0) || !r.stderr.is_empty() {
+            failed.push(format!("{args:?}: {:?}: {}", r.status, r.stderr));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    assert!(on_the_bus(&bus, "old-0").await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -475,22 +521,6 @@ async fn a_signal_during_a_prune_finishes_the_game_in_hand() {
     let bus = bind(url, None, shogi_proto::STREAM)
         .await
         .expect("the stream");
-
-    // A closed standard output ends the printing ones quietly, and a dry run changes nothing.
-    for args in [
-        vec!["streams", "prune", "--finished-before", "0s", "--dry-run"],
-        vec!["streams", "apply"],
-        vec!["streams", "replicas"],
-        vec!["export", "old-0"],
-    ] {
-        let mut args = args.clone();
-        args.extend(["--nats-url", url]);
-        let r = into_closed_pipe(&args);
-        assert_eq!(r.status.code(), Some(0), "{args:?}: {}", r.stderr);
-        assert_eq!(r.stderr, "", "{args:?}");
-        assert!(r.took < DEADLINE.get());
-    }
-    assert!(on_the_bus(&bus, "old-0").await);
 
     let dir = tempfile::tempdir().expect("a directory");
     let mut left = GAMES;
@@ -521,7 +551,8 @@ async fn a_signal_during_a_prune_finishes_the_game_in_hand() {
             .status()
             .expect("kill");
         let err = read_all(child.stderr.take().expect("piped"));
-        let status = exit_within(&mut child, DEADLINE.get(), "prune after a signal");
+        let status = exit_within(&mut child, DEADLINE.get())
+            .unwrap_or_else(|| panic!("prune still running after {signal}"));
         let mut rest = String::new();
         stdout.read_to_string(&mut rest).expect("the rest");
         let stderr = err.join().expect("stderr");
@@ -561,6 +592,6 @@ async fn a_signal_during_a_prune_finishes_the_game_in_hand() {
         ],
         &[],
     );
-    assert!(r.status.success(), "{}", r.stderr);
+    assert!(r.success(), "{}", r.stderr);
     assert_eq!(r.stdout.lines().count(), left, "{}", r.stdout);
 }
