@@ -151,10 +151,10 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     };
     worker.consumer_storage = s.consumer_storage;
     worker.validate().context("invalid configuration")?;
-    // As the stream's replicas say when no consumer replicas are given; checked again by the
-    // bus against the stream found.
+    // The consumers' replicas, or the stream's when none are given (`NATS_STREAM_REPLICAS`,
+    // which every binary of a deployment shares and deploy-check holds to its cluster).
     s.consumer_storage
-        .check_replicas(
+        .check_for_replicas(
             s.consumer_replicas
                 .map_or(s.replicas.stream_replicas, usize::from),
         )

@@ -422,7 +422,7 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     let consumer_replicas = args.consumer_replicas.map(usize::from);
     // Refused before anything is made, and again below with the replicas of the stream found.
     args.consumer_storage
-        .check_replicas(consumer_replicas.unwrap_or(replicas))
+        .check_for_replicas(consumer_replicas.unwrap_or(replicas))
         .map_err(|e| anyhow!("--consumer-storage: {e}"))?;
     let within = args.bus.connect_timeout();
     let connecting = arbiter_runtime::streams::connect(
@@ -440,7 +440,7 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     }
     let config = games.stream_config().await?;
     args.consumer_storage
-        .check_replicas(consumer_replicas.unwrap_or(config.num_replicas))
+        .check_for_replicas(consumer_replicas.unwrap_or(config.num_replicas))
         .map_err(|e| {
             anyhow!(
                 "--consumer-storage: stream {} has {} replicas: {e}",

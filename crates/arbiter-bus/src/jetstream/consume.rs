@@ -27,7 +27,6 @@ impl JetStreamBus {
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
         let mut config = self.resolved(config);
-        self.check_storage(&config)?;
         match self.stream.consumer_info(&config.name).await {
             Ok(info) => {
                 let storage = storage_of(&info.config);

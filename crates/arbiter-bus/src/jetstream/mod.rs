@@ -81,19 +81,6 @@ impl JetStreamBus {
         }
     }
 
-    /// Refuses `config`, as [`Self::resolved`] makes it, when it keeps its state in memory on
-    /// fewer than three servers ([`crate::ConsumerStorage::check_replicas`]).
-    fn check_storage(&self, config: &DurableConfig) -> Result<(), BusError> {
-        let replicas = config
-            .replicas
-            .filter(|&r| r > 0)
-            .unwrap_or(self.stream.cached_info().config.num_replicas);
-        config
-            .storage
-            .check_replicas(replicas)
-            .map_err(|e| BusError::Config(format!("consumer {}: {e}", config.name)))
-    }
-
     /// Connects to NATS as `client_name` with `nats`, and creates the stream `stream` if it
     /// does not exist (file storage, `stream.replicas` copies, a 2-minute duplicate window for
     /// message ids). An existing stream is left as it is; if its replica count differs from
@@ -153,7 +140,6 @@ impl JetStreamBus {
     /// they send between the read of the floor and the delete only brings its event back.
     pub async fn apply_durable(&self, config: &DurableConfig) -> Result<Applied, BusError> {
         let config = &self.resolved(config);
-        self.check_storage(config)?;
         let err = |e: &dyn std::fmt::Display| BusError::Consumer {
             name: config.name.clone(),
             reason: e.to_string(),
