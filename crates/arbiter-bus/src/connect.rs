@@ -155,6 +155,25 @@ pub fn refused_connections(reason: Refusal) -> u64 {
     }
 }
 
+/// The last permissions violation a server reported to a client of this process.
+static VIOLATION: std::sync::OnceLock<tokio::sync::watch::Sender<Option<String>>> =
+    std::sync::OnceLock::new();
+
+fn violation() -> &'static tokio::sync::watch::Sender<Option<String>> {
+    VIOLATION.get_or_init(|| tokio::sync::watch::channel(None).0)
+}
+
+/// The permissions violations NATS servers report to this process's clients, the last one
+/// first, as the server words it (`Permissions Violation for Publish to "$JS.API..."`).
+///
+/// A server tells a client of a publish or a subscription its user may not make in an error
+/// line of its own, and drops the publish: a request made so gets no answer and waits out its
+/// timeout. An operator's tool watches this to stop at the first one and name the permission,
+/// instead of waiting out a timeout per request.
+pub fn permissions_violations() -> tokio::sync::watch::Receiver<Option<String>> {
+    violation().subscribe()
+}
+
 /// Logs and counts one refusal.
 fn record_refusal(reason: Refusal, servers: &str, detail: &str) {
     match reason {
@@ -415,6 +434,11 @@ fn on_event(servers: &str, event: Event) {
         Some((reason, detail)) => record_refusal(reason, servers, detail),
         // A permissions violation, or another error the server reports: the operator's to see.
         None if matches!(event, Event::ServerError(_)) => {
+            if let Event::ServerError(ServerError::Other(text)) = &event
+                && text.to_ascii_lowercase().contains("permissions violation")
+            {
+                violation().send_replace(Some(text.clone()));
+            }
             tracing::warn!(servers, %event, "nats server error")
         }
         None => tracing::debug!(servers, %event, "nats"),

@@ -39,8 +39,10 @@ pub struct DurableConfig {
 /// (docs/benchmarks-history.md, "What stalls the tail"). A consumer in memory writes nothing to
 /// the disk: with three or more replicas its acknowledged position still survives the loss of
 /// any one server (the others hold it, and a restarted server catches up from them), but not
-/// the loss of every server at once, after which it starts again from the first event of the
-/// stream (deploy/STREAMS.md, "Consumer storage").
+/// the loss of every server at once, after which the consumer itself is gone until
+/// `shogi-arbiter streams apply` makes it again, from the first event of the stream
+/// (deploy/STREAMS.md, "Consumer storage"); below three replicas it is refused
+/// ([`ConsumerStorage::check_for_replicas`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ConsumerStorage {
     /// Memory when the consumer has three or more replicas on nats-server 2.11 or later, a file
@@ -54,6 +56,22 @@ pub enum ConsumerStorage {
 }
 
 impl ConsumerStorage {
+    /// Refuses memory for a consumer whose state `replicas` servers keep, when they are fewer
+    /// than three: a restart of its servers loses a consumer in memory (its position, and the
+    /// consumer itself, which a service that only binds cannot make again), and a single
+    /// server's restart is routine. [`ConsumerStorage::Auto`] never makes one.
+    pub fn check_for_replicas(self, replicas: usize) -> Result<(), String> {
+        if self == ConsumerStorage::Memory && replicas < 3 {
+            return Err(format!(
+                "consumer storage memory needs three replicas or more, not {replicas}: a \
+                 restart of the server{} holding a consumer in memory loses it, its position \
+                 and the consumer itself; use auto or file",
+                if replicas == 1 { "" } else { "s" }
+            ));
+        }
+        Ok(())
+    }
+
     /// `auto`, `file` or `memory`, as the command-line flags spell it.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -39,7 +39,10 @@ mod server_version;
 
 #[cfg(feature = "clap")]
 pub use args::{NatsArgs, ReplicasArgs, check_replicas};
-pub use connect::{NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, refused_connections};
+pub use connect::{
+    NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, permissions_violations,
+    refused_connections,
+};
 pub use consumer::{ConsumerStorage, DeliveryMode, DurableConfig};
 pub use faulty::FaultyBus;
 pub use jetstream::{Applied, JetStreamBus, Replica, ReplicaGroup, deliver_subject};
@@ -104,6 +107,17 @@ pub enum BusError {
         filter: String,
         /// Why.
         reason: String,
+    },
+    /// A stream or a durable consumer that this client only binds to ([`Provision::Bind`])
+    /// does not exist. It stays missing until `shogi-arbiter streams apply` makes it: trying
+    /// again soon is no use.
+    #[error(
+        "{what} does not exist, and this client only binds to it: \
+         `shogi-arbiter streams apply` makes it"
+    )]
+    Missing {
+        /// `stream SHOGI_GAMES`, `consumer impasse-judge-p3`.
+        what: String,
     },
     /// A consumer could not be created or failed.
     #[error("consumer {name}: {reason}")]

@@ -54,7 +54,8 @@ pub struct Settings {
     pub consumer_delivery: String,
     /// Where the servers keep each durable consumer's state: `auto` (the default) is memory
     /// from three replicas on nats-server 2.11 or later, which writes nothing to the disk and
-    /// survives the loss of any one server, and a file otherwise; or `file`, or `memory`. A
+    /// survives the loss of any one server, and a file otherwise; or `file`, or `memory`
+    /// (refused below three replicas: a restart of their servers loses the consumers). A
     /// consumer found with its state elsewhere is consumed as it is, with a warning:
     /// `shogi-arbiter streams apply` replaces it (deploy/STREAMS.md, "Consumer storage").
     #[arg(long, default_value = "auto")]
@@ -150,6 +151,14 @@ pub async fn run(role: Role, settings: Settings) -> anyhow::Result<()> {
     };
     worker.consumer_storage = s.consumer_storage;
     worker.validate().context("invalid configuration")?;
+    // The consumers' replicas, or the stream's when none are given (`NATS_STREAM_REPLICAS`,
+    // which every binary of a deployment shares and deploy-check holds to its cluster).
+    s.consumer_storage
+        .check_for_replicas(
+            s.consumer_replicas
+                .map_or(s.replicas.stream_replicas, usize::from),
+        )
+        .map_err(|e| anyhow::anyhow!("invalid configuration: --consumer-storage: {e}"))?;
     let holder = s.holder.unwrap_or_else(lease::default_holder);
     let lease_ttl = Duration::from_millis(s.lease_ttl_ms);
     lease::check(&holder, lease_ttl).context("invalid configuration")?;

@@ -222,7 +222,7 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<bool> {
                 Some(file) => std::fs::write(file, joined)
                     .with_context(|| format!("writing {}", file.display()))?,
                 None => {
-                    let mut out = io::stdout().lock();
+                    let mut out = crate::output::stdout();
                     out.write_all(&joined)?;
                     out.flush()?;
                 }

@@ -59,10 +59,10 @@ pub fn run(args: ExportArgs) -> anyhow::Result<bool> {
         .enable_all()
         .build()
         .context("start the async runtime")?;
-    runtime.block_on(async {
+    runtime.block_on(crate::streams::stopped_by_violations(async {
         let bus: Bus = Arc::new(args.bus.connect(&options, "shogi-arbiter-export").await?);
         export(&bus, &args).await
-    })
+    }))
 }
 
 async fn export(bus: &Bus, args: &ExportArgs) -> anyhow::Result<bool> {
@@ -100,7 +100,11 @@ async fn export(bus: &Bus, args: &ExportArgs) -> anyhow::Result<bool> {
                     .with_context(|| format!("write {}", path.display()))?;
                 eprintln!("{id}: {}", path.display());
             }
-            (Ok(bytes), None) => std::io::stdout().lock().write_all(&bytes)?,
+            (Ok(bytes), None) => {
+                let mut out = crate::output::stdout();
+                out.write_all(&bytes)?;
+                out.flush()?;
+            }
             (Err(e), _) => {
                 eprintln!("shogi-arbiter export: {id}: {e:#}");
                 ok = false;

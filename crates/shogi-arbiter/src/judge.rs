@@ -440,6 +440,10 @@ pub fn in_order<T: Sync, R: Send>(
             });
         }
         drop(tx);
+        // Owned here, so that a `sink` that fails (a closed standard output) drops it on the
+        // way out: the threads' next send fails and they stop, instead of waiting for ever on
+        // a full channel while the scope waits for them.
+        let rx = rx;
         let mut pending = std::collections::BTreeMap::new();
         let mut due = 0;
         for (i, r) in rx.iter() {
@@ -458,7 +462,7 @@ pub fn in_order<T: Sync, R: Send>(
 pub fn run_paths(paths: &[PathBuf], opts: &Options) -> anyhow::Result<bool> {
     let entries = collect(paths);
     let bar = progress(entries.len());
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = io::BufWriter::new(crate::output::stdout());
     let mut all_ok = true;
     in_order(
         &entries,
@@ -484,7 +488,7 @@ pub fn run_paths(paths: &[PathBuf], opts: &Options) -> anyhow::Result<bool> {
 /// games, each). A line that is not UTF-8 or is longer than a record may be is that line's
 /// error; the lines after it are judged.
 pub fn run_stdin(opts: &Options) -> anyhow::Result<bool> {
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = io::BufWriter::new(crate::output::stdout());
     let mut all_ok = true;
     let mut lines = stdin::Lines::new(io::stdin().lock(), MAX_FILE_BYTES as usize);
     let mut head = Vec::new();

@@ -5,6 +5,7 @@ mod ending;
 mod export;
 mod impasse;
 mod judge;
+mod output;
 mod play;
 mod report;
 mod serve;
@@ -40,7 +41,10 @@ const EXIT_CODES: &str = "Exit codes:
   0  success: every record, line or position was read (a verdict is not an error)
   1  some records, lines or entries could not be read or written; each is reported and the
      rest processed (judge and moves print an `error` line for it, convert writes to stderr)
-  2  usage or fatal error: bad arguments, an unknown preset, an output that cannot be written
+  2  usage or fatal error: bad arguments, an unknown preset, an output that cannot be written,
+     a NATS server that does not answer in time, a permissions violation (named)
+  130, 143  `streams prune` stopped by SIGINT, SIGTERM: the game in hand was finished
+A standard output closed by its reader (`| head -1`) ends any command at once, quietly, with 0.
 
 JSON lines carry a `schema` field (shogi-arbiter.judge.v2, shogi-arbiter.moves.v2,
 shogi-arbiter.impasse.v2); docs/cli-json.md describes every field.";
@@ -177,23 +181,23 @@ fn main() -> ExitCode {
         }),
         Command::Completions { shell } => {
             use clap::CommandFactory;
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "shogi-arbiter",
-                &mut io::stdout(),
-            );
-            Ok(ExitCode::SUCCESS)
+            // Generated whole, then written: clap_complete panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "shogi-arbiter", &mut script);
+            let mut out = output::stdout();
+            out.write_all(&script)
+                .and_then(|()| out.flush())
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(anyhow::Error::from)
         }
         Command::Impasse {
             sfen,
             initial_sfen,
             rule,
         } => match impasse::calculate(&sfen, initial_sfen.as_deref(), rule) {
-            Ok(v) => {
-                println!("{v}");
-                Ok(ExitCode::SUCCESS)
-            }
+            Ok(v) => output::line(v)
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(anyhow::Error::from),
             Err(e) => Err(anyhow::anyhow!(e)),
         },
         Command::Serve(args) => serve::run(args),
@@ -214,10 +218,15 @@ fn main() -> ExitCode {
         }),
     };
     match result {
+        // The reader of standard output is gone: nothing more to do, and nothing to say.
+        _ if output::closed() => ExitCode::SUCCESS,
         Ok(code) => code,
         Err(e) => {
             eprintln!("shogi-arbiter: {e:#}");
-            ExitCode::from(2)
+            match e.downcast_ref::<streams::Interrupted>() {
+                Some(stopped) => ExitCode::from(stopped.exit_code()),
+                None => ExitCode::from(2),
+            }
         }
     }
 }
@@ -271,7 +280,7 @@ fn perft(sfen: &str, depth: u32, mode: Mode, divide: bool) -> anyhow::Result<Exi
         Mode::Bulk => PerftMode::Bulk,
         Mode::Full => PerftMode::Full,
     };
-    let mut out = io::stdout().lock();
+    let mut out = output::stdout();
     let start = Instant::now();
     let nodes = if divide {
         let mut total = 0;
@@ -309,7 +318,7 @@ fn moves_line(sfen: &str) -> serde_json::Value {
 }
 
 fn moves(sfen: Option<String>, stdin: bool) -> anyhow::Result<ExitCode> {
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = io::BufWriter::new(output::stdout());
     let mut failed = false;
     let mut bad_line = false;
     let mut emit = |line: &str, out: &mut dyn Write| -> io::Result<()> {

@@ -6,7 +6,7 @@
 //! each move's answer, and the game's state at the end, each as the contract's message in the
 //! protobuf JSON mapping.
 
-use crate::proto_json;
+use crate::{output, proto_json};
 use anyhow::Context;
 use serde_json::json;
 use shogi_proto::v1::{
@@ -115,10 +115,9 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         .context("CreateGame")?
         .into_inner();
     let game = created.game.context("CreateGame answered without a game")?;
-    println!(
-        "{}",
-        json!({ "schema": SCHEMA, "created": proto_json::message("shogi.v1.GameState", &game) })
-    );
+    output::line(
+        json!({ "schema": SCHEMA, "created": proto_json::message("shogi.v1.GameState", &game) }),
+    )?;
     let mut all_accepted = true;
     for (i, usi) in args.moves.iter().enumerate() {
         let ply = i as u32 + 1;
@@ -139,13 +138,13 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
             Err(status) => {
                 line["error"] =
                     json!({ "code": status_name(status.code()), "message": status.message() });
-                println!("{line}");
+                output::line(&line)?;
                 all_accepted = false;
                 break;
             }
         };
         line["answer"] = proto_json::message("shogi.v1.SubmitMoveResponse", &answer);
-        println!("{line}");
+        output::line(&line)?;
         let accepted = answer.outcome == MoveOutcome::Accepted as i32;
         all_accepted &= accepted;
         if answer.verdict.is_some() || !accepted {
@@ -164,10 +163,9 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
         .context("GetGame")?
         .into_inner();
     if let Some(g) = state.game {
-        println!(
-            "{}",
-            json!({ "schema": SCHEMA, "game": proto_json::message("shogi.v1.GameState", &g) })
-        );
+        output::line(
+            json!({ "schema": SCHEMA, "game": proto_json::message("shogi.v1.GameState", &g) }),
+        )?;
     }
     Ok(if all_accepted {
         ExitCode::SUCCESS

@@ -111,7 +111,7 @@ async fn serve(args: ServeArgs, config: arbiter_stack::StackConfig) -> anyhow::R
         .with_context(|| format!("bind {}", args.listen))?;
     let addr = listener.local_addr().context("local address")?;
     {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::output::stdout();
         writeln!(out, "{addr}")?;
         out.flush()?;
     }

@@ -12,10 +12,17 @@
 //! - `prune` is the retention of finished games: every game whose verdict was stored before a
 //!   cutoff is first written as a record (optional, `--archive-dir`) and then purged from
 //!   `SHOGI_GAMES` (`shogi.game.<id>.>`). A game whose record could not be written is kept.
+//!
+//! Each fails fast and clean: no answer from NATS within `--connect-timeout` (or, for
+//! `replicas`, within `--wait`) ends it with exit 2; the first permissions violation the server
+//! reports ends it with exit 2 naming the permission; `replicas` and `prune` (and `export`)
+//! only bind to the streams and never create one; SIGINT or SIGTERM during a prune stop it
+//! after the game in hand, with exit 130 or 143.
 
 use crate::convert::FormatArg;
-use anyhow::Context as _;
-use arbiter_bus::{Applied, Bus, JetStreamBus, NatsOptions, Provision};
+use crate::output;
+use anyhow::{Context as _, anyhow};
+use arbiter_bus::{Applied, Bus, BusError, JetStreamBus, NatsOptions, Provision};
 use arbiter_worker::{Role, WorkerConfig};
 use shogi_records::{Encoding, write};
 use std::path::PathBuf;
@@ -68,6 +75,11 @@ pub(crate) struct BusArgs {
     /// JetStream stream of game events.
     #[arg(long, env = "SHOGI_ARBITER_STREAM", default_value = shogi_proto::STREAM)]
     stream: String,
+    /// Seconds to wait for NATS to answer (a server that cannot be reached is tried again
+    /// meanwhile); then the command ends with exit 2.
+    #[arg(long, env = "NATS_CONNECT_TIMEOUT", default_value_t = 10, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    connect_timeout: u64,
 }
 
 impl BusArgs {
@@ -87,15 +99,148 @@ impl BusArgs {
         ]
     }
 
-    /// Connects with `options` as `client_name` to the games' stream.
+    /// How long to wait for NATS to answer.
+    pub(crate) fn connect_timeout(&self) -> Duration {
+        Duration::from_secs(self.connect_timeout)
+    }
+
+    /// Connects with `options` as `client_name` to the games' stream, which must exist: the
+    /// operator's tools only bind to it, whatever `ARBITER_STREAMS` says, and never create one.
+    /// No answer within `--connect-timeout` is an error.
     pub(crate) async fn connect(
         &self,
         options: &NatsOptions,
         client_name: &str,
     ) -> anyhow::Result<JetStreamBus> {
-        arbiter_runtime::streams::connect_games(options, client_name, &self.stream)
-            .await
-            .context("connect to NATS")
+        self.connect_within(
+            options,
+            client_name,
+            self.connect_timeout(),
+            "--connect-timeout",
+        )
+        .await
+    }
+
+    /// As [`Self::connect`], waiting at most `within`, which the flag `flag` sets.
+    async fn connect_within(
+        &self,
+        options: &NatsOptions,
+        client_name: &str,
+        within: Duration,
+        flag: &str,
+    ) -> anyhow::Result<JetStreamBus> {
+        let mut options = options.clone();
+        options.provision = Provision::Bind;
+        let connecting =
+            arbiter_runtime::streams::connect_games(&options, client_name, &self.stream);
+        match tokio::time::timeout(within, connecting).await {
+            Ok(Ok(bus)) => Ok(bus),
+            // What is missing says it all.
+            Ok(Err(e @ BusError::Missing { .. })) => Err(e.into()),
+            Ok(Err(e)) => Err(anyhow!(e).context("connect to NATS")),
+            Err(_) => Err(self.no_answer(within, flag)),
+        }
+    }
+
+    /// The error of a NATS that did not answer within `within`, which the flag `flag` sets.
+    fn no_answer(&self, within: Duration, flag: &str) -> anyhow::Error {
+        anyhow!(
+            "no answer from NATS at {} within {} s: no server listening, a server that says \
+             nothing, or a JetStream that cannot answer ({flag})",
+            self.nats_url,
+            within.as_secs_f64()
+        )
+    }
+}
+
+/// Runs `work` until it ends or a server reports a permissions violation to this process,
+/// which ends the command at once with an error naming the permission (exit 2): a request
+/// the server refused that way gets no answer, and waiting out a timeout for each one would
+/// keep an operator for hours.
+pub(crate) async fn stopped_by_violations<T>(
+    work: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    let mut violations = arbiter_bus::permissions_violations();
+    tokio::select! {
+        done = work => done,
+        seen = violations.wait_for(Option::is_some) => {
+            let text = seen.ok().and_then(|v| v.clone()).unwrap_or_default();
+            Err(anyhow!(
+                "nats: {text}: the NATS user may not do that (deploy/nats/auth.conf: \
+                 `streams` needs the admin user; `export` the reader)"
+            ))
+        }
+    }
+}
+
+/// `streams prune` stopped by SIGINT or SIGTERM, after the game in hand.
+#[derive(Debug)]
+pub struct Interrupted {
+    /// The signal's number: 2 (SIGINT) or 15 (SIGTERM).
+    signal: u8,
+}
+
+impl Interrupted {
+    /// 128 plus the signal's number, as a shell reports a command a signal ended.
+    pub fn exit_code(&self) -> u8 {
+        128 + self.signal
+    }
+}
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = if self.signal == 2 {
+            "SIGINT"
+        } else {
+            "SIGTERM"
+        };
+        write!(
+            f,
+            "stopped by {name} after the game in hand; the games not reached stay on the bus \
+             for the next run"
+        )
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// SIGINT and SIGTERM, once listened to: the first that came, if any. From then on neither
+/// ends the process by itself.
+struct Signals {
+    got: tokio::sync::watch::Receiver<Option<u8>>,
+}
+
+impl Signals {
+    fn listen() -> anyhow::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt()).context("listen to SIGINT")?;
+        let mut terminate = signal(SignalKind::terminate()).context("listen to SIGTERM")?;
+        let (tx, got) = tokio::sync::watch::channel(None);
+        tokio::spawn(async move {
+            let signal = tokio::select! {
+                _ = interrupt.recv() => 2,
+                _ = terminate.recv() => 15,
+            };
+            let _ = tx.send(Some(signal));
+        });
+        Ok(Signals { got })
+    }
+
+    /// The signal received so far, if any.
+    fn received(&self) -> Option<Interrupted> {
+        (*self.got.borrow()).map(|signal| Interrupted { signal })
+    }
+
+    /// Completes when a signal comes.
+    async fn wait(&self) -> Interrupted {
+        let mut got = self.got.clone();
+        match got.wait_for(Option::is_some).await {
+            Ok(signal) => Interrupted {
+                signal: signal.unwrap_or(15),
+            },
+            // The listener is gone: no signal will come.
+            Err(_) => std::future::pending().await,
+        }
     }
 }
 
@@ -127,7 +272,8 @@ struct ApplyArgs {
     /// Where the servers keep the state of the workers' and `verdict-check`'s consumers:
     /// `auto` (the default) is memory from three replicas on nats-server 2.11 or later (nothing
     /// written to the disk; it survives the loss of any one server, not of all at once), a file
-    /// otherwise; or `file`, or `memory`. A consumer found with its state elsewhere is replaced
+    /// otherwise; or `file`, or `memory`, refused below three replicas (a restart of their
+    /// servers loses the consumers). A consumer found with its state elsewhere is replaced
     /// by one that starts right after its acknowledged position (deploy/STREAMS.md, "Consumer
     /// storage"). `platform-verdicts` is a file whatever this says.
     #[arg(long, env = "ARBITER_CONSUMER_STORAGE", default_value = "auto")]
@@ -179,39 +325,72 @@ pub fn run(args: StreamsArgs) -> anyhow::Result<bool> {
         .enable_all()
         .build()
         .context("start the async runtime")?;
-    runtime.block_on(async {
+    runtime.block_on(stopped_by_violations(async {
         match args.action {
             Action::Apply(a) => apply(a).await,
             Action::Prune(p) => prune(p).await,
             Action::Replicas(r) => replicas(r).await,
         }
-    })
+    }))
 }
 
 async fn replicas(args: ReplicasArgs) -> anyhow::Result<bool> {
-    let mut options = args.bus.options()?;
+    let options = args.bus.options()?;
+    let wait = Duration::from_secs(args.wait);
+    // `--wait` bounds the whole command, connecting included (a server of the cluster
+    // restarting is waited for); without it, one try within the connect timeout.
+    let within = if wait.is_zero() {
+        args.bus.connect_timeout()
+    } else {
+        wait
+    };
+    let deadline = tokio::time::Instant::now() + within;
     // It reads; it never creates anything.
-    options.provision = Provision::Bind;
-    let bus = args.bus.connect(&options, "shogi-arbiter-replicas").await?;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(args.wait);
+    let bus = args
+        .bus
+        .connect_within(
+            &options,
+            "shogi-arbiter-replicas",
+            within,
+            if wait.is_zero() {
+                "--connect-timeout"
+            } else {
+                "--wait"
+            },
+        )
+        .await?;
     loop {
         let mut groups = Vec::new();
         let mut unreadable = Vec::new();
-        for name in args.bus.streams() {
-            // A stream the leader cannot answer for (no leader just now) is not current.
-            match bus.replica_groups(name).await {
-                Ok(found) => groups.extend(found),
-                Err(e) => unreadable.push(format!("{name}: {e}")),
+        let reading = async {
+            for name in args.bus.streams() {
+                // A stream the leader cannot answer for (no leader just now) is not current.
+                match bus.replica_groups(name).await {
+                    Ok(found) => groups.extend(found),
+                    // A missing stream is said as such, and is no copy to wait for.
+                    Err(e @ BusError::Missing { .. }) => return Err(e),
+                    Err(e) => unreadable.push(format!("{name}: {e}")),
+                }
             }
+            Ok(())
+        };
+        let read = tokio::time::timeout_at(deadline, reading).await;
+        match read {
+            Ok(Ok(())) => {}
+            Ok(Err(missing)) => return Err(missing.into()),
+            Err(_) => unreadable.push(format!(
+                "no answer from NATS within {} s",
+                within.as_secs_f64()
+            )),
         }
         let behind = groups.iter().filter(|g| !g.is_current()).count() + unreadable.len();
         let current = behind == 0;
-        if current || tokio::time::Instant::now() >= deadline {
+        if current || wait.is_zero() || tokio::time::Instant::now() >= deadline {
             for g in &groups {
-                println!("{g}");
+                output::line(g)?;
             }
             for u in &unreadable {
-                println!("{u}");
+                output::line(u)?;
             }
             if current {
                 eprintln!(
@@ -226,7 +405,11 @@ async fn replicas(args: ReplicasArgs) -> anyhow::Result<bool> {
             }
             return Ok(current);
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        tokio::time::sleep(
+            Duration::from_secs(1)
+                .min(deadline.saturating_duration_since(tokio::time::Instant::now())),
+        )
+        .await;
     }
 }
 
@@ -236,18 +419,35 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     // with the services in a ConfigMap) does not apply to it.
     options.provision = Provision::Create;
     let replicas = args.replicas.stream_replicas;
-    let games = arbiter_runtime::streams::connect(
+    let consumer_replicas = args.consumer_replicas.map(usize::from);
+    // Refused before anything is made, and again below with the replicas of the stream found.
+    args.consumer_storage
+        .check_for_replicas(consumer_replicas.unwrap_or(replicas))
+        .map_err(|e| anyhow!("--consumer-storage: {e}"))?;
+    let within = args.bus.connect_timeout();
+    let connecting = arbiter_runtime::streams::connect(
         &options,
         "shogi-arbiter-streams",
         &args.bus.stream,
         replicas,
-    )
-    .await
-    .context("create the streams")?;
+    );
+    let games = match tokio::time::timeout(within, connecting).await {
+        Ok(games) => games.context("create the streams")?,
+        Err(_) => return Err(args.bus.no_answer(within, "--connect-timeout")),
+    };
     for name in args.bus.streams() {
-        println!("stream {name}: present");
+        output::line(format_args!("stream {name}: present"))?;
     }
     let config = games.stream_config().await?;
+    args.consumer_storage
+        .check_for_replicas(consumer_replicas.unwrap_or(config.num_replicas))
+        .map_err(|e| {
+            anyhow!(
+                "--consumer-storage: stream {} has {} replicas: {e}",
+                config.name,
+                config.num_replicas
+            )
+        })?;
     if config.num_replicas != replicas {
         eprintln!(
             "stream {}: {} replicas, not {replicas}; change it with \
@@ -264,12 +464,12 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     };
     let delivery = games.delivery_on_server(wanted);
     if delivery != wanted {
-        println!(
+        output::line(format_args!(
             "consumers: {} on this nats-server (before 2.11), not {} (deploy/STREAMS.md, \
              \"Delivery modes and server versions\")",
             delivery.as_str(),
             wanted.as_str()
-        );
+        ))?;
     }
     for role in [Role::Watcher, Role::Judge] {
         let mut worker = WorkerConfig::new(role);
@@ -293,7 +493,7 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     {
         for durable in durables {
             match games.apply_durable(&durable).await {
-                Ok(done) => println!(
+                Ok(done) => output::line(format_args!(
                     "consumer {} {}: {}",
                     config.name,
                     durable.name,
@@ -310,7 +510,7 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
                             )
                         }
                     }
-                ),
+                ))?,
                 Err(e) => {
                     eprintln!("consumer {} {}: {e}", config.name, durable.name);
                     ok = false;
@@ -323,18 +523,34 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
 
 async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
     let options = args.bus.options()?;
-    let js = args.bus.connect(&options, "shogi-arbiter-prune").await?;
-    let bus: Bus = Arc::new(js.clone());
-    let cutoff = SystemTime::now()
-        .checked_sub(args.finished_before)
-        .unwrap_or(UNIX_EPOCH);
-    let games = crate::export::finished(&bus, None, Some(cutoff)).await?;
+    // Listened to before anything else: from here on a signal stops the prune between two
+    // games, never inside one.
+    let signals = Signals::listen()?;
+    let setup = async {
+        let js = args.bus.connect(&options, "shogi-arbiter-prune").await?;
+        let bus: Bus = Arc::new(js.clone());
+        let cutoff = SystemTime::now()
+            .checked_sub(args.finished_before)
+            .unwrap_or(UNIX_EPOCH);
+        let games = crate::export::finished(&bus, None, Some(cutoff)).await?;
+        Ok::<_, anyhow::Error>((js, bus, games))
+    };
+    // Nothing is written or purged yet: a signal ends it at once.
+    let (js, bus, games) = tokio::select! {
+        ready = setup => ready?,
+        stopped = signals.wait() => return Err(stopped.into()),
+    };
     let format = args.format.into();
     if let Some(dir) = &args.archive_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("--archive-dir {}", dir.display()))?;
     }
     let (mut pruned, mut messages, mut ok) = (0usize, 0u64, true);
+    let mut stopped = None;
     for id in &games {
+        if let Some(signal) = signals.received() {
+            stopped = Some(signal);
+            break;
+        }
         // An id taken from a subject is checked before it names a file or a purge: a subject
         // like `shogi.game./etc/x.verdict` is not a game (issue 20).
         if let Err(e) = shogi_proto::convert::check_game_id("game_id", id) {
@@ -356,7 +572,7 @@ async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
             }
         };
         if args.dry_run {
-            println!("{id}: would be pruned");
+            output::line(format_args!("{id}: would be pruned"))?;
             continue;
         }
         if let Some(dir) = &args.archive_dir {
@@ -380,7 +596,9 @@ async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
             Ok(n) => {
                 pruned += 1;
                 messages += n;
-                println!("{id}: pruned ({n} messages)");
+                // Said after the purge: a closed standard output stops the prune here, with
+                // this game done.
+                output::line(format_args!("{id}: pruned ({n} messages)"))?;
             }
             Err(e) => {
                 eprintln!("{id}: not purged: {e}");
@@ -393,7 +611,10 @@ async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
         games.len(),
         if args.dry_run { " (dry run)" } else { "" }
     );
-    Ok(ok)
+    match stopped {
+        Some(signal) => Err(signal.into()),
+        None => Ok(ok),
+    }
 }
 
 /// Writes `bytes` to `path` so that a crash leaves either the whole file or none: into a
@@ -403,13 +624,21 @@ pub(crate) fn write_durably(path: &std::path::Path, bytes: &[u8]) -> anyhow::Res
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{}.tmp", name.unwrap_or_default()));
-    let mut file =
-        std::fs::File::create(&tmp).with_context(|| format!("create {}", tmp.display()))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("write {}", tmp.display()))?;
-    drop(file);
-    std::fs::rename(&tmp, path).with_context(|| format!("rename to {}", path.display()))?;
+    let written = std::fs::File::create(&tmp)
+        .with_context(|| format!("create {}", tmp.display()))
+        .and_then(|mut file| {
+            file.write_all(bytes)
+                .and_then(|()| file.sync_all())
+                .with_context(|| format!("write {}", tmp.display()))
+        })
+        .and_then(|()| {
+            std::fs::rename(&tmp, path).with_context(|| format!("rename to {}", path.display()))
+        });
+    if let Err(e) = written {
+        // No half-written temporary is left beside the records.
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .with_context(|| format!("sync {}", dir.display()))?;

@@ -61,9 +61,15 @@ impl JetStreamBus {
                     config.delivery = found;
                 }
             }
-            // Missing: created below in the configured mode, or, in bind mode, refused there
-            // with the command that creates it.
-            Err(e) if matches!(e.kind(), ConsumerInfoErrorKind::NotFound) => {}
+            // Missing: refused in bind mode, where it stays missing until `streams apply`
+            // makes it; otherwise created below in the configured mode.
+            Err(e) if matches!(e.kind(), ConsumerInfoErrorKind::NotFound) => {
+                if self.provision == Provision::Bind {
+                    return Err(BusError::Missing {
+                        what: format!("consumer {}", config.name),
+                    });
+                }
+            }
             Err(e) => return Err(consumer_error(&config, &e)),
         }
         let messages = match config.delivery {
@@ -233,8 +239,8 @@ impl JetStreamBus {
                 consumer_error(
                     config,
                     &format!(
-                        "{e}; this service only binds to its durable consumers \
-                         (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
+                        "{e}; this service only binds to its durable consumers: \
+                         `shogi-arbiter streams apply` makes them"
                     ),
                 )
             }),

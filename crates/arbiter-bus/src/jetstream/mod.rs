@@ -232,11 +232,15 @@ impl JetStreamBus {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             BusError::Connect(format!("stream {name}: {what}: {e}"))
         };
-        let mut stream = self
-            .js
-            .get_stream(name)
-            .await
-            .map_err(|e| fail("look it up", &e))?;
+        let mut stream = self.js.get_stream(name).await.map_err(|e| {
+            if setup::stream_not_found(&e) {
+                BusError::Missing {
+                    what: format!("stream {name}"),
+                }
+            } else {
+                fail("look it up", &e)
+            }
+        })?;
         let info = stream.info().await.map_err(|e| fail("info", &e))?;
         let mut groups = vec![ReplicaGroup::of(name.to_owned(), info.cluster.as_ref())];
         let mut consumers: Vec<ReplicaGroup> = stream

@@ -121,6 +121,15 @@ fn transient_get(e: &jetstream::context::GetStreamError) -> bool {
     }
 }
 
+/// Whether the server said that the stream looked up does not exist.
+pub(super) fn stream_not_found(e: &jetstream::context::GetStreamError) -> bool {
+    matches!(
+        e.kind(),
+        jetstream::context::GetStreamErrorKind::JetStream(js)
+            if js.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND
+    )
+}
+
 /// One try of a stream's set-up: done, or refused for now with the reason.
 enum Try<T> {
     Done(T),
@@ -359,10 +368,10 @@ async fn bind_stream(
         match js.get_stream(name).await {
             Ok(stream) => Ok(Try::Done(stream)),
             Err(e) if transient_get(&e) => Ok(Try::Again(e.to_string())),
-            Err(e) => Err(BusError::Connect(format!(
-                "stream {name}: {e}; this service only binds to its streams \
-                 (ARBITER_STREAMS=bind): create them with `shogi-arbiter streams apply`"
-            ))),
+            Err(e) if stream_not_found(&e) => Err(BusError::Missing {
+                what: format!("stream {name}"),
+            }),
+            Err(e) => Err(BusError::Connect(format!("stream {name}: {e}"))),
         }
     })
     .await?;

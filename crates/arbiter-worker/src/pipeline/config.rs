@@ -188,6 +188,9 @@ pub struct Stats {
     pub warnings: AtomicU64,
     /// Partitions whose consumer is up and consumed now.
     pub consuming: AtomicU64,
+    /// Workers whose consumers are missing (bind mode) or refused by the configuration: while
+    /// any is, health is NOT_SERVING.
+    pub unavailable: AtomicU64,
     /// Whether the instance has joined the partition leases (with leases).
     pub joined: std::sync::atomic::AtomicBool,
 }

@@ -4,7 +4,7 @@
 
 use super::config::{Error, Role, Stats, WorkerConfig};
 use crate::telemetry;
-use arbiter_bus::{Bus, Delivery, Message};
+use arbiter_bus::{Bus, BusError, Delivery, Message};
 use arbiter_runtime::games::{Announced, publish_warnings};
 use futures::StreamExt;
 use shogi_proto::convert::{result_code_from_pb, verdict_pb, warning_pb};
@@ -123,6 +123,8 @@ impl Worker {
         let consumers: Vec<String> = (0..PARTITIONS)
             .map(|p| self.config.durable(p).name)
             .collect();
+        // Held while this worker's consumers are missing or refused for good (see below).
+        let mut unavailable: Option<Unavailable> = None;
         loop {
             let streams = futures::future::try_join_all(
                 self.partitions
@@ -136,6 +138,19 @@ impl Worker {
             let mut deliveries = tokio::select! {
                 got = streams => match got {
                     Ok(d) => futures::stream::select_all(d),
+                    // A consumer that does not exist in bind mode, or that the configuration
+                    // refuses, stays so until an operator acts (`streams apply`): said once at
+                    // ERROR, health NOT_SERVING meanwhile, and tried again quietly.
+                    Err(e @ (BusError::Missing { .. } | BusError::Config(_))) => {
+                        if unavailable.is_none() {
+                            unavailable = Some(Unavailable::new(&self.stats, role, &e));
+                        }
+                        tracing::debug!(role, error = %e, "consumer unavailable for good");
+                        tokio::select! {
+                            () = tokio::time::sleep(UNAVAILABLE_RETRY) => continue,
+                            () = &mut shutdown => return Ok(()),
+                        }
+                    }
                     Err(e) => {
                         tracing::warn!(role, error = %e, "consumer unavailable, retrying");
                         tokio::select! {
@@ -146,6 +161,9 @@ impl Worker {
                 },
                 () = &mut shutdown => return Ok(()),
             };
+            if unavailable.take().is_some() {
+                tracing::info!(role, partitions = ?self.partitions, "consumer found again");
+            }
             tracing::info!(role, partitions = ?self.partitions, "consuming");
             let _consuming = Consuming::new(&self.stats, self.partitions.len());
             loop {
@@ -477,6 +495,35 @@ impl Worker {
         }
         self.finish(game_id);
         Ok(Step::Ended)
+    }
+}
+
+/// How often a worker whose consumer is missing or refused looks for it again.
+const UNAVAILABLE_RETRY: Duration = Duration::from_secs(5);
+
+/// Counts a worker whose consumers are missing or refused for good ([`Stats::unavailable`])
+/// while it lives. The first one of the process logs the one ERROR; the count going back to
+/// zero and up again logs another.
+struct Unavailable(Arc<Stats>);
+
+impl Unavailable {
+    fn new(stats: &Arc<Stats>, role: &str, e: &BusError) -> Unavailable {
+        if stats.unavailable.fetch_add(1, Ordering::Relaxed) == 0 {
+            tracing::error!(
+                role,
+                error = %e,
+                "a durable consumer of this service is missing or refused: its partitions get \
+                 no verdict and health is NOT_SERVING until it is there (`shogi-arbiter \
+                 streams apply` makes the consumers); looking for it again every 5 s"
+            );
+        }
+        Unavailable(stats.clone())
+    }
+}
+
+impl Drop for Unavailable {
+    fn drop(&mut self) {
+        self.0.unavailable.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

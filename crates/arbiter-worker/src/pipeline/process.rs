@@ -76,8 +76,8 @@ pub struct LeaseSettings {
 /// ([`arbiter_runtime::compose`]): partitions by lease (over the composition's lease bus) or,
 /// with `leases` `None`, the fixed share of `config.instance` among `config.instances`. It does
 /// its job (health SERVING, the bus connected besides) once it consumes, or, with leases, once
-/// it has joined them (holding nothing for now); on shutdown it stops after its in-flight
-/// delivery. `stats` are its counters.
+/// it has joined them (holding nothing for now), and as long as no consumer of a partition it
+/// holds is missing or refused; on shutdown it stops after its in-flight delivery. `stats` are its counters.
 pub fn part(
     config: WorkerConfig,
     leases: Option<LeaseSettings>,
@@ -123,7 +123,9 @@ impl arbiter_runtime::compose::Part for WorkerPart {
         let ready = {
             let stats = stats.clone();
             move || {
-                stats.consuming.load(Ordering::Relaxed) > 0 || stats.joined.load(Ordering::Relaxed)
+                stats.unavailable.load(Ordering::Relaxed) == 0
+                    && (stats.consuming.load(Ordering::Relaxed) > 0
+                        || stats.joined.load(Ordering::Relaxed))
             }
         };
         let run = async move {
