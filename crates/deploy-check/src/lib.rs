@@ -2039,3 +2039,6 @@ spec: { maxUnavailable: 1, selector: { matchLabels: { app: ij } } }
         }
     }
 }
+
+#[cfg(test)]
+mod alerts;
