@@ -643,6 +643,19 @@ fn scrape_until(addr: &str, done: impl Fn(&Exported) -> bool) -> Exported {
     }
 }
 
+/// The values of `arbiter_health_serving` in a scrape of `addr`, one per part.
+fn serving(addr: &str) -> Vec<u8> {
+    let text = http_get(addr, "/metrics").unwrap_or_else(|e| panic!("scrape of {addr}: {e}"));
+    text.lines()
+        .filter(|l| l.starts_with("arbiter_health_serving{"))
+        .map(|l| match l.rsplit(' ').next() {
+            Some("1") => 1,
+            Some("0") => 0,
+            other => panic!("arbiter_health_serving is neither 0 nor 1: {other:?}"),
+        })
+        .collect()
+}
+
 /// Every query the rules and the dashboard hold: `(where, expr, labels its annotations read)`.
 fn every_query() -> Vec<(String, String, BTreeSet<String>)> {
     let rules = plain_rules();
@@ -1013,6 +1026,11 @@ fn every_metric_of_the_rules_and_the_dashboard_is_exported() {
         "the game's verdict was not counted within {SCRAPE_DEADLINE:?}: {:?}",
         went_through.keys().collect::<Vec<_>>()
     );
+    assert_eq!(
+        serving(&metrics),
+        vec![1; 3],
+        "every part SERVING while the bus is up"
+    );
     std::fs::write(nats.store_dir().join("nats.conf"), config("second"))
         .expect("rewrite nats.conf");
     let reload = Command::new("kill")
@@ -1030,7 +1048,7 @@ fn every_metric_of_the_rules_and_the_dashboard_is_exported() {
         "{}",
         problems.into_iter().collect::<Vec<_>>().join("\n")
     );
-    // Health is reported for each part the process composes.
+    // Health is reported for each part the process composes, and follows the bus.
     assert_eq!(
         after["arbiter_health_serving"]["grpc_health_service"],
         [
@@ -1041,5 +1059,14 @@ fn every_metric_of_the_rules_and_the_dashboard_is_exported() {
         .map(str::to_owned)
         .into(),
     );
+    let until = Instant::now() + SCRAPE_DEADLINE.get();
+    while serving(&metrics) != vec![0; 3] {
+        assert!(
+            Instant::now() < until,
+            "health still SERVING without the bus: {:?}",
+            serving(&metrics)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     drop(serve);
 }
