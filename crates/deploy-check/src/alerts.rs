@@ -23,12 +23,18 @@
 //! shows every name they export; the separate binaries are not started here.
 
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::{BufRead as _, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use test_support::Deadline;
+
+mod nats_exporter;
+mod promql;
+
+use nats_exporter::{NATS_EXPORTER, varz_metrics};
+use promql::{Exported, Names, parse_scrape, promql_names};
 
 const CHART: &str = "deploy/helm/shogi-arbiter";
 const RULES: &str = "deploy/prometheus/shogi-arbiter.rules.yaml";
@@ -49,79 +55,6 @@ const TARGET_LABELS: &[&str] = &[
     "service",
     "container",
     "endpoint",
-];
-
-/// The NATS chart's exporter: prometheus-nats-exporter 0.15.0, the image of the NATS Helm
-/// chart 1.2.1 (`promExporter`) that deploy/k8s/nats-values.yaml installs, run with `-connz
-/// -routez -subz -varz -prefix=nats -use_internal_server_id -jsz=all` by the chart and
-/// `-healthz` by nats-values.yaml. The names and labels below are read from its source
-/// (github.com/nats-io/prometheus-nats-exporter, tag v0.15.0): `collector/jsz.go`
-/// (`newJszCollector`: `prometheus.BuildFQName(system, "server" | "stream" | "consumer", ...)`
-/// with the system `jetstream` replaced by the prefix) and `collector/healthz.go` (`healthz`,
-/// `status`, label `server_id`). Without `-prefix=nats` they would start with `jetstream_` and
-/// `gnatsd_`. The exporter cannot run here (a Go program whose modules this machine cannot
-/// fetch), so these names are this list; its `/varz` names come from a real nats-server
-/// ([`varz_metrics`]).
-const NATS_EXPORTER: &[(&str, &[&str])] = &[
-    ("nats_server_jetstream_disabled", JSZ_SERVER),
-    ("nats_server_total_streams", JSZ_SERVER),
-    ("nats_server_total_consumers", JSZ_SERVER),
-    ("nats_server_total_messages", JSZ_SERVER),
-    ("nats_server_total_message_bytes", JSZ_SERVER),
-    ("nats_server_max_memory", JSZ_SERVER),
-    ("nats_server_max_storage", JSZ_SERVER),
-    ("nats_stream_total_messages", JSZ_STREAM),
-    ("nats_stream_total_bytes", JSZ_STREAM),
-    ("nats_stream_first_seq", JSZ_STREAM),
-    ("nats_stream_last_seq", JSZ_STREAM),
-    ("nats_stream_consumer_count", JSZ_STREAM),
-    ("nats_consumer_delivered_consumer_seq", JSZ_CONSUMER),
-    ("nats_consumer_delivered_stream_seq", JSZ_CONSUMER),
-    ("nats_consumer_num_ack_pending", JSZ_CONSUMER),
-    ("nats_consumer_num_redelivered", JSZ_CONSUMER),
-    ("nats_consumer_num_waiting", JSZ_CONSUMER),
-    ("nats_consumer_num_pending", JSZ_CONSUMER),
-    ("nats_consumer_ack_floor_stream_seq", JSZ_CONSUMER),
-    ("nats_consumer_ack_floor_consumer_seq", JSZ_CONSUMER),
-    ("nats_healthz_status", &["server_id"]),
-];
-const JSZ_SERVER: &[&str] = &[
-    "server_id",
-    "server_name",
-    "cluster",
-    "domain",
-    "meta_leader",
-    "is_meta_leader",
-];
-const JSZ_STREAM: &[&str] = &[
-    "server_id",
-    "server_name",
-    "cluster",
-    "domain",
-    "meta_leader",
-    "is_meta_leader",
-    "account",
-    "account_id",
-    "stream_name",
-    "stream_leader",
-    "is_stream_leader",
-];
-const JSZ_CONSUMER: &[&str] = &[
-    "server_id",
-    "server_name",
-    "cluster",
-    "domain",
-    "meta_leader",
-    "is_meta_leader",
-    "account",
-    "account_id",
-    "stream_name",
-    "stream_leader",
-    "is_stream_leader",
-    "consumer_name",
-    "consumer_leader",
-    "is_consumer_leader",
-    "consumer_desc",
 ];
 
 fn repo_root() -> PathBuf {
@@ -228,172 +161,6 @@ fn grafana_to_promql(expr: &str) -> String {
         .replace("$namespace", "shogi-arbiter")
 }
 
-/// What a PromQL expression names: each metric with the labels its selectors match on (and
-/// the values of its `=` matchers), and the labels it groups or matches by.
-#[derive(Debug, Default, PartialEq)]
-struct Names {
-    metrics: BTreeMap<String, BTreeMap<String, Option<String>>>,
-    grouping: BTreeSet<String>,
-}
-
-const AGGREGATIONS: &[&str] = &[
-    "sum",
-    "min",
-    "max",
-    "avg",
-    "group",
-    "stddev",
-    "stdvar",
-    "count",
-    "count_values",
-    "bottomk",
-    "topk",
-    "quantile",
-    "limitk",
-    "limit_ratio",
-];
-const GROUPING: &[&str] = &[
-    "by",
-    "without",
-    "on",
-    "ignoring",
-    "group_left",
-    "group_right",
-];
-const KEYWORDS: &[&str] = &[
-    "and", "or", "unless", "bool", "offset", "atan2", "inf", "nan", "Inf", "NaN",
-];
-
-/// Reads the names out of `expr` with a lexer of PromQL's tokens (strings, numbers and
-/// durations, identifiers, brackets); promtool checks the syntax itself.
-fn promql_names(expr: &str) -> Result<Names, String> {
-    let chars: Vec<char> = expr.chars().collect();
-    let mut names = Names::default();
-    let mut i = 0;
-    // The metric whose selector's braces are open, and whether braces are open at all.
-    let mut selector: Option<Option<String>> = None;
-    let mut last_metric: Option<String> = None;
-    let mut grouping_next = false;
-    let skip_space = |mut j: usize| {
-        while j < chars.len() && chars[j].is_whitespace() {
-            j += 1;
-        }
-        j
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        if c.is_whitespace() {
-            i += 1;
-        } else if c == '"' || c == '\'' || c == '`' {
-            let (_, end) = string_at(&chars, i)?;
-            i = end;
-        } else if c == '[' {
-            // A range or a subquery's range and step: durations only.
-            i = chars[i..]
-                .iter()
-                .position(|&x| x == ']')
-                .map(|p| i + p + 1)
-                .ok_or_else(|| format!("unclosed [ in {expr}"))?;
-        } else if c.is_ascii_digit()
-            || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit))
-        {
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
-                i += 1;
-            }
-        } else if c.is_ascii_alphabetic() || c == '_' || c == ':' {
-            let start = i;
-            while i < chars.len()
-                && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == ':')
-            {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            let next = skip_space(i);
-            if let Some(metric) = &selector {
-                // A label matcher: `label op "value"`.
-                let op: String = chars[next..]
-                    .iter()
-                    .take_while(|c| matches!(c, '=' | '!' | '~'))
-                    .collect();
-                let value_at = skip_space(next + op.len());
-                let (value, end) = string_at(&chars, value_at)
-                    .map_err(|e| format!("matcher {word} in {expr}: {e}"))?;
-                let metric = metric.clone().unwrap_or_default();
-                names
-                    .metrics
-                    .entry(metric)
-                    .or_default()
-                    .insert(word, (op == "=").then_some(value));
-                i = end;
-            } else if GROUPING.contains(&word.as_str()) {
-                grouping_next = chars.get(next) == Some(&'(');
-            } else if AGGREGATIONS.contains(&word.as_str())
-                || KEYWORDS.contains(&word.as_str())
-                || chars.get(next) == Some(&'(')
-            {
-                // An aggregation, a keyword or a function.
-            } else {
-                names.metrics.entry(word.clone()).or_default();
-                last_metric = Some(word);
-                continue;
-            }
-        } else if c == '(' && grouping_next {
-            grouping_next = false;
-            let end = chars[i..]
-                .iter()
-                .position(|&x| x == ')')
-                .map(|p| i + p)
-                .ok_or_else(|| format!("unclosed ( in {expr}"))?;
-            let list: String = chars[i + 1..end].iter().collect();
-            names.grouping.extend(
-                list.split(',')
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .map(str::to_owned),
-            );
-            i = end + 1;
-        } else if c == '{' {
-            selector = Some(last_metric.take());
-            i += 1;
-        } else if c == '}' {
-            selector = None;
-            i += 1;
-        } else {
-            // An operator, a parenthesis, a comma between matchers or arguments.
-            i += 1;
-        }
-        // Any token but a metric's name ends what a `{` could attach to.
-        if !matches!(c, '{' | ' ' | '\n' | '\t') {
-            last_metric = None;
-        }
-    }
-    Ok(names)
-}
-
-/// The string literal starting at `chars[at]` and the index after it.
-fn string_at(chars: &[char], at: usize) -> Result<(String, usize), String> {
-    let quote = *chars.get(at).ok_or("a string expected, found the end")?;
-    if !matches!(quote, '"' | '\'' | '`') {
-        return Err(format!("a string expected at {quote:?}"));
-    }
-    let mut out = String::new();
-    let mut i = at + 1;
-    while i < chars.len() {
-        match chars[i] {
-            '\\' if quote != '`' => {
-                out.extend(chars.get(i + 1));
-                i += 2;
-            }
-            c if c == quote => return Ok((out, i + 1)),
-            c => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    Err("an unclosed string".to_owned())
-}
-
 /// The labels an alert's annotations read (`$labels.name`).
 fn annotation_labels(rule: &Value) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
@@ -412,107 +179,6 @@ fn annotation_labels(rule: &Value) -> BTreeSet<String> {
         }
     }
     out
-}
-
-/// What is exported: metric name -> label name -> the values seen.
-type Exported = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
-
-/// A scrape in the text format, by metric and label.
-fn parse_scrape(text: &str) -> Result<Exported, String> {
-    let mut out = Exported::new();
-    for line in text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let name_end = line
-            .find(['{', ' '])
-            .ok_or_else(|| format!("no value: {line}"))?;
-        let labels = out.entry(line[..name_end].to_owned()).or_default();
-        if line[name_end..].starts_with('{') {
-            let chars: Vec<char> = line[name_end + 1..].chars().collect();
-            let mut i = 0;
-            while i < chars.len() && chars[i] != '}' {
-                let eq = chars[i..]
-                    .iter()
-                    .position(|&c| c == '=')
-                    .ok_or_else(|| format!("a label without a value: {line}"))?;
-                let key: String = chars[i..i + eq].iter().collect();
-                let (value, end) =
-                    string_at(&chars, i + eq + 1).map_err(|e| format!("{e}: {line}"))?;
-                labels
-                    .entry(key.trim().to_owned())
-                    .or_default()
-                    .insert(value);
-                i = end;
-                if chars.get(i) == Some(&',') {
-                    i += 1;
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The exporter's names for a nats-server's `/varz`, by its rule for `/varz`
-/// (`collector/collector.go`, `objectToMetrics`, v0.15.0): each number at any depth is a gauge
-/// named by its path (`jetstream.stats.storage` -> `nats_varz_jetstream_stats_storage`); a
-/// string under one of a few keys is a gauge too, of its time when it is one (`start`), else
-/// with the string as its `value` label; arrays and booleans are skipped; every gauge has the
-/// label `server_id`.
-fn varz_metrics(varz: &Value, path: &[String], out: &mut Exported) {
-    const SKIP: &[&str] = &[
-        "leaf",
-        "trusted_operators_claim",
-        "cluster_tls_timeout",
-        "cluster_cluster_port",
-        "cluster_auth_timeout",
-        "gateway_port",
-        "gateway_auth_timeout",
-        "gateway_tls_timeout",
-        "gateway_connect_retries",
-    ];
-    const LABEL_KEYS: &[&str] = &[
-        "server_id",
-        "server_name",
-        "version",
-        "domain",
-        "leader",
-        "name",
-        "start",
-        "config_load_time",
-    ];
-    for (key, value) in varz.as_object().into_iter().flatten() {
-        let mut path = path.to_vec();
-        path.push(key.clone());
-        let mut fqn = path.join("_").replace('/', "_");
-        while fqn.contains("__") {
-            fqn = fqn.replace("__", "_");
-        }
-        let fqn = fqn.trim_matches('_').to_owned();
-        if SKIP.contains(&fqn.as_str()) {
-            continue;
-        }
-        let mut labels = vec!["server_id"];
-        match value {
-            Value::Number(_) => {}
-            Value::String(s) if LABEL_KEYS.contains(&key.as_str()) => {
-                // Go's RFC 3339 time: 2026-12-06T02:14:40.123Z.
-                let is_time = s.len() > 19 && s.as_bytes()[4] == b'-' && s.as_bytes()[10] == b'T';
-                if !is_time {
-                    labels.push("value");
-                }
-            }
-            Value::Object(_) => {
-                varz_metrics(value, &path, out);
-                continue;
-            }
-            _ => continue,
-        }
-        let entry = out.entry(format!("nats_varz_{fqn}")).or_default();
-        for l in labels {
-            entry.entry(l.to_owned()).or_default();
-        }
-    }
 }
 
 /// The problems of `names` (from `what`) against what is exported: each metric exported, each
@@ -870,31 +536,6 @@ fn the_dashboard_is_a_configmap_for_the_grafana_sidecar_with_valid_queries() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-#[test]
-fn the_lexer_reads_metrics_matchers_and_groupings() {
-    let names = promql_names(
-        r#"sum by (namespace, shogi_role) (max by (x) (lag{namespace="n", role=~"a|b"} offset 10m)) > 3
-           and changes(max by (pod) (start{ns="a,b}"})[15m:1m]) > 0
-           / ignoring (error_type) group_left rate(c_total[5m])"#,
-    )
-    .expect("parses");
-    assert_eq!(
-        names.metrics.keys().collect::<Vec<_>>(),
-        ["c_total", "lag", "start"]
-    );
-    assert_eq!(names.metrics["lag"]["namespace"], Some("n".to_owned()));
-    assert_eq!(names.metrics["lag"]["role"], None);
-    assert_eq!(names.metrics["start"]["ns"], Some("a,b}".to_owned()));
-    assert_eq!(
-        names.grouping.iter().collect::<Vec<_>>(),
-        ["error_type", "namespace", "pod", "shogi_role", "x"]
-    );
-    let scrape =
-        parse_scrape("# TYPE a counter\na_total{x=\"1\",y=\"q\\\"}\"} 3\nb 1\n").expect("parses");
-    assert_eq!(scrape["a_total"]["y"], BTreeSet::from(["q\"}".to_owned()]));
-    assert!(scrape["b"].is_empty());
 }
 
 #[test]
