@@ -1,5 +1,5 @@
 # Thin aliases over cargo, so that the README's commands stay short.
-.PHONY: setup build run test test-alerts alert-rules test-nats-oldest test-browser test-interop console console-check test-deep fuzz bench lint lint-proto lint-deploy fmt test-clients proto-release
+.PHONY: setup build run test test-alerts alert-rules dashboard-check test-nats-oldest test-browser test-interop console console-check test-deep fuzz bench lint lint-proto lint-deploy fmt test-clients proto-release
 
 CARGO ?= cargo
 
@@ -138,3 +138,11 @@ alert-rules:
 test-alerts:
 	promtool check rules $(RULES)
 	cd deploy/prometheus && promtool test rules shogi-arbiter.rules.test.yaml
+
+# By hand, not in `make test`: the dashboard's queries and the alert rules on a real Prometheus
+# (Debian's) scraping `shogi-arbiter serve` through four minutes of games, then three without
+# NATS; prints every panel's series and every alert's state, and leaves screenshots of Prometheus's
+# web UI (headless Chromium) in target/dashboard-check/. About 8 minutes.
+dashboard-check:
+	$(CARGO) build --locked --quiet -p shogi-arbiter
+	python3 tools/dashboard-check.py --cli "$${CARGO_TARGET_DIR:-target}/debug/shogi-arbiter" --outage
