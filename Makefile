@@ -1,5 +1,5 @@
 # Thin aliases over cargo, so that the README's commands stay short.
-.PHONY: setup build run test test-nats-oldest test-browser test-interop console console-check test-deep fuzz bench lint lint-proto lint-deploy fmt test-clients proto-release
+.PHONY: setup build run test test-alerts alert-rules dashboard-check test-nats-oldest test-browser test-interop console console-check test-deep fuzz bench lint lint-proto lint-deploy fmt test-clients proto-release
 
 CARGO ?= cargo
 
@@ -25,6 +25,7 @@ run:
 test: setup
 	$(MAKE) lint-proto
 	$(MAKE) lint-deploy
+	$(MAKE) test-alerts
 	NATS_SERVER_BIN="$$(bash tools/nats-server.sh path current)" $(CARGO) test --workspace --locked
 	$(MAKE) test-nats-oldest
 	$(MAKE) test-clients
@@ -118,3 +119,30 @@ lint-deploy:
 	helm lint --strict $(CHART) --values deploy/helm/values-full.yaml
 	helm template shogi-arbiter $(CHART) --namespace shogi-arbiter >/dev/null
 	helm template shogi-arbiter $(CHART) --namespace shogi-arbiter --values deploy/helm/values-full.yaml >/dev/null
+
+# The alert rules for a Prometheus without the operator: the chart's PrometheusRule
+# (templates/_alerts.tpl) rendered with its default values, its groups only. deploy-check fails
+# when the file is not what this writes.
+RULES := deploy/prometheus/shogi-arbiter.rules.yaml
+alert-rules:
+	{ echo "# The arbiter's alert rules for a Prometheus without the operator: written by"; \
+	  echo "# \`make alert-rules\` from deploy/helm/shogi-arbiter/templates/_alerts.tpl and the chart's"; \
+	  echo "# default values (namespace shogi-arbiter); edit those, not this file."; \
+	  helm template shogi-arbiter $(CHART) --namespace shogi-arbiter \
+	    --set alerts.prometheusRule.enabled=true --show-only templates/prometheusrule.yaml | \
+	  sed -n '/^spec:$$/,$$p' | sed '1d; s/^  //'; } > $(RULES)
+
+# The alert rules checked and unit-tested by promtool (Debian's prometheus package, installed by
+# setup): deploy/prometheus/shogi-arbiter.rules.test.yaml feeds each alert series that must fire
+# it and series that must not. A second or two.
+test-alerts:
+	promtool check rules $(RULES)
+	cd deploy/prometheus && promtool test rules shogi-arbiter.rules.test.yaml
+
+# By hand, not in `make test`: the dashboard's queries and the alert rules on a real Prometheus
+# (Debian's) scraping `shogi-arbiter serve` through four minutes of games, then three without
+# NATS; prints every panel's series and every alert's state, and leaves screenshots of Prometheus's
+# web UI (headless Chromium) in target/dashboard-check/. About 8 minutes.
+dashboard-check:
+	$(CARGO) build --locked --quiet -p shogi-arbiter
+	python3 tools/dashboard-check.py --cli "$${CARGO_TARGET_DIR:-target}/debug/shogi-arbiter" --outage

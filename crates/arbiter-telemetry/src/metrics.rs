@@ -20,10 +20,12 @@
 //! | `arbiter.grpc.refused` | counter | | `reason`: gRPC calls and TLS handshakes refused ([`count_grpc_refused`]) |
 //! | `shogi.credential.calls` | counter | `{call}` | `shogi.credential`, `rpc.method`: calls a named credential made that its scope and quotas let through |
 //! | `shogi.credential.refused` | counter | `{call}` | `shogi.credential`, `shogi.refusal` (scope, games_per_second, live_games, calls_per_second, watch_streams) |
+//! | `arbiter.health.serving` | gauge | | `grpc.health.service`: 1 while the service's grpc.health.v1 status is SERVING, 0 otherwise ([`record_serving`]) |
 //!
 //! The instruments are made on first use: install the meter provider ([`crate::init`]) before.
-//! The refusal counters are looked up at each (rare) refusal instead, so that the provider
-//! installed by then records it, not the no-op one of before (a refusal can come first).
+//! The refusal counters and the health gauge are looked up at each (rare) use instead, so that
+//! the provider installed by then records it, not the no-op one of before (a refusal, or the
+//! first NOT_SERVING, can come first).
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Gauge, Histogram, ObservableCounter};
@@ -86,6 +88,21 @@ pub fn count_grpc_refused(reason: &'static str) {
         .with_description("gRPC clients refused (calls and TLS handshakes), by reason")
         .build()
         .add(1, &[KeyValue::new("reason", reason)]);
+}
+
+/// Records the grpc.health.v1 status of the service `name` (a part of the process:
+/// `shogi.v1.MoveValidator`, `repetition-watcher`, `impasse-judge`) on
+/// `arbiter.health.serving`: 1 for SERVING, 0 for NOT_SERVING. Health changes are rare (start,
+/// a lost bus, the drain), and a scrape then shows what a health check would answer.
+pub fn record_serving(name: &'static str, serving: bool) {
+    opentelemetry::global::meter("shogi-arbiter")
+        .u64_gauge("arbiter.health.serving")
+        .with_description("1 while the service's grpc.health.v1 status is SERVING, 0 otherwise")
+        .build()
+        .record(
+            u64::from(serving),
+            &[KeyValue::new("grpc.health.service", name)],
+        );
 }
 
 /// The process's instruments.

@@ -36,6 +36,8 @@
 //! `support` holds what they share (the YAML reader, the accessors, the fixtures, `check`).
 
 #[cfg(test)]
+mod alerts;
+#[cfg(test)]
 mod chart;
 #[cfg(test)]
 mod compose;
