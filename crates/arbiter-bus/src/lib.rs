@@ -35,6 +35,7 @@ mod consumer;
 mod faulty;
 mod jetstream;
 mod memory;
+mod schedule;
 mod server_version;
 
 #[cfg(feature = "clap")]
@@ -47,6 +48,7 @@ pub use consumer::{ConsumerStorage, DeliveryMode, DurableConfig};
 pub use faulty::FaultyBus;
 pub use jetstream::{Applied, JetStreamBus, Replica, ReplicaGroup, deliver_subject};
 pub use memory::MemoryBus;
+pub use schedule::rfc3339_ms;
 pub use server_version::push_keeps_deliveries;
 
 use bytes::Bytes;
@@ -318,6 +320,11 @@ pub struct StreamSettings {
     /// core subscriber of the second hears each stored message exactly once, never a publish
     /// the stream refused or deduplicated. Added to an existing stream that lacks it.
     pub republish: Option<(String, String)>,
+    /// Whether the stream honours message schedules (a message with a `Nats-Schedule: @at
+    /// <time>` header publishes a copy of itself to its `Nats-Schedule-Target` at that time,
+    /// and a later one on the same subject replaces it), on nats-server 2.12 or later. Added to
+    /// an existing stream that lacks it, where the server has them.
+    pub message_schedules: bool,
 }
 
 /// The most replicas JetStream allows a stream.
@@ -333,6 +340,7 @@ impl StreamSettings {
             max_messages_per_subject: None,
             max_age: None,
             republish: None,
+            message_schedules: false,
         }
     }
 }
@@ -376,7 +384,20 @@ pub trait EventBus: Send + Sync + std::fmt::Debug {
     /// The lag of the durable consumer `name` as the bus knows it now, whoever consumes it
     /// and whether anyone does; `None` when there is no such consumer.
     async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError>;
+
+    /// Whether the bus honours message schedules ([`Outgoing::schedule_at`]): `Ok`, or why
+    /// not, in words that name the server's version.
+    fn schedules(&self) -> Result<(), String> {
+        Err("this bus keeps no message schedules".into())
+    }
 }
+
+/// The header of a scheduled message: `@at <RFC 3339 time>` (nats-server 2.12+).
+pub const SCHEDULE_HEADER: &str = "Nats-Schedule";
+/// The header naming where a scheduled message is published when it fires.
+pub const SCHEDULE_TARGET_HEADER: &str = "Nats-Schedule-Target";
+/// The header a fired message carries: the subject of the schedule that fired it.
+pub const SCHEDULER_HEADER: &str = "Nats-Scheduler";
 
 /// Runs `store` (an implementation's publish) in a `publish` span whose trace context is
 /// written into the message's headers first, and records on the span what the publish did.

@@ -29,6 +29,9 @@ struct Inner {
     /// The last stream sequence, for waiters.
     last_seq: watch::Sender<u64>,
     duplicate_window: Duration,
+    /// The timer of each subject's pending message schedule, which a later schedule on the
+    /// same subject replaces (as nats-server keeps one schedule a subject).
+    schedules: Mutex<HashMap<String, tokio::task::AbortHandle>>,
 }
 
 #[derive(Debug, Default)]
@@ -78,7 +81,43 @@ impl MemoryBus {
                 state: Mutex::new(State::default()),
                 last_seq: watch::channel(0).0,
                 duplicate_window,
+                schedules: Mutex::new(HashMap::new()),
             }),
+        }
+    }
+
+    /// Arms the schedule stored at `seq` on `subject`: at `at_unix_ms` (the system's clock) it
+    /// publishes `fired` with the schedule's headers but its own, and `Nats-Scheduler` naming
+    /// `subject`, replacing the subject's pending schedule, as nats-server does.
+    fn arm(
+        &self,
+        seq: u64,
+        at_unix_ms: i64,
+        mut fired: Outgoing,
+        subject: String,
+        headers: Vec<(String, String)>,
+    ) {
+        fired.msg_id = format!("{subject}:{seq}:fired");
+        fired.headers = headers
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with(crate::SCHEDULE_HEADER) && k != crate::SCHEDULER_HEADER)
+            .chain([(crate::SCHEDULER_HEADER.to_owned(), subject.clone())])
+            .collect();
+        let bus = MemoryBus {
+            inner: self.inner.clone(),
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let wait = Duration::from_millis(u64::try_from(at_unix_ms - now).unwrap_or(0));
+        let task = tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            if let Err(e) = bus.store(fired) {
+                tracing::warn!(error = %e, "a message schedule of the embedded bus did not fire");
+            }
+        });
+        if let Some(earlier) = lock(&self.inner.schedules).insert(subject, task.abort_handle()) {
+            earlier.abort();
         }
     }
 
@@ -181,7 +220,27 @@ impl Acker for MemAcker {
 #[async_trait::async_trait]
 impl EventBus for MemoryBus {
     async fn publish(&self, out: Outgoing) -> Result<Published, BusError> {
-        crate::traced_publish(out, |out| async move { self.store(out) }).await
+        let schedule = out.schedule().map(|(at, target)| {
+            let fired = Outgoing {
+                subject: target.to_owned(),
+                message_type: out.message_type,
+                msg_id: String::new(),
+                expected_subject_seq: None,
+                headers: Vec::new(),
+                payload: out.payload.clone(),
+            };
+            (at, fired, out.subject.clone(), out.headers.clone())
+        });
+        let published = crate::traced_publish(out, |out| async move { self.store(out) }).await?;
+        if let (Published::Stored(seq), Some((at, fired, subject, headers))) = (published, schedule)
+        {
+            self.arm(seq, at, fired, subject, headers);
+        }
+        Ok(published)
+    }
+
+    fn schedules(&self) -> Result<(), String> {
+        Ok(())
     }
 
     async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {

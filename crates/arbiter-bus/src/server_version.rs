@@ -54,13 +54,25 @@ pub fn push_keeps_deliveries(version: &str) -> bool {
 /// Whether nats-server `version` (its INFO `version`) is 2.11 or later; `false` when it
 /// cannot be read.
 fn at_least_2_11(version: &str) -> bool {
+    at_least(version, (2, 11))
+}
+
+/// Whether nats-server `version` keeps message schedules (`Nats-Schedule`, a stream's
+/// `allow_msg_schedules`): 2.12 or later.
+pub fn has_message_schedules(version: &str) -> bool {
+    at_least(version, (2, 12))
+}
+
+/// Whether nats-server `version` is `wanted` (major, minor) or later; `false` when it cannot
+/// be read.
+fn at_least(version: &str, wanted: (u32, u32)) -> bool {
     let mut parts = version
         .trim()
         .trim_start_matches('v')
         .split(['.', '-', '+']);
     let major = parts.next().and_then(|p| p.parse::<u32>().ok());
     let minor = parts.next().and_then(|p| p.parse::<u32>().ok());
-    matches!((major, minor), (Some(major), Some(minor)) if (major, minor) >= (2, 11))
+    matches!((major, minor), (Some(major), Some(minor)) if (major, minor) >= wanted)
 }
 
 #[cfg(test)]

@@ -37,6 +37,25 @@ pub fn verdict_check(replicas: Option<usize>, storage: ConsumerStorage) -> Durab
     }
 }
 
+/// The validator's durable consumer of the clocks' flags ([`shogi_proto::consumer::CLOCK_FLAG`],
+/// filter [`shogi_proto::subject::ALL_FLAGS`]), shared by its instances: each flag, fired by a
+/// side's deadline schedule, is judged against the game's log and acknowledged once the game is
+/// over or the side is found in time. Pulled as `verdict-check` is, and kept as the workers'
+/// consumers are (`storage`).
+pub fn clock_flag(replicas: Option<usize>, storage: ConsumerStorage) -> DurableConfig {
+    DurableConfig {
+        name: shogi_proto::consumer::CLOCK_FLAG.to_owned(),
+        filter: shogi_proto::subject::ALL_FLAGS.to_owned(),
+        ack_wait: Duration::from_secs(10),
+        max_ack_pending: 1000,
+        // No limit: giving a flag up would leave a silent side's game open for ever.
+        max_deliver: None,
+        replicas,
+        delivery: DeliveryMode::Pull,
+        storage,
+    }
+}
+
 /// The platforms' durable consumer of the checked verdicts ([`shogi_proto::PLATFORM_VERDICTS`],
 /// filter [`shogi_proto::VERDICT_REPUBLISH_SOURCE`]): each acknowledged by the platform once
 /// processed; pulled, as a platform's client reads it (deploy/STREAMS.md). Its state is a
@@ -56,10 +75,12 @@ pub fn platform_verdicts(replicas: Option<usize>) -> DurableConfig {
 }
 
 /// The games' stream `name` with `replicas` copies, republishing each checked verdict (its
-/// `.result`) to `shogi.verdict.<game_id>`.
+/// `.result`) to `shogi.verdict.<game_id>`, and keeping the clocks' deadline schedules where
+/// the server has message schedules (2.12+).
 pub fn games(name: &str, replicas: usize) -> StreamSettings {
     StreamSettings {
         replicas,
+        message_schedules: true,
         republish: Some((
             shogi_proto::VERDICT_REPUBLISH_SOURCE.to_owned(),
             shogi_proto::VERDICT_REPUBLISH_DESTINATION.to_owned(),

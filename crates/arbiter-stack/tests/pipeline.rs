@@ -928,3 +928,51 @@ async fn leased_partitions_are_shared_taken_over_and_handed_back() {
     }
     drop((watcher_a, judge_a));
 }
+
+/// The embedded bus keeps the clocks' schedules too: in `serve` without NATS, a silent side is
+/// flagged at its deadline, its time-up recorded on `.result` once and announced by the
+/// impasse-judge from the log.
+#[tokio::test]
+async fn a_silent_side_is_flagged_on_the_embedded_bus() {
+    let bus: Bus = Arc::new(MemoryBus::default());
+    let mut arbiter = start(bus.clone(), 1).await;
+    let mut results = bus.follow(&subject::result("silent")).await.unwrap();
+    arbiter
+        .client
+        .create_game(pb::CreateGameRequest {
+            ruleset: Some(pb::Ruleset {
+                preset: "online".into(),
+                overrides: Some(pb::RulesetOverrides {
+                    time_main: Some(prost_types::Duration {
+                        seconds: 0,
+                        nanos: 300_000_000,
+                    }),
+                    ..Default::default()
+                }),
+            }),
+            start: None,
+            game_id: "silent".into(),
+            strict: false,
+        })
+        .await
+        .unwrap();
+    let recorded = tokio::time::timeout(DEADLINE.get(), results.next())
+        .await
+        .expect("the silent side is flagged")
+        .unwrap()
+        .unwrap();
+    let v = pb::Verdict::decode(recorded.payload).unwrap();
+    assert_eq!(code_name(v.code), "timeout");
+    assert_eq!(v.winner, pb::Color::White as i32, "Black never moved");
+    let mut announced = bus.follow(&subject::verdict("silent")).await.unwrap();
+    let a = tokio::time::timeout(DEADLINE.get(), announced.next())
+        .await
+        .expect("the judge announces the time-up from the log")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        code_name(pb::Verdict::decode(a.payload).unwrap().code),
+        "timeout"
+    );
+    assert_eq!(count(&bus, &subject::result("silent")).await, 1);
+}

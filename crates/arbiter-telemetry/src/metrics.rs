@@ -60,6 +60,8 @@ pub struct Metrics {
     pub process_duration: Histogram<f64>,
     /// From the deciding move's storage on the bus to its verdict's announcement by a worker.
     pub verdict_latency: Histogram<f64>,
+    /// From a silent side's deadline to its time-up recorded in the game's log.
+    pub flag_delay: Histogram<f64>,
     /// Messages a durable consumer has not finished with (not delivered, or delivered and not
     /// acknowledged), polled from the bus on a timer.
     pub consumer_lag: Gauge<u64>,
@@ -138,6 +140,14 @@ pub fn metrics() -> &'static Metrics {
                 .with_unit("s")
                 .with_description(
                     "From the deciding move's storage on the bus to its verdict's announcement",
+                )
+                .with_boundaries(SECONDS.to_vec())
+                .build(),
+            flag_delay: meter
+                .f64_histogram("shogi.clock.flag.delay")
+                .with_unit("s")
+                .with_description(
+                    "From a silent side's deadline to its time-up recorded in the game's log",
                 )
                 .with_boundaries(SECONDS.to_vec())
                 .build(),
@@ -271,6 +281,11 @@ impl Metrics {
                 role,
             ],
         );
+    }
+
+    /// Records how late a silent side was flagged: from its deadline to its time-up recorded.
+    pub fn record_flag(&self, seconds: f64) {
+        self.flag_delay.record(seconds, &[]);
     }
 
     /// Records a durable consumer's lag.

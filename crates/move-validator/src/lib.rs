@@ -167,6 +167,7 @@ async fn serve_part(
 ) -> Result<(), Error> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut check_stop = stop_rx.clone();
+    let stop_rx_flags = stop_rx.clone();
     let lag_stop = stop_rx.clone();
     let validator = Validator::new(
         store::Bus::new(bus.clone()),
@@ -189,11 +190,27 @@ async fn serve_part(
             .await;
     });
     let check = AbortOnDrop(check);
+    // A silent side is flagged at its deadline by the schedule its clock keeps on the bus,
+    // judged by whichever instance the consumer delivers the flag to (`service/flag.rs`).
+    let flagger = validator.clone();
+    let mut flag_stop = stop_rx_flags;
+    let flags = AbortOnDrop(tokio::spawn(async move {
+        let durable =
+            arbiter_runtime::streams::clock_flag(None, arbiter_bus::ConsumerStorage::Auto);
+        flagger
+            .watch_flags(durable, async move {
+                let _ = flag_stop.wait_for(|s| *s).await;
+            })
+            .await;
+    }));
     // The check's backlog, on the consumers' lag gauge beside the workers'.
     let lag = AbortOnDrop(tokio::spawn(arbiter_runtime::lag::poll(
         bus.clone(),
         service::READER.name(),
-        vec![shogi_proto::consumer::VERDICT_CHECK.to_owned()],
+        vec![
+            shogi_proto::consumer::VERDICT_CHECK.to_owned(),
+            shogi_proto::consumer::CLOCK_FLAG.to_owned(),
+        ],
         config.lag_interval,
         lag_stop,
     )));
@@ -251,7 +268,7 @@ async fn serve_part(
             grpc::serve(incoming, routes, &health, &options, shutdown, stop).await
         }
     };
-    drop((check, lag));
+    drop((check, flags, lag));
     served.map_err(Error::from)
 }
 

@@ -27,15 +27,18 @@ impl Bus {
     /// the bus is disconnected nothing is published: the client would hold the write and store
     /// it after the call has been answered.
     pub async fn write(&self, out: Envelope) -> Result<Published, Error> {
+        self.write_outgoing(out.into()).await
+    }
+
+    /// Publishes `out` as [`Bus::write`] does: a message made from the contract's with the
+    /// bus's own headers added (a message schedule).
+    pub async fn write_outgoing(&self, out: arbiter_bus::Outgoing) -> Result<Published, Error> {
         if !self.inner.connected() {
             return Err(Error::BusUnavailable(format!(
                 "not connected; {} was not written",
                 out.msg_id
             )));
         }
-        self.inner
-            .publish(out.into())
-            .await
-            .map_err(Error::unavailable)
+        self.inner.publish(out).await.map_err(Error::unavailable)
     }
 }

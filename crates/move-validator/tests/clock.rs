@@ -362,3 +362,79 @@ async fn a_game_without_a_time_control_has_no_clock() {
     assert_eq!(a.outcome, pb::MoveOutcome::Accepted as i32);
     assert_eq!(a.clock, None);
 }
+
+/// A side that never moves is flagged at its deadline with no call arriving: the clock's
+/// deadline is a message schedule on the bus, and its flag is judged by the validator against
+/// the log (real time here, the system's clock).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_side_is_flagged_at_its_deadline_without_a_call() {
+    const FLAG_PATIENCE: test_support::Deadline = test_support::Deadline::secs(10);
+    let nats = NatsServer::start();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (_stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(move_validator::run(
+        listener,
+        Config::new(nats.url()),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let mut c = MoveValidatorClient::new(
+        Channel::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect_lazy(),
+    );
+    let overrides = pb::RulesetOverrides {
+        time_main: Some(prost_types::Duration {
+            seconds: 0,
+            nanos: 800_000_000,
+        }),
+        ..Default::default()
+    };
+    create(&mut c, "silent", overrides).await;
+    // Black moves in time; White stays silent.
+    let a = submit(&mut c, "silent", 1, "7g7f").await;
+    assert_eq!(a.outcome, pb::MoveOutcome::Accepted as i32);
+    let deadline = a.clock.unwrap().deadline_unix_ms;
+    let mut watch = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: "silent".into(),
+            from_ply: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let verdict = tokio::time::timeout(FLAG_PATIENCE.get(), async {
+        loop {
+            let event = watch
+                .message()
+                .await
+                .unwrap()
+                .expect("the stream ends with a verdict");
+            if let Some(pb::watch_game_response::Event::Verdict(v)) = event.event {
+                return v;
+            }
+        }
+    })
+    .await
+    .expect("the silent side is flagged");
+    let e = time_up(&verdict);
+    assert_eq!(e.side, pb::Color::White as i32);
+    assert_eq!(verdict.winner, pb::Color::Black as i32);
+    assert_eq!(e.deadline_unix_ms, deadline);
+    let late = e.at_unix_ms - deadline;
+    println!("flagged {late} ms after the deadline");
+    assert!(late >= 0, "flagged before its deadline: {late} ms");
+    // The log holds it: a move now is refused as after the end.
+    let after = c
+        .submit_move(pb::SubmitMoveRequest {
+            game_id: "silent".into(),
+            ply: 2,
+            usi: "3c3d".into(),
+            strict: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(after.code(), Code::FailedPrecondition, "{after:?}");
+}

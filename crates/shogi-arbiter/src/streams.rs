@@ -485,6 +485,11 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
         args.consumer_replicas.map(usize::from),
         args.consumer_storage,
     ));
+    // The validator's judgement of the clocks' flags, shared by its instances: pulled.
+    durables.push(arbiter_runtime::streams::clock_flag(
+        args.consumer_replicas.map(usize::from),
+        args.consumer_storage,
+    ));
     // The platform's: every checked verdict, each acknowledged by the platform once processed;
     // pulled, as a platform's client reads it (deploy/STREAMS.md).
     durables.push(arbiter_runtime::streams::platform_verdicts(

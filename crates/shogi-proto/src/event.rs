@@ -106,6 +106,18 @@ impl Envelope {
         .expect(expected)
     }
 
+    /// The schedule of the running side's deadline in `clock` (on `.clock.<b|w>`, replacing
+    /// that side's earlier one); the bus adds when it fires and where.
+    pub fn clock(game_id: &str, clock: &pb::ClockState) -> Envelope {
+        let black = clock.running == pb::Color::Black as i32;
+        Envelope::new(
+            subject::clock(game_id, black),
+            crate::CLOCK_STATE_TYPE,
+            msg_id::clock(game_id, black, clock.deadline_unix_ms),
+            clock.encode_to_vec(),
+        )
+    }
+
     /// `verdict`, checked against the log, on its game's `.result`, expecting the subject empty:
     /// one message per game.
     pub fn result(verdict: &pb::Verdict) -> Envelope {

@@ -95,6 +95,8 @@ pub const DECLARATION_TYPE: &str = "shogi.v1.Declaration";
 pub const WARNING_TYPE: &str = "shogi.v1.Warning";
 /// [`MESSAGE_TYPE_HEADER`] of a [`v1::Verdict`].
 pub const VERDICT_TYPE: &str = "shogi.v1.Verdict";
+/// [`MESSAGE_TYPE_HEADER`] of a [`v1::ClockState`]: a clock's schedule and the flag it fires.
+pub const CLOCK_STATE_TYPE: &str = "shogi.v1.ClockState";
 /// [`MESSAGE_TYPE_HEADER`] of an event copied aside: the payload is the event as it was.
 pub const ASIDE_TYPE: &str = "shogi.aside";
 /// [`MESSAGE_TYPE_HEADER`] of a [`v1::PartitionLease`].
@@ -157,6 +159,11 @@ pub mod consumer {
     /// against the validator's replay of the game, and only a verdict the log decides is written
     /// on the game's `.result` ([`crate::subject::result`]), which the platforms read.
     pub const VERDICT_CHECK: &str = "verdict-check";
+
+    /// The validator's durable consumer of every clock's flag ([`crate::subject::ALL_FLAGS`]),
+    /// shared by its instances: each flag wakes the validator at a side's deadline to judge
+    /// whether that side, silent, is out of time (docs/rules.md section 9).
+    pub const CLOCK_FLAG: &str = "clock-flag";
 
     /// The durable consumer of `partition`'s game logs for the workers of `role`
     /// (`repetition-watcher-p3`): one per role and partition, shared by its holders.
@@ -268,6 +275,25 @@ pub mod subject {
         format!("shogi.verdict.{game_id}")
     }
 
+    /// `shogi.game.<game_id>.clock.<b|w>`: the message schedule of one side's deadline (a
+    /// [`crate::v1::ClockState`] with `Nats-Schedule: @at <deadline>`), replaced at each of its
+    /// turns; when it fires, the stream publishes it on [`flag`].
+    pub fn clock(game_id: &str, black: bool) -> String {
+        format!(
+            "shogi.game.{game_id}.clock.{}",
+            if black { 'b' } else { 'w' }
+        )
+    }
+
+    /// `shogi.game.<game_id>.flag`: a clock's schedule fired: the validator judges whether the
+    /// side to move is out of time.
+    pub fn flag(game_id: &str) -> String {
+        format!("shogi.game.{game_id}.flag")
+    }
+
+    /// `shogi.game.*.flag`: every game's fired flags.
+    pub const ALL_FLAGS: &str = "shogi.game.*.flag";
+
     /// `shogi.game.<game_id>.>`: every event of one game.
     pub fn all(game_id: &str) -> String {
         format!("shogi.game.{game_id}.>")
@@ -299,6 +325,10 @@ pub mod subject {
         Result,
         /// `shogi.aside.<game_id>`: a copy set aside.
         Aside,
+        /// `.clock.<b|w>`: a side's deadline, scheduled.
+        Clock,
+        /// `.flag`: a deadline's schedule fired.
+        Flag,
     }
 
     /// The game id and the kind of a game's subject (`shogi.game.<game_id>.<kind>...` or
@@ -316,6 +346,8 @@ pub mod subject {
             ("warning", None, _) => Kind::Warning,
             ("verdict", None, _) => Kind::Verdict,
             ("result", None, _) => Kind::Result,
+            ("clock", Some("b" | "w"), None) => Kind::Clock,
+            ("flag", None, _) => Kind::Flag,
             _ => return None,
         };
         Some((id, kind))

@@ -752,6 +752,14 @@ pub mod msg_id {
         format!("{game_id}:{ply}:verdict")
     }
 
+    /// A side's deadline scheduled: the same deadline scheduled again is stored once.
+    pub fn clock(game_id: &str, black: bool, deadline_unix_ms: i64) -> String {
+        format!(
+            "{game_id}:clock:{}:{deadline_unix_ms}",
+            if black { 'b' } else { 'w' }
+        )
+    }
+
     /// The checked verdict on `.result`.
     pub fn result(game_id: &str, ply: u32) -> String {
         format!("{game_id}:{ply}:result")

@@ -102,7 +102,8 @@ impl JetStreamBus {
             Some(prefix) => jetstream::with_prefix(client.clone(), prefix),
             None => jetstream::new(client.clone()),
         };
-        let stream = open_stream(&js, stream, nats.provision).await?;
+        let server = client.server_info().version;
+        let stream = open_stream(&js, stream, nats.provision, &server).await?;
         Ok(JetStreamBus {
             client,
             js,
@@ -116,7 +117,8 @@ impl JetStreamBus {
     /// The same connection over another stream, `settings`, created if it does not exist:
     /// reads go to that stream (publishes go wherever their subject is stored).
     pub async fn with_stream(&self, settings: &StreamSettings) -> Result<JetStreamBus, BusError> {
-        let stream = open_stream(&self.js, settings, self.provision).await?;
+        let server = self.client.server_info().version;
+        let stream = open_stream(&self.js, settings, self.provision, &server).await?;
         Ok(JetStreamBus {
             client: self.client.clone(),
             js: self.js.clone(),
@@ -365,6 +367,23 @@ pub enum Applied {
 
 #[async_trait::async_trait]
 impl EventBus for JetStreamBus {
+    fn schedules(&self) -> Result<(), String> {
+        let server = self.client.server_info().version;
+        if !crate::server_version::has_message_schedules(&server) {
+            return Err(format!(
+                "message schedules need nats-server 2.12.0 or later, and this one is {server}"
+            ));
+        }
+        if !self.stream.cached_info().config.allow_message_schedules {
+            return Err(format!(
+                "stream {} does not allow message schedules: `shogi-arbiter streams apply` \
+                 allows them",
+                self.stream.cached_info().config.name
+            ));
+        }
+        Ok(())
+    }
+
     fn connected(&self) -> bool {
         self.client.connection_state() == async_nats::connection::State::Connected
     }

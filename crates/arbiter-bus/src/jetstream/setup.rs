@@ -248,7 +248,10 @@ pub(super) async fn open_stream(
     js: &jetstream::Context,
     settings: &StreamSettings,
     provision: Provision,
+    server: &str,
 ) -> Result<stream::Stream, BusError> {
+    let schedules =
+        settings.message_schedules && crate::server_version::has_message_schedules(server);
     let stream_name = settings.name.as_str();
     if provision == Provision::Bind {
         return bind_stream(js, settings).await;
@@ -262,6 +265,7 @@ pub(super) async fn open_stream(
         max_messages_per_subject: settings.max_messages_per_subject.unwrap_or(-1),
         max_age: settings.max_age.unwrap_or_default(),
         republish: republish_of(settings),
+        allow_message_schedules: schedules,
         ..Default::default()
     };
     let republish = config.republish.clone();
@@ -297,6 +301,12 @@ pub(super) async fn open_stream(
         let mut updated = stream.cached_info().config.clone();
         updated.max_age = max_age;
         stream = update(js, stream, updated, "the age limit").await?;
+    }
+    // Message schedules (the clocks' flags), where the server has them, the same way.
+    if schedules && !stream.cached_info().config.allow_message_schedules {
+        let mut updated = stream.cached_info().config.clone();
+        updated.allow_message_schedules = true;
+        stream = update(js, stream, updated, "message schedules").await?;
     }
     // Not changed here: two services configured differently would change it back and
     // forth. Changing it is an operator's decision (deploy/STREAMS.md).

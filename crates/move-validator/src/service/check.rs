@@ -14,95 +14,29 @@ use super::gamelog::{Settled, SettledBy};
 use super::{READER, Validator};
 use crate::error::Error;
 use crate::games;
-use arbiter_bus::{Delivery, DurableConfig};
-use futures::StreamExt;
+use arbiter_bus::DurableConfig;
 use shogi_proto::subject::{self, Kind};
 use std::future::Future;
-use std::time::Duration;
-
-/// Announcements checked at once by one instance.
-const CONCURRENT_CHECKS: usize = 32;
-
-/// How long the check waits before opening its consumer again after a failure, doubled at each
-/// failure in a row up to [`MAX_RETRY`].
-const RETRY: Duration = Duration::from_millis(250);
-const MAX_RETRY: Duration = Duration::from_secs(10);
 
 impl Validator {
-    /// Checks the announcements delivered by `durable` until `shutdown`, opening the consumer
-    /// again whenever it fails (a lost server, a consumer not yet made by `streams apply`,
-    /// which is said at WARN each time).
+    /// Checks the announcements delivered by `durable` until `shutdown` (`durable.rs`).
     pub(crate) async fn check_announcements(
         &self,
         durable: DurableConfig,
         shutdown: impl Future<Output = ()> + Send,
     ) {
-        let mut shutdown = std::pin::pin!(shutdown);
-        let bus = self.inner.bus.inner.clone();
-        let mut retry = RETRY;
-        loop {
-            let deliveries = tokio::select! {
-                opened = bus.consume(&durable) => opened,
-                () = &mut shutdown => return,
-            };
-            let deliveries = match deliveries {
-                Ok(d) => d,
-                Err(e) => {
-                    tracing::warn!(
-                        consumer = %durable.name,
-                        error = %e,
-                        "verdicts are not checked (no platform hears of one) until this consumer opens; retrying"
-                    );
-                    tokio::select! {
-                        () = tokio::time::sleep(retry) => {
-                            retry = (retry * 2).min(MAX_RETRY);
-                            continue;
-                        }
-                        () = &mut shutdown => return,
-                    }
-                }
-            };
-            retry = RETRY;
-            tracing::info!(consumer = %durable.name, "checking the announced verdicts");
-            let consumer = durable.name.as_str();
-            let checking = deliveries
-                .take_while(|d| {
-                    if let Err(e) = d {
-                        tracing::warn!(consumer = %durable.name, error = %e, "consumer error; consuming again");
-                    }
-                    std::future::ready(d.is_ok())
-                })
-                .filter_map(|d| std::future::ready(d.ok()))
-                .for_each_concurrent(CONCURRENT_CHECKS, |d| async move {
-                    let seq = d.message.sequence;
-                    let started = std::time::Instant::now();
-                    match self.check_delivery(&d).await {
-                        Ok(()) => {
-                            if let Err(e) = d.ack().await {
-                                tracing::warn!(seq, error = %e, "verdict check not acknowledged, will come again");
-                            }
-                            // Timed as a worker's handling is, up to the ack.
-                            arbiter_telemetry::metrics().record_process(
-                                consumer,
-                                READER.name(),
-                                started.elapsed().as_secs_f64(),
-                            );
-                        }
-                        Err(e) => {
-                            tracing::warn!(seq, error = %e, "verdict not checked, will come again");
-                        }
-                    }
-                });
-            tokio::select! {
-                () = checking => {}
-                () = &mut shutdown => return,
-            }
-        }
+        self.consume(
+            durable,
+            "verdicts are not checked (no platform hears of one) until this consumer opens; retrying",
+            shutdown,
+            |m| self.check_delivery(m),
+        )
+        .await;
     }
 
     /// Checks one announcement against the game's log; an error leaves it unacknowledged.
-    async fn check_delivery(&self, d: &Delivery) -> Result<(), Error> {
-        let msg = &d.message;
+    async fn check_delivery(&self, msg: arbiter_bus::Message) -> Result<(), Error> {
+        let msg = &msg;
         let Some((id, Kind::Verdict)) = subject::parse(&msg.subject) else {
             tracing::error!(subject = %msg.subject, seq = msg.sequence, "not a game's .verdict: passed over");
             return Ok(());

@@ -76,6 +76,13 @@ impl Validator {
         let span = tracing::Span::current();
         span.record("game_id", id.as_str());
         async {
+            // A game with a time control: its first side's deadline is scheduled before the
+            // game exists, so that no turn starts without its flag (`flag.rs`).
+            let timed = Replay::from_created(created.clone(), 0)?;
+            if timed.game().clock().is_some() {
+                self.check_flags()?;
+                self.schedule_deadline(&timed, None).await?;
+            }
             let mut event = Envelope::created(&created);
             if let Some(tenant) = creator {
                 event
@@ -100,6 +107,11 @@ impl Validator {
                 Published::Duplicate(_) | Published::Conflict => {
                     let guard = self.fresh(&id).await?;
                     let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
+                    // The schedule written above was for this call's creation: the stored
+                    // game's running side gets its own deadline back.
+                    if timed.game().clock().is_some() {
+                        self.schedule_deadline(replay, Some(self.now())).await?;
+                    }
                     // The same creation again (its time aside: a retry comes later).
                     let stored = pb::GameCreated {
                         created_unix_ms: created.created_unix_ms,

@@ -23,7 +23,9 @@
 mod cache;
 mod check;
 mod create;
+mod durable;
 mod endings;
+mod flag;
 mod gamelog;
 mod index;
 pub(crate) mod moves;

@@ -130,6 +130,13 @@ impl Validator {
                     return Err(Error::DeclarationNotAllowed(replay.id().to_owned()));
                 }
             };
+            // The deadline of the turn this move starts is scheduled before the move is
+            // stored, so that no turn starts without its flag (`flag.rs`).
+            if let Err(e) = self.schedule_deadline(replay, None).await {
+                *guard = None;
+                self.forget(&req.game_id);
+                return Err(e);
+            }
             let entry = replay.entry(&played);
             // A forfeited illegal move, or a move after its side's deadline: not played, its
             // entry the ending.

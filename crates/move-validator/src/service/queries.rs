@@ -208,6 +208,8 @@ fn watch_event(
             msg.message_type.as_deref(),
             payload,
         )?)),
-        Kind::Aside => None,
+        // A clock's schedule and its flag wake the validator; the time-up they may bring is
+        // sent as the verdict.
+        Kind::Aside | Kind::Clock | Kind::Flag => None,
     })
 }
