@@ -195,7 +195,8 @@ def settle(side, byoyomi_ms, charged_ms):
     runs through the byoyomi periods, a period that runs out is used up, the one the move falls
     in is kept."""
     if charged_ms < side.remaining_ms:
-        return pb.SideClock(remaining_ms=side.remaining_ms - charged_ms, periods_left=side.periods_left)
+        left = side.remaining_ms - charged_ms
+        return pb.SideClock(remaining_ms=left, periods_left=side.periods_left)
     used = (charged_ms - side.remaining_ms) // byoyomi_ms if byoyomi_ms else side.periods_left
     if used >= side.periods_left:
         return None
@@ -302,7 +303,8 @@ def byoyomi_periods_and_late_resignation(stub):
         timeout=10,
     ).game
     clock = game.clock
-    expect("byoyomi: Black's clock", (clock.black.remaining_ms, clock.black.periods_left), (1_000, 3))
+    black = clock.black
+    expect("byoyomi: Black's clock", (black.remaining_ms, black.periods_left), (1_000, 3))
     expect("byoyomi: first deadline", clock.deadline_unix_ms - clock.turn_started_unix_ms, 4_000)
     # (move, how long after its turn started it is sent; 0: at once)
     plan = [("7g7f", 2_500), ("3c3d", 0), ("2g2f", 1_500), ("8c8d", 0)]
@@ -335,7 +337,8 @@ def byoyomi_periods_and_late_resignation(stub):
     if isinstance(verdict, pb.EndGameResponse):
         verdict = verdict.verdict
     expect_time_up("late resignation", verdict, pb.COLOR_BLACK, deadline)
-    expect("late resignation: periods left at the turn's start", verdict.time_up.before.periods_left, 1)
+    before = verdict.time_up.before
+    expect("late resignation: periods left at the turn's start", before.periods_left, 1)
 
 
 def late_declaration(stub):
