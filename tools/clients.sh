@@ -89,7 +89,7 @@ nats_url="nats://$nats_addr"
 serve --nats-url "$nats_url"
 echo "clients: python verdict_listener.py on $nats_url"
 "$python" "$py/verdict_listener.py" --nats-url "$nats_url" --db "$work/verdicts.sqlite" \
-  --expect perpetual_check,perpetual_check,declaration,declaration --idle 2 --timeout 60 &
+  --expect perpetual_check,perpetual_check,declaration,declaration,timeout,timeout,timeout --idle 2 --timeout 60 &
 listener=$!
 pids+=($listener)
 run_clients
@@ -104,9 +104,9 @@ status=0
 [ "$status" = 3 ] || { echo "clients: the crashing listener exited $status, not 3" >&2; exit 1; }
 echo "clients: restarted, it gets every verdict again and records the one it had once"
 "$python" "$py/verdict_listener.py" --nats-url "$nats_url" --db "$work/crash.sqlite" \
-  --durable crash-test --ack-wait 1 --expect perpetual_check,perpetual_check,declaration,declaration \
+  --durable crash-test --ack-wait 1 --expect perpetual_check,perpetual_check,declaration,declaration,timeout,timeout,timeout \
   --idle 3 --timeout 30 | tee "$work/restarted.out"
-grep -q "3 verdicts processed, 1 redelivered ones skipped" "$work/restarted.out" ||
+grep -q "6 verdicts processed, 1 redelivered ones skipped" "$work/restarted.out" ||
   { echo "clients: the restarted listener did not skip exactly the one it had recorded" >&2; exit 1; }
 stop_serve
 echo "clients: every client answered right"

@@ -564,8 +564,8 @@ async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
             continue;
         }
         // Finished is what the replay of its log says, not that `.verdict` holds something.
-        let replay = match crate::export::replay(&bus, id).await {
-            Ok(replay) if replay.game().is_over() => replay,
+        let logged = match crate::export::replay(&bus, id).await {
+            Ok(logged) if logged.replay.game().is_over() => logged,
             Ok(_) => {
                 eprintln!("{id}: left on the bus: its log decides no ending (a live game)");
                 continue;
@@ -582,7 +582,7 @@ async fn prune(args: PruneArgs) -> anyhow::Result<bool> {
         }
         if let Some(dir) = &args.archive_dir {
             let written = async {
-                let record = crate::export::to_record(&replay, format);
+                let record = crate::export::to_record(&logged, format);
                 let bytes = write(&record, format, Encoding::Utf8)?;
                 let path = dir.join(format!("{id}.{}", format.extension(Encoding::Utf8)));
                 // On disk, whole, before the purge: a crash in between leaves the game on the

@@ -339,6 +339,80 @@ fn convert_writes_one_record_to_stdout_and_reads_stdin() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--out-dir"));
 }
 
+/// What `export` writes of a game with the arbiter's clock that ended on time (the unit test
+/// of `export` builds it from a log): V3.0 for its `$TIME` and milliseconds, each move's charge
+/// as `T`, and the time-up's on `%TIME_UP`.
+const CLOCKED_EXPORT: &str = "V3.0\n$TIME:10+5+0\n'byoyomi_periods:2\nPI\n+\n'*shogi-arbiter game clocked: timeout at ply 3\n+7776FU\nT1.500\n-3334FU\nT2.250\n+2726FU\nT12\n%TIME_UP\nT17.800\n";
+
+/// `convert` reads an exported clocked record back into every format that has times and keeps
+/// them (to the second in KIF and JKF), with the time control and the time-up; `judge` reads
+/// each and finds the recorded time-up after the same three moves.
+#[test]
+fn an_exported_clocked_record_is_read_back_by_convert_and_judge() {
+    let dir = scratch("clocked");
+    let exported = dir.join("exported.csa");
+    std::fs::write(&exported, CLOCKED_EXPORT).unwrap();
+    let path = exported.to_str().unwrap();
+    let bound = Duration::from_secs(30);
+    // (format, lines its record must hold, what `judge` finds recorded)
+    let cases = [
+        (
+            "csa",
+            vec![
+                "$TIME:10+5+0",
+                "T1.500",
+                "T2.250",
+                "T12",
+                "%TIME_UP",
+                "T17.800",
+            ],
+            "%TIME_UP",
+        ),
+        (
+            "kif",
+            vec![
+                "持ち時間：10+5+0",
+                "   2 ３四歩(33)     ( 0:02/00:00:02)",
+                "   3 ２六歩(27)     ( 0:12/00:00:13)",
+                "   4 切れ負け        ( 0:17/00:00:20)",
+            ],
+            "切れ負け",
+        ),
+        (
+            "ki2",
+            vec!["まで3手で時間切れにより先手の勝ち"],
+            "まで3手で時間切れにより先手の勝ち",
+        ),
+    ];
+    for (format, lines, recorded) in cases {
+        let out = run(&["convert", "--to", format, path], b"", bound);
+        assert!(out.status.success(), "{format}: {out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        for line in lines {
+            assert!(
+                text.lines().any(|l| l == line),
+                "{format}: {line} in\n{text}"
+            );
+        }
+        let file = dir.join(format!("back.{format}"));
+        std::fs::write(&file, &text).unwrap();
+        let out = run(&["judge", file.to_str().unwrap()], b"", bound);
+        let line = &json_lines(&out)[0];
+        assert_eq!(line["plies"], 3, "{format}: {line}");
+        assert_eq!(line["recorded"], recorded, "{format}: {line}");
+        assert_eq!(line["verdict"], Value::Null, "{format}: {line}");
+    }
+    // JKF: each move's time, the ending's, the control in the header.
+    let out = run(&["convert", "--to", "jkf", path], b"", bound);
+    let jkf: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(jkf["header"]["持ち時間"], "10+5+0");
+    let moves = jkf["moves"].as_array().unwrap();
+    assert_eq!(moves[3]["time"]["now"]["s"], 12);
+    assert_eq!(moves[4]["special"], "TIME_UP");
+    assert_eq!(moves[4]["time"]["now"]["s"], 17);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn help_documents_the_exit_codes_and_completions_are_printed() {
     let out = run(&["--help"], b"", Duration::from_secs(30));

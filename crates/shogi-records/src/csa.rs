@@ -633,10 +633,29 @@ pub enum CsaVersion {
     V3_0,
 }
 
+/// The information keys (`$KEY:value`) V3.0 added for the time control: `$TIME` for both sides,
+/// `$TIME+` and `$TIME-` for one (`main+byoyomi+increment`, in seconds); V2.2 has only
+/// `$TIME_LIMIT` (`hh:mm+ss`).
+const V3_TIME_KEYS: [&str; 3] = ["TIME", "TIME+", "TIME-"];
+
+/// Whether a header is written as an information line `$KEY:value`: upper-case letters and `_`,
+/// or one of V3.0's time keys.
+fn is_information_key(k: &str) -> bool {
+    (!k.is_empty() && k.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'))
+        || V3_TIME_KEYS.contains(&k)
+}
+
 /// Whether CSA V2.2 can say everything [`write_csa`] writes of `record` (and of the verdict's
-/// special move, if any): times in whole seconds, and no ending V2.2 lacks (`%MAX_MOVES`,
-/// `%OUTE_SENNICHITE`, both added by V3.0).
+/// special move, if any): times in whole seconds, no time control of V3.0's (`$TIME`, `$TIME+`,
+/// `$TIME-`), and no ending V2.2 lacks (`%MAX_MOVES`, `%OUTE_SENNICHITE`, both added by V3.0).
 pub fn csa_v22_fits(record: &Record, verdict_special: Option<&str>) -> bool {
+    if record
+        .headers
+        .iter()
+        .any(|(k, _)| V3_TIME_KEYS.contains(&k.as_str()))
+    {
+        return false;
+    }
     let v3_only = |s: &str| matches!(s, "%MAX_MOVES" | "%OUTE_SENNICHITE");
     let times = record
         .moves
@@ -673,7 +692,7 @@ pub fn write_csa_as(record: &Record, verdict_special: Option<&str>, version: Csa
         if matches!(k.as_str(), "N+" | "N-" | "V" | "MAX_MOVES" | "Max_Moves") {
             continue;
         }
-        if !k.is_empty() && k.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+        if is_information_key(k) {
             let _ = writeln!(out, "${k}:{v}");
         } else {
             let _ = writeln!(out, "'{k}:{v}");

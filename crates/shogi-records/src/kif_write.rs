@@ -14,6 +14,10 @@ const KEY_NAMES: &[(&str, &str)] = &[
     ("START_TIME", "開始日時"),
     ("END_TIME", "終了日時"),
     ("TIME_LIMIT", "持ち時間"),
+    // CSA V3.0's time control, for both sides or for one.
+    ("TIME", "持ち時間"),
+    ("TIME+", "先手持ち時間"),
+    ("TIME-", "後手持ち時間"),
     ("OPENING", "戦型"),
 ];
 
