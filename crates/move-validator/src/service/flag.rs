@@ -96,17 +96,16 @@ impl Validator {
             let Some(verdict) = game.flag(from_unix_ms(now)) else {
                 return self.schedule_deadline(replay, Some(now)).await;
             };
-            let message = pb::Verdict {
-                received_unix_ms: now,
-                ..verdict_pb(id, &verdict)
-            };
+            // No call ended it: the verdict has no receipt time, and its evidence's
+            // `at_unix_ms` says when the flag fell.
+            let message = verdict_pb(id, &verdict);
             let late_ms = match &message.evidence {
                 Some(pb::verdict::Evidence::TimeUp(up)) => now - up.deadline_unix_ms,
                 _ => 0,
             };
             match self.append(replay, LogEntry::Ending(message)).await? {
                 Published::Stored(seq) => {
-                    replay.commit_ending(seq, game, now);
+                    replay.commit_ending(seq, game, 0);
                     tracing::info!(
                         game_id = id,
                         ply = replay.ply(),
