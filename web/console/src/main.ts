@@ -408,7 +408,7 @@ function fillClock(el: HTMLElement): void {
     note = [`+${f.periods} × ${byoyomi}`, `, then ${f.periods} byoyomi ${f.periods === 1 ? "period" : "periods"} of ${byoyomi}`];
   } else if (f.phase === "byoyomi") {
     const periods = `${f.periods} ${f.periods === 1 ? "period" : "periods"}`;
-    note = [`byoyomi, ${periods}`, ` left in byoyomi of ${byoyomi}: ${periods}`];
+    note = [`byoyomi, ${periods}`, ` in byoyomi (periods of ${byoyomi}), ${periods} left`];
   } else if (f.phase === "out") {
     // The page never decides a time-up: past the deadline it waits for the arbiter's word.
     note = game.verdict ? ["time up", ", time up"] : ["awaiting the arbiter", ", past the deadline: awaiting the arbiter"];
