@@ -61,8 +61,8 @@ console-check: console
 	    echo "web/console: the committed build is not what the sources build; run make console and commit" >&2; exit 1; }
 
 # The console in headless Chromium, against `shogi-arbiter serve` built here: the README's
-# perpetual-check game played by clicks, a 27-point declaration, a promotion, the bearer
-# token. Screenshots (also of a failing step): target/browser-test/.
+# perpetual-check game played by clicks, a 27-point declaration, a promotion, a clocked game
+# to its time-up, the bearer token. Screenshots (also of a failing step): target/browser-test/.
 # The binary is built as `cargo test --workspace` builds it (same features), so that after
 # `make test`'s cargo run nothing is compiled again.
 test-browser: console-check

@@ -5,13 +5,18 @@
 
 import { createClient, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { Duration } from "@bufbuild/protobuf/wkt";
 import {
   MoveValidator,
+  ClockRounding,
   Color,
   MoveOutcome,
   type AnalyzeGameResponse,
   type DeclarationReport,
   type GameSummary,
+  type RulesetOverridesSchema,
+  type TimeUpEvidence,
   type Verdict,
   type Warning,
 } from "./gen/shogi/v1/arbiter_pb";
@@ -35,9 +40,23 @@ import {
   squareName,
 } from "./notation";
 import { drawOverview } from "./operator";
+import {
+  type Allowance,
+  type Face,
+  allowanceText,
+  clockText,
+  exactText,
+  idleFace,
+  parseTime,
+  runningFace,
+  spanText,
+  wallText,
+} from "./clock";
 import { h } from "./dom";
 
 const TOKEN_KEY = "shogi-arbiter-token";
+
+type RulesetOverridesInit = MessageInitShape<typeof RulesetOverridesSchema>;
 
 // The bearer token, when one is set, goes with every call, as any client's would.
 const auth: Interceptor = (next) => (req) => {
@@ -79,6 +98,10 @@ let focusSquare = "5e";
 let refusedAt: { ply: number; text: string } | null = null;
 let watch: AbortController | null = null;
 const streamWarnings = new Map<string, Warning>();
+/** When a move event arrived before the clock it started: the clocks show that instant. */
+let clockAt: number | null = null;
+/** The deadline the arbiter was last asked about when it passed (`game:deadline`). */
+let askedAt = "";
 let flipped = localStorage.getItem("shogi-arbiter-flip") === "1";
 let usiNotation = localStorage.getItem("shogi-arbiter-usi") === "1";
 
@@ -221,8 +244,52 @@ function verdictView(v: Verdict): HTMLElement[] {
     case "reported":
       if (ev.value.note) line({}, ev.value.note);
       break;
+    case "timeUp":
+      out.push(timeUpView(v, ev.value));
+      break;
   }
   return out;
+}
+
+/** An instant of the arbiter's time, as the time of day (the whole date on hover). */
+function instant(unixMs: bigint | number): HTMLElement {
+  const ms = Number(unixMs);
+  const iso = new Date(ms).toISOString();
+  return h("time", { datetime: iso, title: iso }, wallText(ms));
+}
+
+/**
+ * A time-up's evidence as the arbiter judged it: the turn, its deadline, the call that came
+ * late (or the flag of a silent side), what the side had and what the turn was charged.
+ */
+function timeUpView(v: Verdict, t: TimeUpEvidence): HTMLElement {
+  const deadline = Number(t.deadlineUnixMs);
+  const at = Number(t.atUnixMs);
+  // A call that ended the game is recorded with its receipt time; a flag has none.
+  const byCall = v.receivedUnixMs !== 0n && v.receivedUnixMs === t.atUnixMs;
+  const late = at - deadline;
+  const a = allowance(t.side);
+  const before = t.before;
+  const held = [`${exactText(Number(before?.remainingMs ?? 0n))} main time`];
+  if (a.byoyomiMs) {
+    const n = before?.periodsLeft ?? 0;
+    held.push(`${n} byoyomi ${n === 1 ? "period" : "periods"} of ${spanText(a.byoyomiMs)}`);
+  }
+  if (a.incrementMs) held.push(`+${spanText(a.incrementMs)} increment`);
+  const past = ` (${exactText(late)} past the deadline)`;
+  const rows: [string, string, (Node | string)[]][] = [
+    ["side", "Out of time", [`${sideMark(t.side)} ${sideName(t.side)}`]],
+    ["turn-started", "Turn started", [instant(t.turnStartedUnixMs)]],
+    ["deadline", "Deadline", [instant(deadline)]],
+    byCall ? ["call", "Late call", [instant(at), past]] : ["flag", "Flag fell", [instant(at), past]],
+    ["before", "Clock at start", [held.join(", ")]],
+    ["available", "Available", [exactText(Number(t.availableMs))]],
+    ["elapsed", "Used", [exactText(Number(t.elapsedMs))]],
+    ["charged", "Charged", [exactText(Number(t.chargedMs))]],
+  ];
+  if (t.graceMs) rows.push(["grace", "Lag allowance", [exactText(Number(t.graceMs))]]);
+  return h("dl", { class: "evidence-table", "data-evidence": "time-up" },
+    ...rows.flatMap(([key, label, value]) => [h("dt", {}, label), h("dd", { "data-evidence": key }, ...value)]));
 }
 
 /** The calculator's report; `live`: what declaring now would give. */
@@ -262,6 +329,119 @@ function warningView(w: Warning, current: boolean): HTMLElement {
       li.append("warning");
   }
   return li;
+}
+
+// ---- the clocks ----
+
+const durationMs = (d: Duration | undefined): number => (d ? Number(d.seconds) * 1000 + Math.round(d.nanos / 1e6) : 0);
+const colorOf = (side: Side): Color => (side === "white" ? Color.WHITE : Color.BLACK);
+
+/** A side's time control, from the game's effective ruleset (every field set). */
+function allowance(color: Color): Allowance {
+  const o = analysis?.game?.ruleset?.overrides;
+  const white = color === Color.WHITE;
+  return {
+    mainMs: durationMs(white ? o?.timeMainWhite : o?.timeMain),
+    byoyomiMs: durationMs(white ? o?.timeByoyomiWhite : o?.timeByoyomi),
+    periods: (white ? o?.timePeriodsWhite : o?.timePeriods) ?? 0,
+    incrementMs: durationMs(white ? o?.timeIncrementWhite : o?.timeIncrement),
+  };
+}
+
+/** The time control in words, for the line under the game's title. */
+function controlText(): string {
+  const game = analysis?.game;
+  if (!game?.clock) return "no clock";
+  const black = allowanceText(allowance(Color.BLACK));
+  const white = allowanceText(allowance(Color.WHITE));
+  const rounding = game.ruleset?.overrides?.clockRounding;
+  const unit = rounding === ClockRounding.SECONDS ? "; charged in whole seconds"
+    : rounding === ClockRounding.MINUTES ? "; charged in whole minutes" : "";
+  return `clock: ${black === white ? black : `☗ ${black}; ☖ ${white}`}${unit}`;
+}
+
+/** Whether `color`'s clock runs now: the arbiter says so, and no move has stopped it since. */
+function clockRuns(color: Color): boolean {
+  const game = analysis?.game;
+  return !!game?.clock && !game.verdict && game.clock.running === color && clockAt === null;
+}
+
+/**
+ * What `color`'s clock shows now. The running side's counts down from its deadline, less the
+ * lag allowance (which is the arbiter's, not the player's); the other shows what the arbiter
+ * left it; a side that lost on time shows nothing left.
+ */
+function faceOf(color: Color): Face {
+  const game = analysis!.game!;
+  const c = game.clock!;
+  const a = allowance(color);
+  const side = color === Color.WHITE ? c.white : c.black;
+  const ev = game.verdict?.evidence;
+  if (ev?.case === "timeUp" && ev.value.side === color) return { phase: "out", ms: 0, periods: 0 };
+  if (!game.verdict && c.running === color) {
+    if (c.deadlineUnixMs === 0n) return { phase: "none", ms: 0, periods: 0 };
+    const now = clockAt ?? Date.now();
+    const grace = durationMs(game.ruleset?.overrides?.clockGrace);
+    return runningFace(Number(c.deadlineUnixMs) - grace - now, a, side?.periodsLeft ?? 0);
+  }
+  return idleFace(Number(side?.remainingMs ?? 0n), side?.periodsLeft ?? 0, a);
+}
+
+function clockView(color: Color): HTMLElement {
+  const el = h("div", { class: "clock", role: "timer", "data-clock": color === Color.WHITE ? "white" : "black" });
+  fillClock(el);
+  return el;
+}
+
+/** Draws one clock anew, only when what it shows changed (the ticker calls it often). */
+function fillClock(el: HTMLElement): void {
+  const game = analysis?.game;
+  if (!game?.clock) return;
+  const color = el.dataset.clock === "white" ? Color.WHITE : Color.BLACK;
+  const f = faceOf(color);
+  const running = clockRuns(color);
+  const byoyomi = spanText(allowance(color).byoyomiMs);
+  const time = f.phase === "none" ? "no limit" : clockText(f.ms);
+  // The note under the time, as seen and as read out.
+  let note: [string, string] | null = null;
+  if (f.phase === "main" && f.periods) {
+    note = [`+${f.periods} × ${byoyomi}`, `, then ${f.periods} byoyomi ${f.periods === 1 ? "period" : "periods"} of ${byoyomi}`];
+  } else if (f.phase === "byoyomi") {
+    const periods = `${f.periods} ${f.periods === 1 ? "period" : "periods"}`;
+    note = [`byoyomi, ${periods}`, ` in byoyomi (periods of ${byoyomi}), ${periods} left`];
+  } else if (f.phase === "out") {
+    // The page never decides a time-up: past the deadline it waits for the arbiter's word.
+    note = game.verdict ? ["time up", ", time up"] : ["awaiting the arbiter", ", past the deadline: awaiting the arbiter"];
+  }
+  const key = [f.phase, time, note?.[0], running].join("|");
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  el.dataset.phase = f.phase;
+  el.dataset.ms = String(Math.floor(f.ms));
+  el.dataset.periods = String(f.periods);
+  el.dataset.running = String(running);
+  el.className = `clock ${f.phase}${running ? " running" : ""}`;
+  el.replaceChildren(
+    h("span", { class: "sr-only" }, `${sideName(color)}'s clock${running ? ", running" : ""}: `),
+    h("span", { class: "time" }, time),
+    ...(note ? [h("span", { class: "note", "aria-hidden": "true" }, note[0]), h("span", { class: "sr-only" }, note[1])] : []));
+}
+
+/**
+ * Ten times a second: the clocks count down, and when the running side's deadline passes the
+ * page asks the arbiter again, once, for the verdict it may have come to (WatchGame brings a
+ * later one).
+ */
+function tickClocks(): void {
+  const game = analysis?.game;
+  if (!game?.clock || !gameId) return;
+  for (const el of document.querySelectorAll<HTMLElement>("#game .clock")) fillClock(el);
+  const deadline = Number(game.clock.deadlineUnixMs);
+  const key = `${gameId}:${deadline}`;
+  if (!game.verdict && clockAt === null && deadline > 0 && Date.now() >= deadline && askedAt !== key) {
+    askedAt = key;
+    scheduleRefresh();
+  }
 }
 
 // ---- the board ----
@@ -421,7 +601,8 @@ function drawBoard(): void {
       b.addEventListener("click", () => void clickHand(color, letter));
       return b;
     });
-    el.replaceChildren(label, h("div", { class: "pieces" }, ...(pieces.length ? pieces : [h("span", { class: "empty" }, "no pieces in hand")])));
+    el.replaceChildren(label, h("div", { class: "pieces" }, ...(pieces.length ? pieces : [h("span", { class: "empty" }, "no pieces in hand")])),
+      ...(game.clock ? [clockView(colorOf(color))] : []));
   }
   if (focusedHand) document.querySelector<HTMLElement>(`[data-hand="${focusedHand}"]`)?.focus();
 }
@@ -438,7 +619,7 @@ function drawStatus(): void {
   const game = analysis?.game;
   if (!game) return;
   $("game-id-text").textContent = game.gameId;
-  $("ruleset").textContent = `rules: ${game.ruleset?.preset ?? "?"}`;
+  $("ruleset").textContent = `rules: ${game.ruleset?.preset ?? "?"} · ${controlText()}`;
   const over = game.verdict !== undefined;
   const ply = shownPly();
   const pos = line[ply];
@@ -507,6 +688,8 @@ function drawPanels(): void {
   const report = ev?.case === "declaration" ? ev.value : live ? mine : undefined;
   declaration.hidden = !report;
   $("declare-controls").hidden = !live;
+  // With the arbiter's clock, the declaration's time is the clock's, not the platform's word.
+  $("has-time-label").hidden = !!game.clock;
   if (report) {
     const toggle = h("button", { type: "button", id: "show-camp", "aria-pressed": String(showCamp) },
       showCamp ? "Hide the camp on the board" : "Show the camp on the board");
@@ -648,6 +831,7 @@ async function refresh(): Promise<void> {
   // A move the stream brought in meanwhile is not taken back by an older answer.
   if (analysis?.game && analysis.game.ply > a.game.ply && !a.game.verdict) return;
   analysis = a;
+  clockAt = null;
   extendLine(a.game.startSfen, a.game.moves);
   // The list shows the open game as ended at once.
   const listed = games.get(id);
@@ -703,6 +887,8 @@ async function openGame(id: string): Promise<void> {
   viewPly = null;
   showCamp = false;
   refusedAt = null;
+  clockAt = null;
+  askedAt = "";
   $("promotion").hidden = true;
   streamWarnings.clear();
   $("game").hidden = false;
@@ -729,6 +915,9 @@ async function follow(id: string, signal: AbortSignal): Promise<void> {
         game.sfen = mv.sfenAfter;
         game.sideToMove = game.sideToMove === Color.BLACK ? Color.WHITE : Color.BLACK;
         game.inCheck = mv.givesCheck;
+        // The clock the move started comes with the refresh; until then the clocks stand at
+        // the move's receipt.
+        if (game.clock) clockAt = Number(mv.receivedUnixMs) || Date.now();
         selection = {};
         extendLine(game.startSfen, game.moves);
         drawBoard();
@@ -847,14 +1036,20 @@ function choosePromotion(promote: boolean | null): void {
 async function submit(usi: string): Promise<void> {
   const game = analysis?.game;
   if (!game || !gameId) return;
+  const id = gameId;
   selection = {};
-  const answer = await client.submitMove({ gameId, ply: game.ply + 1, usi });
+  const answer = await client.submitMove({ gameId: id, ply: game.ply + 1, usi });
   if (answer.outcome === MoveOutcome.REJECTED) {
     showError(new Error(`move ${usi} rejected`));
   } else {
     showError(null);
   }
   for (const w of answer.warnings) streamWarnings.set(warningKey(w), w);
+  // The answer's clock is the one the move started: shown until the refresh brings the rest.
+  if (answer.clock && analysis?.game?.gameId === id) {
+    analysis.game.clock = answer.clock;
+    clockAt = null;
+  }
   await refresh();
 }
 
@@ -883,18 +1078,39 @@ async function create(): Promise<void> {
   if (requested) await loadGames();
   const existed = requested !== "" && games.has(requested);
   const created = await client.createGame({
-    ruleset: { preset: $<HTMLSelectElement>("preset").value },
+    ruleset: { preset: $<HTMLSelectElement>("preset").value, overrides: clockOverrides() },
     start: sfen ? { start: { case: "sfen", value: sfen } } : undefined,
     gameId: requested,
   });
   showError(null);
   const id = created.game!.gameId;
   $<HTMLInputElement>("game-id").value = "";
+  for (const field of ["time-main", "time-byoyomi", "time-periods", "time-increment"]) $<HTMLInputElement>(field).value = "";
   notice(existed
     ? `A game with the id ${id} already existed with these rules: it was reopened (${created.game!.ply} plies played).`
     : null);
   await loadGames();
   route(`#/games/${encodeURIComponent(id)}`);
+}
+
+/**
+ * The time control the form asks for, as ruleset overrides: only the fields filled in, so that
+ * an empty form makes a game without a clock. The arbiter checks the values.
+ */
+function clockOverrides(): RulesetOverridesInit | undefined {
+  const time = (id: string, name: string) => {
+    const ms = parseTime(name, $<HTMLInputElement>(id).value);
+    return ms === null ? undefined : { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 };
+  };
+  const periodsText = $<HTMLInputElement>("time-periods").value.trim();
+  if (periodsText !== "" && !/^\d+$/.test(periodsText)) throw new Error(`periods: "${periodsText}" is not a whole number`);
+  const overrides: RulesetOverridesInit = {
+    timeMain: time("time-main", "main time"),
+    timeByoyomi: time("time-byoyomi", "byoyomi"),
+    timePeriods: periodsText === "" ? undefined : Number(periodsText),
+    timeIncrement: time("time-increment", "increment"),
+  };
+  return Object.values(overrides).some((v) => v !== undefined) ? overrides : undefined;
 }
 
 // ---- views and routes ----
@@ -1038,6 +1254,7 @@ function start(): void {
   });
   // New games appear without a click.
   setInterval(() => void guarded(() => loadGames()), 5000);
+  setInterval(tickClocks, 100);
 }
 
 start();

@@ -4,8 +4,9 @@
 //
 // Every page fails its test on any console error or page error. Accessibility is checked with
 // axe-core (pinned in package.json): no serious or critical violation, at 1280x800 and 375x812.
-// Screenshots of each verdict, of a live game with a warning and of the operator view at both
-// sizes, and of any step that fails, go to target/browser-test/ (or $BROWSER_TEST_OUT).
+// Screenshots of each verdict (a time-up among them), of a live game with a warning, of a live
+// game's clocks and of the operator view at both sizes, and of any step that fails, go to
+// target/browser-test/ (or $BROWSER_TEST_OUT).
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -161,10 +162,20 @@ async function atBothSizes(page, name) {
   await page.setViewportSize(DESKTOP);
 }
 
-async function createGame(page, preset, sfen, id = "") {
+/**
+ * Creates a game through the form; `clock` fills its time control (`main`, `byoyomi`,
+ * `periods`, `increment`, as typed), and without it the game has no clock.
+ */
+async function createGame(page, preset, sfen, id = "", clock = null) {
   await page.selectOption("#preset", preset);
   await page.fill("#sfen", sfen);
   await page.fill("#game-id", id);
+  if (clock) {
+    await page.evaluate(() => { document.querySelector("#clock-fields").open = true; });
+    for (const field of ["main", "byoyomi", "periods", "increment"]) await page.fill(`#time-${field}`, clock[field] ?? "");
+  } else {
+    await page.evaluate(() => document.querySelectorAll("#clock-fields input").forEach((i) => { i.value = ""; }));
+  }
   const before = await page.evaluate(() => location.hash);
   await page.click("#create");
   // The new game's URL, then the new game on the page.
@@ -191,6 +202,25 @@ async function playElsewhere(gameId, moves, first = 1) {
 }
 
 const text = (page, selector) => page.locator(selector).innerText();
+
+/** What a side's clock on the page shows. */
+async function clockOf(page, side) {
+  return page.evaluate((s) => {
+    const el = document.querySelector(`#game .clock[data-clock=${s}]`);
+    return el && {
+      running: el.dataset.running === "true",
+      phase: el.dataset.phase,
+      ms: Number(el.dataset.ms),
+      periods: Number(el.dataset.periods),
+      time: el.querySelector(".time").textContent,
+      note: el.querySelector(".note")?.textContent ?? "",
+    };
+  }, side);
+}
+
+/** An amount of the time-up's evidence as the page writes it (under a minute). */
+const seconds = (ms) => `${(Number(ms) / 1000).toFixed(3)} s`;
+const iso = (unixMs) => new Date(Number(unixMs)).toISOString();
 
 /** Moves the keyboard focus on the board to `sq` with the arrow keys. */
 async function arrowTo(page, sq) {
@@ -404,6 +434,119 @@ test("a repetition, a checkmate and both declarations, each at both sizes", asyn
     // The pieces in the camp are shown on the board: the king's twelve companions.
     assert.equal(await page.locator(".sq.camp").count(), 13);
     await atBothSizes(page, "verdict-declaration-win");
+  });
+});
+
+test("the arbiter's clocks: both count down, byoyomi periods, a side without a limit, a late move's time-up and its evidence", async () => {
+  await onPage("clock", async (page) => {
+    // A game without a clock shows none.
+    await createGame(page, "online", "");
+    assert.equal(await page.locator("#game .clock").count(), 0);
+    assert.match(await text(page, "#ruleset"), /no clock/);
+
+    // A time the form cannot read is refused before any call, naming the field.
+    await page.evaluate(() => { document.querySelector("#clock-fields").open = true; });
+    await page.fill("#time-main", "ten minutes");
+    await page.click("#create");
+    await page.waitForSelector("#error:not([hidden])");
+    assert.match(await text(page, "#error"), /main time: "ten minutes" is not a time \(seconds, m:ss or h:mm:ss\)/);
+
+    // Ten minutes and three periods of 30 seconds, from the form.
+    const id = await createGame(page, "online", "", "", { main: "10:00", byoyomi: "30", periods: "3" });
+    assert.match(await text(page, "#ruleset"), /clock: 10 min, byoyomi 30 s × 3/);
+    // Black's clock runs from the creation; White's stands at its main time.
+    await page.waitForSelector("#game .clock[data-clock=black].running");
+    assert.deepEqual(await clockOf(page, "white"),
+      { running: false, phase: "main", ms: 600_000, periods: 3, time: "10:00", note: "+3 × 30 s" });
+    // With the arbiter's clock, a declaration's time is the clock's: no "has time" box.
+    assert.ok(await page.locator("#has-time-label").isHidden());
+    await play(page, "7g7f", 1);
+    await page.waitForSelector("#game .clock[data-clock=white].running");
+    // White's reading falls while it thinks, from the deadline and the time now.
+    const thinking = (await clockOf(page, "white")).ms;
+    await page.waitForFunction((ms) => Number(document.querySelector("#game .clock[data-clock=white]").dataset.ms) < ms, thinking);
+    await play(page, "3c3d", 2);
+    await page.waitForSelector("#game .clock[data-clock=black].running");
+    // What each clock shows is what the arbiter says: the idle side's time as it left it, the
+    // running side's less the time since its turn started.
+    const { clock } = (await api.getGame({ gameId: id })).game;
+    const white = await clockOf(page, "white");
+    assert.equal(white.ms, Number(clock.white.remainingMs));
+    assert.ok(white.ms < 600_000 && white.periods === 3, `White after its move: ${JSON.stringify(white)}`);
+    const black = await clockOf(page, "black");
+    assert.equal(black.phase, "main");
+    assert.ok(black.ms <= Number(clock.black.remainingMs), `Black's running clock ${black.ms} over its ${clock.black.remainingMs}`);
+    assert.match(await page.getAttribute("#hand-bottom .clock", "data-clock"), /black/);
+    await atBothSizes(page, "clock-live");
+
+    // Time odds: a side without a limit says so (set by another client; the form sets both).
+    const odds = await api.createGame({
+      ruleset: {
+        preset: "online",
+        overrides: { timeMain: { seconds: 60n }, timeMainWhite: { seconds: 0n }, timeByoyomiWhite: { seconds: 0n }, timeIncrementWhite: { seconds: 0n } },
+      },
+    });
+    const oddsId = odds.game.gameId;
+    await page.evaluate((g) => { location.hash = `#/games/${encodeURIComponent(g)}`; }, oddsId);
+    await page.waitForFunction((g) => document.querySelector("#game-id-text")?.textContent === g, oddsId);
+    await page.waitForSelector("#game .clock[data-clock=white].none");
+    assert.equal((await clockOf(page, "white")).time, "no limit");
+    assert.match(await text(page, "#ruleset"), /clock: ☗ 1 min; ☖ no limit/);
+    await playElsewhere(oddsId, ["7g7f"]);
+    await page.waitForSelector("#game .clock[data-clock=white].none.running");
+    assert.equal((await clockOf(page, "black")).running, false);
+
+    // A short clock, scaled to the machine so that the page's two moves fit in it: Black then
+    // thinks through its main time and both periods, and moves too late.
+    const unit = Math.ceil(patience());
+    const lateId = await createGame(page, "online", "", "", { main: String(3 * unit), byoyomi: String(unit), periods: "2" });
+    await play(page, "7g7f", 1);
+    await play(page, "3c3d", 2);
+    await page.click("[data-square='2g']");
+    await page.waitForSelector("[data-square='2f'].target");
+    const { deadlineUnixMs } = (await api.getGame({ gameId: lateId })).game.clock;
+    const deadline = Number(deadlineUnixMs);
+    // The page asks the arbiter again once the deadline it shows has passed.
+    const askedAfter = page.waitForRequest((r) => r.url().endsWith("/AnalyzeGame") && Date.now() >= deadline, { timeout: TIMEOUT + 6 * unit * 1000 });
+    await page.waitForSelector("#game .clock[data-clock=black][data-phase=byoyomi][data-periods='1']", { timeout: TIMEOUT + 6 * unit * 1000 });
+    await page.waitForSelector("#game .clock[data-clock=black][data-phase=out]", { timeout: TIMEOUT + 6 * unit * 1000 });
+    await askedAfter;
+    // The page has not decided anything: past the deadline it awaits the arbiter's word, and
+    // only a verdict shows the time up (a flag of the silent side may come at any moment; a
+    // move after it is not sent).
+    const note = (await clockOf(page, "black")).note;
+    const flaggedFirst = await page.locator("#verdict").isVisible();
+    assert.ok(note === "awaiting the arbiter" || (note === "time up" && flaggedFirst), `Black's clock says "${note}"`);
+    await page.click("[data-square='2f']");
+    await page.waitForSelector("#verdict:not([hidden]) [data-code=timeout]");
+    assert.match(await text(page, "#verdict .headline"), /☖ White wins — Time out \(切れ負け\), at ply 2/);
+    assert.match(await text(page, "#status"), /Game over after 2 plies/);
+    assert.ok(await page.locator("#error").isHidden(), "a late move is a verdict, not an error");
+    // The evidence, as the arbiter judged it.
+    const verdict = (await api.getGame({ gameId: lateId })).game.verdict;
+    const ev = verdict.evidence.value;
+    assert.equal(verdict.evidence.case, "timeUp");
+    assert.ok(ev.atUnixMs >= ev.deadlineUnixMs && ev.chargedMs >= ev.availableMs, JSON.stringify(ev, (_, x) => typeof x === "bigint" ? Number(x) : x));
+    const byCall = verdict.receivedUnixMs !== 0n;
+    console.log(`time-up ended by ${byCall ? "the late move" : "the flag"}, ${Number(ev.atUnixMs - ev.deadlineUnixMs)} ms after the deadline`);
+    if (byCall) assert.ok(!flaggedFirst, "a late move ended a game that a flag had ended");
+    assert.match(await text(page, "#verdict [data-evidence=side]"), /☗ Black/);
+    assert.equal(await page.getAttribute("#verdict [data-evidence=turn-started] time", "datetime"), iso(ev.turnStartedUnixMs));
+    assert.equal(await page.getAttribute("#verdict [data-evidence=deadline] time", "datetime"), iso(ev.deadlineUnixMs));
+    assert.equal(ev.deadlineUnixMs, deadlineUnixMs);
+    const at = byCall ? "call" : "flag";
+    assert.equal(await page.getAttribute(`#verdict [data-evidence=${at}] time`, "datetime"), iso(ev.atUnixMs));
+    assert.match(await text(page, `#verdict [data-evidence=${at}]`), new RegExp(`\\(${seconds(ev.atUnixMs - ev.deadlineUnixMs)} past the deadline\\)`));
+    const periods = ev.before.periodsLeft;
+    assert.equal(await text(page, "#verdict [data-evidence=before]"),
+      `${seconds(ev.before.remainingMs)} main time, ${periods} byoyomi ${periods === 1 ? "period" : "periods"} of ${unit} s`);
+    assert.equal(await text(page, "#verdict [data-evidence=available]"), seconds(ev.availableMs));
+    assert.equal(await text(page, "#verdict [data-evidence=elapsed]"), seconds(ev.elapsedMs));
+    assert.equal(await text(page, "#verdict [data-evidence=charged]"), seconds(ev.chargedMs));
+    // The clocks stop: Black's shows its time up, White's what it had left.
+    assert.deepEqual(await clockOf(page, "black"), { running: false, phase: "out", ms: 0, periods: 0, time: "0:00.0", note: "time up" });
+    assert.equal((await clockOf(page, "white")).running, false);
+    await atBothSizes(page, "verdict-time-up");
   });
 });
 

@@ -1,5 +1,6 @@
 // The operator's view of a running arbiter: what the console's operator page shows. Read-only,
-// served beside MoveValidator on the same port and behind the same bearer token, and built from
+// served beside MoveValidator on the same port, for a credential with the `operate` scope only
+// (its errors name every platform's games), and built from
 // what the arbiter already has: the games' creation and verdict events on the bus (each stored
 // with the bus's time), the events set aside on `shogi.aside.<game_id>`, the validator's own
 // set-aside counts, and the calls it answered with an error.
@@ -16,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file shogi/v1/operator.proto.
  */
 export const file_shogi_v1_operator: GenFile = /*@__PURE__*/
-  fileDesc("ChdzaG9naS92MS9vcGVyYXRvci5wcm90bxIIc2hvZ2kudjEiJQoSR2V0T3ZlcnZpZXdSZXF1ZXN0Eg8KB21pbnV0ZXMYASABKA0iSQoNVmVyZGljdE1pbnV0ZRIWCg5taW51dGVfdW5peF9tcxgBIAEoAxIRCgljb2RlX25hbWUYAiABKAkSDQoFY291bnQYAyABKA0iSwoJQ2FsbEVycm9yEg8KB3VuaXhfbXMYASABKAMSDgoGbWV0aG9kGAIgASgJEgwKBGNvZGUYAyABKAkSDwoHbWVzc2FnZRgEIAEoCSJjCg1TZXRBc2lkZUVudHJ5Eg8KB2dhbWVfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSDgoGcmVhc29uGAMgASgJEg4KBmRldGFpbBgEIAEoCRIPCgd1bml4X21zGAUgASgDIj4KDVNldEFzaWRlQ291bnQSDgoGcmVhZGVyGAEgASgJEg4KBnJlYXNvbhgCIAEoCRINCgVjb3VudBgDIAEoBCKCAgoTR2V0T3ZlcnZpZXdSZXNwb25zZRITCgtub3dfdW5peF9tcxgBIAEoAxISCgpsaXZlX2dhbWVzGAIgASgNEhMKC2VuZGVkX2dhbWVzGAMgASgNEikKCHZlcmRpY3RzGAQgAygLMhcuc2hvZ2kudjEuVmVyZGljdE1pbnV0ZRIjCgZlcnJvcnMYBSADKAsyEy5zaG9naS52MS5DYWxsRXJyb3ISKgoJc2V0X2FzaWRlGAYgAygLMhcuc2hvZ2kudjEuU2V0QXNpZGVFbnRyeRIxChBzZXRfYXNpZGVfY291bnRzGAcgAygLMhcuc2hvZ2kudjEuU2V0QXNpZGVDb3VudDJWCghPcGVyYXRvchJKCgtHZXRPdmVydmlldxIcLnNob2dpLnYxLkdldE92ZXJ2aWV3UmVxdWVzdBodLnNob2dpLnYxLkdldE92ZXJ2aWV3UmVzcG9uc2VCQwoIc2hvZ2kudjFCDU9wZXJhdG9yUHJvdG9QAaICA1NIR6oCCFNob2dpLlYxygIIU2hvZ2lcVjHqAglTaG9naTo6VjFiBnByb3RvMw");
+  fileDesc("ChdzaG9naS92MS9vcGVyYXRvci5wcm90bxIIc2hvZ2kudjEiJQoSR2V0T3ZlcnZpZXdSZXF1ZXN0Eg8KB21pbnV0ZXMYASABKA0iSQoNVmVyZGljdE1pbnV0ZRIWCg5taW51dGVfdW5peF9tcxgBIAEoAxIRCgljb2RlX25hbWUYAiABKAkSDQoFY291bnQYAyABKA0iXwoJQ2FsbEVycm9yEg8KB3VuaXhfbXMYASABKAMSDgoGbWV0aG9kGAIgASgJEgwKBGNvZGUYAyABKAkSDwoHbWVzc2FnZRgEIAEoCRISCgpjcmVkZW50aWFsGAUgASgJImMKDVNldEFzaWRlRW50cnkSDwoHZ2FtZV9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIOCgZyZWFzb24YAyABKAkSDgoGZGV0YWlsGAQgASgJEg8KB3VuaXhfbXMYBSABKAMiPgoNU2V0QXNpZGVDb3VudBIOCgZyZWFkZXIYASABKAkSDgoGcmVhc29uGAIgASgJEg0KBWNvdW50GAMgASgEIpkCChNHZXRPdmVydmlld1Jlc3BvbnNlEhMKC25vd191bml4X21zGAEgASgDEhIKCmxpdmVfZ2FtZXMYAiABKA0SEwoLZW5kZWRfZ2FtZXMYAyABKA0SKQoIdmVyZGljdHMYBCADKAsyFy5zaG9naS52MS5WZXJkaWN0TWludXRlEiMKBmVycm9ycxgFIAMoCzITLnNob2dpLnYxLkNhbGxFcnJvchIqCglzZXRfYXNpZGUYBiADKAsyFy5zaG9naS52MS5TZXRBc2lkZUVudHJ5EjEKEHNldF9hc2lkZV9jb3VudHMYByADKAsyFy5zaG9naS52MS5TZXRBc2lkZUNvdW50EhUKDXJlZnVzZWRfY2FsbHMYCCABKAQyVgoIT3BlcmF0b3ISSgoLR2V0T3ZlcnZpZXcSHC5zaG9naS52MS5HZXRPdmVydmlld1JlcXVlc3QaHS5zaG9naS52MS5HZXRPdmVydmlld1Jlc3BvbnNlQkMKCHNob2dpLnYxQg1PcGVyYXRvclByb3RvUAGiAgNTSEeqAghTaG9naS5WMcoCCFNob2dpXFYx6gIJU2hvZ2k6OlYxYgZwcm90bzM");
 
 /**
  * GetOverview request.
@@ -53,7 +54,7 @@ export type VerdictMinute = Message<"shogi.v1.VerdictMinute"> & {
   minuteUnixMs: bigint;
 
   /**
-   * The result code as RULES.md writes it (`checkmate`, `perpetual_check`, ...).
+   * The result code as RULES.md writes it, from the recorded verdict's `code` (`checkmate`, `perpetual_check`, ...).
    *
    * @generated from field: string code_name = 2;
    */
@@ -89,7 +90,8 @@ export type CallError = Message<"shogi.v1.CallError"> & {
   unixMs: bigint;
 
   /**
-   * The method, `/shogi.v1.MoveValidator/SubmitMove`.
+   * The method, `/shogi.v1.MoveValidator/SubmitMove`; `unknown` for a path that is no method
+   * of the contract.
    *
    * @generated from field: string method = 2;
    */
@@ -103,11 +105,18 @@ export type CallError = Message<"shogi.v1.CallError"> & {
   code: string;
 
   /**
-   * The status message.
+   * The status message, cut to 512 bytes.
    *
    * @generated from field: string message = 4;
    */
   message: string;
+
+  /**
+   * The name of the credential that made the call (empty where no credential is configured).
+   *
+   * @generated from field: string credential = 5;
+   */
+  credential: string;
 };
 
 /**
@@ -215,14 +224,15 @@ export type GetOverviewResponse = Message<"shogi.v1.GetOverviewResponse"> & {
   nowUnixMs: bigint;
 
   /**
-   * Games created and without a verdict.
+   * Games created and without a verdict recorded on `.result` (the validator's checked
+   * verdicts; the announcements on `.verdict` are not taken as verdicts here).
    *
    * @generated from field: uint32 live_games = 2;
    */
   liveGames: number;
 
   /**
-   * Games with a verdict.
+   * Games with a verdict recorded on `.result`.
    *
    * @generated from field: uint32 ended_games = 3;
    */
@@ -237,7 +247,9 @@ export type GetOverviewResponse = Message<"shogi.v1.GetOverviewResponse"> & {
   verdicts: VerdictMinute[];
 
   /**
-   * The last calls answered with an error, newest first (at most 20).
+   * The last calls answered with an error, newest first (at most 20). Calls refused before
+   * they reached a service (no or a wrong credential, outside the credential's scope, over
+   * its quota) are counted in `refused_calls`, not listed.
    *
    * @generated from field: repeated shogi.v1.CallError errors = 5;
    */
@@ -258,6 +270,13 @@ export type GetOverviewResponse = Message<"shogi.v1.GetOverviewResponse"> & {
    * @generated from field: repeated shogi.v1.SetAsideCount set_aside_counts = 7;
    */
   setAsideCounts: SetAsideCount[];
+
+  /**
+   * Calls this process refused before they reached a service, since it started.
+   *
+   * @generated from field: uint64 refused_calls = 8;
+   */
+  refusedCalls: bigint;
 };
 
 /**
@@ -270,7 +289,8 @@ export const GetOverviewResponseSchema: GenMessage<GetOverviewResponse> = /*@__P
 /**
  * The operator's view: read-only figures about this instance and its bus.
  *
- * Errors: UNAUTHENTICATED when a token is configured and missing; INVALID_ARGUMENT
+ * Errors: UNAUTHENTICATED when credentials are configured and none is given; PERMISSION_DENIED
+ * for a credential without the `operate` scope; INVALID_ARGUMENT
  * (INVALID_REQUEST: `minutes`); UNAVAILABLE (BUS_UNAVAILABLE) when the bus cannot be read.
  *
  * @generated from service shogi.v1.Operator
