@@ -31,66 +31,9 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
         .unwrap()
         .keep();
     eprintln!("logs and store in {}", dir.display());
-    let nats = Arc::new(Mutex::new(Nats::start(&dir.join("store"))));
-    let url = nats.lock().unwrap().url();
-    // The stream, made before the services start.
-    let bus: Bus = Arc::new(
-        JetStreamBus::connect(
-            &arbiter_bus::NatsOptions::new(&url),
-            "crash-test",
-            &arbiter_runtime::streams::games(shogi_proto::STREAM, 1),
-        )
-        .await
-        .unwrap(),
-    );
-    // A platform listening to the republished verdicts with core NATS.
-    let subscriber = VerdictSubscriber::start(&url).await;
-
-    // The watchers share the partitions by lease (a killed one's are taken over by the other
-    // until it is back), the judges by fixed share: both ways are tested.
-    let (procs, validator_ports) = start_services(&dir, &url, &[], |name, i| {
-        if name == "repetition-watcher" {
-            vec![
-                "--leases".into(),
-                "--holder".into(),
-                format!("{name}-{i}"),
-                "--lease-ttl-ms".into(),
-                "900".into(),
-            ]
-        } else {
-            fixed_share(i)
-        }
-    });
+    let (nats, url, bus, subscriber, procs, validator_ports) = arbiter(&dir).await;
     let clients = Clients::new(&validator_ports, CALL_DEADLINE.get());
-
-    // Chaos, on a thread of its own: every 250 ms one instance is killed and restarted, in
-    // turn; once, nats-server is killed and restarted on the same store.
-    let procs = Arc::new(Mutex::new(procs));
-    let stop = Arc::new(AtomicBool::new(false));
-    let kills = Arc::new(AtomicU32::new(0));
-    let chaos = {
-        let (procs, nats, stop, kills) = (procs.clone(), nats.clone(), stop.clone(), kills.clone());
-        std::thread::spawn(move || {
-            let mut round = 0usize;
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(250));
-                if round == 6 {
-                    let mut n = nats.lock().unwrap();
-                    n.kill();
-                    n.restart();
-                } else {
-                    let mut ps = procs.lock().unwrap();
-                    let len = ps.len();
-                    let p = &mut ps[round % len];
-                    p.kill();
-                    p.restart();
-                }
-                kills.fetch_add(1, Ordering::Relaxed);
-                round += 1;
-            }
-        })
-    };
-
+    let chaos = Chaos::start(procs, nats.clone());
     let started = Instant::now();
     futures::StreamExt::for_each_concurrent(
         futures::stream::iter(games.iter().enumerate()),
@@ -104,9 +47,7 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
     )
     .await;
     let played = started.elapsed();
-    stop.store(true, Ordering::Relaxed);
-    chaos.join().unwrap();
-    let kills = kills.load(Ordering::Relaxed);
+    let (procs, kills) = chaos.stop();
     assert!(
         kills >= 7,
         "only {kills} kills: the run was too short to test anything"
@@ -170,4 +111,250 @@ async fn killed_services_and_a_restarted_nats_lose_and_double_no_verdict() {
     drop(procs);
     drop(nats);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The clock through the same chaos: games whose side to move goes silent, their deadlines
+/// falling while instances are killed and restarted and while nats-server is killed and
+/// restarted (a deadline passed while it was down fires when it is back). Every game gets
+/// exactly one verdict, the time-up of the silent side, recorded once in its log and on its
+/// `.result`. On a nats-server without message schedules (before 2.12) a game with a time
+/// control is refused at creation, naming the server's version, and that is what is checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn silent_sides_are_flagged_once_through_killed_services_and_a_restarted_nats() {
+    const CLOCKED: usize = 40;
+    let dir = tempfile::Builder::new()
+        .prefix("arbiter-crash-clock-")
+        .tempdir()
+        .unwrap()
+        .keep();
+    eprintln!("logs and store in {}", dir.display());
+    let (nats, _url, bus, _subscriber, procs, validator_ports) = arbiter(&dir).await;
+    let clients = Clients::new(&validator_ports, CALL_DEADLINE.get());
+    // Black has half a minute, White 1 to 3 s: Black moves once, then White is silent.
+    let create = |id: String, i: usize| pb::CreateGameRequest {
+        ruleset: Some(pb::Ruleset {
+            preset: "online".into(),
+            overrides: Some(pb::RulesetOverrides {
+                time_main: Some(prost_types::Duration {
+                    seconds: 30,
+                    nanos: 0,
+                }),
+                time_main_white: Some(prost_types::Duration {
+                    seconds: 1 + (i % 3) as i64,
+                    nanos: ((i * 37) % 1000) as i32 * 1_000_000,
+                }),
+                ..Default::default()
+            }),
+        }),
+        start: None,
+        game_id: id,
+        strict: false,
+    };
+    let version = test_support::server_version(&test_support::nats_server_binary());
+    if !arbiter_bus::has_message_schedules(&version) {
+        let refused = clients
+            .call("clocked", |mut c| {
+                let r = create("clock-refused".into(), 0);
+                async move { c.create_game(r).await }
+            })
+            .await
+            .expect_err("a clocked game on a server without message schedules");
+        assert_eq!(
+            refused.code(),
+            tonic::Code::FailedPrecondition,
+            "{refused:?}"
+        );
+        assert!(refused.message().contains(&version), "{refused:?}");
+        eprintln!(
+            "nats-server {version}: a clocked game is refused ({})",
+            refused.message()
+        );
+        return;
+    }
+    for i in 0..CLOCKED {
+        let id = format!("clock-{i}");
+        clients
+            .call(&id, |mut c| {
+                let r = create(id.clone(), i);
+                async move { c.create_game(r).await }
+            })
+            .await
+            .unwrap_or_else(|s| panic!("{id}: create: {s}"));
+        let moved = clients
+            .call(&id, |mut c| {
+                let r = pb::SubmitMoveRequest {
+                    game_id: id.clone(),
+                    ply: 1,
+                    usi: "7g7f".into(),
+                    strict: false,
+                };
+                async move { c.submit_move(r).await }
+            })
+            .await
+            .unwrap_or_else(|s| panic!("{id}: move: {s}"));
+        assert_eq!(moved.outcome, pb::MoveOutcome::Accepted as i32, "{id}");
+    }
+    // The deadlines fall within the next 4 s, through the kills and nats-server's restart.
+    let chaos = Chaos::start(procs, nats.clone());
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (procs, kills) = chaos.stop();
+    assert!(kills >= 7, "only {kills} kills");
+    let mut late = Vec::new();
+    for i in 0..CLOCKED {
+        let id = format!("clock-{i}");
+        let result = subject::result(&id);
+        let deadline = Instant::now() + VERDICT_DEADLINE.get();
+        let recorded = loop {
+            if let Some(m) = read(&id, VERDICT_DEADLINE.get(), || bus.last(&result)).await {
+                break m;
+            }
+            assert!(Instant::now() < deadline, "{id}: no verdict");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let v = <pb::Verdict as prost::Message>::decode(recorded.payload).unwrap();
+        assert_eq!(v.code, pb::ResultCode::Timeout as i32, "{id}: {v:?}");
+        assert_eq!(v.winner, pb::Color::Black as i32, "{id}: White was silent");
+        let Some(pb::verdict::Evidence::TimeUp(up)) = v.evidence else {
+            panic!("{id}: no clock evidence: {v:?}");
+        };
+        assert!(
+            up.at_unix_ms >= up.deadline_unix_ms,
+            "{id}: flagged early: {up:?}"
+        );
+        late.push(up.at_unix_ms - up.deadline_unix_ms);
+        // Recorded once, in the log and on `.result`.
+        let mut endings = 0;
+        let mut results = 0;
+        let mut from = 1;
+        let all = subject::all(&id);
+        while let Some(m) = read(&id, VERDICT_DEADLINE.get(), || bus.next(&all, from)).await {
+            from = m.sequence + 1;
+            match subject::parse(&m.subject).map(|(_, k)| k) {
+                Some(subject::Kind::Log)
+                    if m.message_type.as_deref() == Some(shogi_proto::VERDICT_TYPE) =>
+                {
+                    endings += 1;
+                }
+                Some(subject::Kind::Result) => results += 1,
+                _ => {}
+            }
+        }
+        assert_eq!(
+            (endings, results),
+            (1, 1),
+            "{id}: endings in the log, results"
+        );
+    }
+    late.sort_unstable();
+    eprintln!(
+        "{CLOCKED} silent sides flagged once each through {kills} kills (one of them \
+         nats-server); deadline to time-up: median {} ms, max {} ms",
+        late[late.len() / 2],
+        late[late.len() - 1]
+    );
+    drop(procs);
+    drop(nats);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The arbiter as the crash tests run it: nats-server on a store under `dir` (killed and
+/// restarted on it by [`Chaos`]), the games' stream made before the services start, a platform
+/// listening to the republished verdicts with core NATS, and two instances of each service
+/// binary logging under `dir`; the validators' ports.
+async fn arbiter(
+    dir: &std::path::Path,
+) -> (
+    Arc<Mutex<Nats>>,
+    String,
+    Bus,
+    VerdictSubscriber,
+    Vec<arbiter_tests::Proc>,
+    Vec<u16>,
+) {
+    let nats = Arc::new(Mutex::new(Nats::start(&dir.join("store"))));
+    let url = nats.lock().unwrap().url();
+    // The stream, made before the services start.
+    let bus: Bus = Arc::new(
+        JetStreamBus::connect(
+            &arbiter_bus::NatsOptions::new(&url),
+            "crash-test",
+            &arbiter_runtime::streams::games(shogi_proto::STREAM, 1),
+        )
+        .await
+        .unwrap(),
+    );
+    // A platform listening to the republished verdicts with core NATS.
+    let subscriber = VerdictSubscriber::start(&url).await;
+
+    // The watchers share the partitions by lease (a killed one's are taken over by the other
+    // until it is back), the judges by fixed share: both ways are tested.
+    let (procs, validator_ports) = start_services(dir, &url, &[], |name, i| {
+        if name == "repetition-watcher" {
+            vec![
+                "--leases".into(),
+                "--holder".into(),
+                format!("{name}-{i}"),
+                "--lease-ttl-ms".into(),
+                "900".into(),
+            ]
+        } else {
+            fixed_share(i)
+        }
+    });
+    (nats, url, bus, subscriber, procs, validator_ports)
+}
+
+/// Chaos, on a thread of its own: every 250 ms one instance is killed and restarted, in turn;
+/// once, at the seventh round, nats-server is killed and restarted on the same store.
+struct Chaos {
+    procs: Arc<Mutex<Vec<arbiter_tests::Proc>>>,
+    stop: Arc<AtomicBool>,
+    kills: Arc<AtomicU32>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Chaos {
+    fn start(procs: Vec<arbiter_tests::Proc>, nats: Arc<Mutex<Nats>>) -> Chaos {
+        let procs = Arc::new(Mutex::new(procs));
+        let stop = Arc::new(AtomicBool::new(false));
+        let kills = Arc::new(AtomicU32::new(0));
+        let thread = {
+            let (procs, stop, kills) = (procs.clone(), stop.clone(), kills.clone());
+            std::thread::spawn(move || {
+                let mut round = 0usize;
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(250));
+                    if round == 6 {
+                        let mut n = nats.lock().unwrap();
+                        n.kill();
+                        n.restart();
+                    } else {
+                        let mut ps = procs.lock().unwrap();
+                        let len = ps.len();
+                        let p = &mut ps[round % len];
+                        p.kill();
+                        p.restart();
+                    }
+                    kills.fetch_add(1, Ordering::Relaxed);
+                    round += 1;
+                }
+            })
+        };
+        Chaos {
+            procs,
+            stop,
+            kills,
+            thread,
+        }
+    }
+
+    /// Stops the chaos: the instances (all running) and how many kills there were.
+    fn stop(self) -> (Arc<Mutex<Vec<arbiter_tests::Proc>>>, u32) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap();
+        (self.procs, self.kills.load(Ordering::Relaxed))
+    }
 }

@@ -49,7 +49,7 @@ pub use faulty::FaultyBus;
 pub use jetstream::{Applied, JetStreamBus, Replica, ReplicaGroup, deliver_subject};
 pub use memory::MemoryBus;
 pub use schedule::rfc3339_ms;
-pub use server_version::push_keeps_deliveries;
+pub use server_version::{has_message_schedules, push_keeps_deliveries};
 
 use bytes::Bytes;
 use futures::stream::BoxStream;

@@ -163,7 +163,8 @@ async fn main() {
         delays.push(at - deadline);
     }
     delays.sort_unstable();
-    let pct = |p: f64| delays[((delays.len() as f64 * p).ceil() as usize).clamp(1, delays.len()) - 1];
+    let pct =
+        |p: f64| delays[((delays.len() as f64 * p).ceil() as usize).clamp(1, delays.len()) - 1];
     println!(
         "silent sides: {silent} games flagged in {:.1} s, each one verdict; deadline -> verdict \
          heard on shogi.verdict.*: p50 {} ms, p99 {} ms, max {} ms (min {} ms)",
@@ -179,7 +180,13 @@ async fn main() {
     let (rss_before, nats_before) = (rss(me), rss(nats.pid()));
     let started = Instant::now();
     futures::stream::iter(0..live)
-        .map(|i| start_game(client.clone(), format!("live-{i}"), Duration::from_secs(600)))
+        .map(|i| {
+            start_game(
+                client.clone(),
+                format!("live-{i}"),
+                Duration::from_secs(600),
+            )
+        })
         .buffer_unordered(32)
         .collect::<Vec<_>>()
         .await;
