@@ -46,7 +46,9 @@ pub fn clock_flag(replicas: Option<usize>, storage: ConsumerStorage) -> DurableC
     DurableConfig {
         name: shogi_proto::consumer::CLOCK_FLAG.to_owned(),
         filter: shogi_proto::subject::ALL_FLAGS.to_owned(),
-        ack_wait: Duration::from_secs(10),
+        // A flag held by an instance that died comes again after this: the bound on how late
+        // a silent side is flagged through a crash (a flag is judged in milliseconds).
+        ack_wait: Duration::from_secs(2),
         max_ack_pending: 1000,
         // No limit: giving a flag up would leave a silent side's game open for ever.
         max_deliver: None,
