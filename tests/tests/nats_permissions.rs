@@ -1704,7 +1704,9 @@ fn limits_of(auth: &str, account: &str) -> (usize, usize, usize) {
             .unwrap_or_else(|| panic!("{account}: no {key}"));
         let v = line.split(':').nth(1).unwrap().trim();
         let (digits, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
-        let n: usize = digits.parse().unwrap_or_else(|_| panic!("{account}: {line}"));
+        let n: usize = digits
+            .parse()
+            .unwrap_or_else(|_| panic!("{account}: {line}"));
         n * match unit {
             "" => 1,
             "KB" => 1024,
@@ -1800,15 +1802,11 @@ async fn every_account_is_held_to_its_limits() {
     .unwrap();
     let (nats, url) = applied_server();
     let port = nats.port();
-    for (account, users, publish_on) in [
-        ("ARBITER", &["admin", "validator"][..], ""),
-        ("WATCHER", &["watcher"][..], "shogi.aside.limits"),
-        ("JUDGE", &["judge"][..], "shogi.aside.limits"),
-        (
-            "PLATFORM",
-            &["reader"][..],
-            "JS.ARBITER.API.STREAM.MSG.GET.SHOGI_GAMES",
-        ),
+    for (account, users) in [
+        ("ARBITER", &["admin", "validator"][..]),
+        ("WATCHER", &["watcher"][..]),
+        ("JUDGE", &["judge"][..]),
+        ("PLATFORM", &["reader"][..]),
     ] {
         let (connections, subscriptions, payload) = limits_of(&auth, account);
         let platform = account == "PLATFORM";
@@ -1819,105 +1817,115 @@ async fn every_account_is_held_to_its_limits() {
                 "reader: {connections} x {subscriptions} subscriptions"
             );
         }
-        // Connections: the account's users take turns; the first `connections` are let in.
         let attempts = if platform { 400 } else { connections + 16 };
-        let mut open = Vec::new();
-        let mut refused = Vec::new();
-        for i in 0..attempts {
-            match Wire::connect(port, users[i % users.len()]) {
-                Ok(w) => open.push(w),
-                Err(e) => refused.push(e),
-            }
-        }
-        eprintln!(
-            "{account}: {} of {attempts} connections let in, {} refused",
-            open.len(),
-            refused.len()
-        );
-        assert_eq!(open.len(), connections, "{account}: {refused:?}");
-        assert!(
-            refused
-                .iter()
-                .all(|e| e.contains("maximum account active connections exceeded")),
-            "{account}: {refused:?}"
-        );
-        // Closing one lets one more in.
-        drop(open.pop());
-        let deadline = Instant::now() + test_support::patience(Duration::from_secs(10));
-        let again = loop {
-            match Wire::connect(port, users[0]) {
-                Ok(w) => break w,
-                Err(e) => assert!(Instant::now() < deadline, "{account}: {e}"),
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
-        drop(open);
-        drop(again);
-
+        connections_are_limited(port, account, users, connections, attempts).await;
         for user in users {
-            // Subscriptions, on one connection (on subjects the user may subscribe to).
             let wanted = if platform {
                 20_000
             } else {
                 subscriptions + 100
             };
-            let mut w = wire_when_room(port, user).await;
-            let mut subs = String::new();
-            for i in 0..wanted {
-                subs.push_str(&format!("SUB _INBOX.{user}.limits.{i} {i}\r\n"));
-            }
-            subs.push_str("PING\r\n");
-            w.send(subs.as_bytes());
-            let errors = w.until_pong();
-            eprintln!(
-                "{user}: {} of {wanted} subscriptions refused",
-                errors.len()
-            );
-            assert_eq!(errors.len(), wanted - subscriptions, "{user}");
+            subscriptions_are_limited(port, user, subscriptions, wanted).await;
+            payload_is_limited(port, user, payload).await;
+        }
+    }
+    arbiter_jetstream_is_limited(&auth, &url).await;
+}
+
+/// Connections as `users` in turn, `attempts` of them: the first `limit` are let in, the rest
+/// refused; and once one closes, one more is let in.
+async fn connections_are_limited(
+    port: u16,
+    account: &str,
+    users: &[&str],
+    limit: usize,
+    attempts: usize,
+) {
+    let mut open = Vec::new();
+    let mut refused = Vec::new();
+    for i in 0..attempts {
+        match Wire::connect(port, users[i % users.len()]) {
+            Ok(w) => open.push(w),
+            Err(e) => refused.push(e),
+        }
+    }
+    eprintln!(
+        "{account}: {} of {attempts} connections let in, {} refused",
+        open.len(),
+        refused.len()
+    );
+    assert_eq!(open.len(), limit, "{account}: {refused:?}");
+    assert!(
+        refused
+            .iter()
+            .all(|e| e.contains("maximum account active connections exceeded")),
+        "{account}: {refused:?}"
+    );
+    drop(open.pop());
+    let again = wire_when_room(port, users[0]).await;
+    drop(open);
+    drop(again);
+}
+
+/// `wanted` subscriptions on one connection as `user` (on its own reply subjects): all but
+/// the first `limit` refused, the connection kept.
+async fn subscriptions_are_limited(port: u16, user: &str, limit: usize, wanted: usize) {
+    let mut w = wire_when_room(port, user).await;
+    let mut subs = String::new();
+    for i in 0..wanted {
+        subs.push_str(&format!("SUB _INBOX.{user}.limits.{i} {i}\r\n"));
+    }
+    subs.push_str("PING\r\n");
+    w.send(subs.as_bytes());
+    let errors = w.until_pong();
+    eprintln!("{user}: {} of {wanted} subscriptions refused", errors.len());
+    assert_eq!(errors.len(), wanted - limit, "{user}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("maximum subscriptions exceeded")),
+        "{user}: {:?}",
+        &errors[..errors.len().min(3)]
+    );
+}
+
+/// A publish of `limit` bytes as `user` (on a subject it may publish on) passes; one of a byte
+/// more ends the connection.
+async fn payload_is_limited(port: u16, user: &str, limit: usize) {
+    let subject = match user {
+        "admin" => "$JS.API.INFO",
+        "reader" => "JS.ARBITER.API.STREAM.MSG.GET.SHOGI_GAMES",
+        _ => "shogi.aside.limits",
+    };
+    for (size, accepted) in [(limit, true), (limit + 1, false)] {
+        let mut w = wire_when_room(port, user).await;
+        let mut publish = format!("PUB {subject} {size}\r\n").into_bytes();
+        publish.extend(std::iter::repeat_n(b'x', size));
+        publish.extend(b"\r\nPING\r\n");
+        w.send(&publish);
+        let errors = w.until_pong();
+        if accepted {
+            assert!(errors.is_empty(), "{user}: {size} bytes: {errors:?}");
+        } else {
             assert!(
                 errors
                     .iter()
-                    .all(|e| e.contains("maximum subscriptions exceeded")),
-                "{user}: {:?}",
-                &errors[..errors.len().min(3)]
+                    .any(|e| e.contains("Maximum Payload Violation")),
+                "{user}: {size} bytes: {errors:?}"
             );
-            // Payload: the limit passes, a byte more ends the connection.
-            let subject = if publish_on.is_empty() {
-                format!("_INBOX.{user}.limits")
-            } else {
-                publish_on.to_owned()
-            };
-            let subject = if user == &"admin" {
-                "$JS.API.INFO".to_owned()
-            } else if user == &"validator" {
-                "shogi.aside.limits".to_owned()
-            } else {
-                subject
-            };
-            for (size, accepted) in [(payload, true), (payload + 1, false)] {
-                let mut w = wire_when_room(port, user).await;
-                let mut publish = format!("PUB {subject} {size}\r\n").into_bytes();
-                publish.extend(std::iter::repeat_n(b'x', size));
-                publish.extend(b"\r\nPING\r\n");
-                w.send(&publish);
-                let errors = w.until_pong();
-                if accepted {
-                    assert!(errors.is_empty(), "{user}: {size} bytes: {errors:?}");
-                } else {
-                    assert!(
-                        errors.iter().any(|e| e.contains("Maximum Payload Violation")),
-                        "{user}: {size} bytes: {errors:?}"
-                    );
-                }
-            }
         }
     }
+}
 
-    // The streams' account: its streams, each stream's consumers, a consumer's ack pending.
-    let (admin_client, _) = client(&url, "admin").await;
+/// The streams' account: one stream, one consumer on `SHOGI_GAMES`, and a consumer's ack
+/// pending past its JetStream limits are refused to admin.
+async fn arbiter_jetstream_is_limited(auth: &str, url: &str) {
+    let (admin_client, _) = client(url, "admin").await;
     let admin = async_nats::jetstream::new(admin_client);
     let jetstream_limit = |key: &str| -> usize {
-        let block = &auth[auth.find("jetstream: {").expect("ARBITER's JetStream limits")..];
+        let block = &auth[auth
+            .find("jetstream: {")
+            .expect("ARBITER's JetStream limits")..];
         let block = &block[..block.find('}').unwrap()];
         block
             .lines()
@@ -1969,7 +1977,10 @@ async fn every_account_is_held_to_its_limits() {
             Ok(_) => consumers += 1,
             Err(e) => break e.to_string(),
         }
-        assert!(consumers <= max_consumers, "more than {max_consumers} consumers");
+        assert!(
+            consumers <= max_consumers,
+            "more than {max_consumers} consumers"
+        );
     };
     assert_eq!(consumers, max_consumers, "{refusal}");
     assert!(refusal.contains("maximum consumers limit"), "{refusal}");
