@@ -424,20 +424,21 @@ async fn each_user_does_its_job_and_nothing_else() {
         "only the durable consumers"
     );
 
-    // The checks read as the platform reader.
-    let mut reader_options = NatsOptions::new(&url);
-    reader_options.user = Some("reader".into());
-    reader_options.password = Some(password("reader"));
-    reader_options.provision = arbiter_bus::Provision::Bind;
-    reader_options.api_prefix = Some(API_PREFIX.into());
+    // The checks read the log as admin: binding a bus asks for the stream's info, which the
+    // platform is not exported (a filtered one cost the server its CPU); what the platform
+    // reads, its message gets and its consumer, is checked below and in the matrix.
+    let mut admin_options = NatsOptions::new(&url);
+    admin_options.user = Some("admin".into());
+    admin_options.password = Some(password("admin"));
+    admin_options.provision = arbiter_bus::Provision::Bind;
     let bus: Bus = Arc::new(
         JetStreamBus::connect(
-            &reader_options,
-            "platform",
+            &admin_options,
+            "checks",
             &arbiter_runtime::streams::games(shogi_proto::STREAM, 1),
         )
         .await
-        .expect("the reader binds to the games' stream"),
+        .expect("admin binds to the games' stream"),
     );
     for i in 0..all.len() {
         let id = format!("perm-{i}");
@@ -515,13 +516,10 @@ async fn each_user_does_its_job_and_nothing_else() {
 
     // The platform's durable consumer: every verdict once, acknowledged.
     let (reader, reader_heard) = client(&url, "reader").await;
+    // Bound by its own info, without the stream's (which the platform is not exported).
     let js = async_nats::jetstream::with_prefix(reader.clone(), API_PREFIX);
-    let stream = js
-        .get_stream(shogi_proto::STREAM)
-        .await
-        .expect("stream info");
-    let consumer: async_nats::jetstream::consumer::PullConsumer = stream
-        .get_consumer(shogi_proto::PLATFORM_VERDICTS)
+    let consumer: async_nats::jetstream::consumer::PullConsumer = js
+        .get_consumer_from_stream(shogi_proto::PLATFORM_VERDICTS, shogi_proto::STREAM)
         .await
         .expect("the platform's consumer");
     let mut seen = std::collections::BTreeSet::new();
@@ -1161,6 +1159,20 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
             read.iter()
                 .any(|m| String::from_utf8_lossy(&m.payload).contains("\"message\"")),
         ));
+        // The stream's info with its subjects listed: every game's subjects, in answers that
+        // grow with the stream (170 KB each cost the server its CPU when a platform looped it).
+        let info = p
+            .api(
+                "STREAM.INFO.SHOGI_GAMES",
+                br#"{"subjects_filter":"shogi.game.>"}"#,
+            )
+            .await;
+        cells.push((
+            "read the stream's info, subjects listed",
+            info.iter().any(|m| {
+                api_success(m) && String::from_utf8_lossy(&m.payload).contains("\"subjects\"")
+            }),
+        ));
         let heard_game = p
             .hears("shogi.game.*.>", || async {
                 validator
@@ -1674,5 +1686,323 @@ fn streams_apply_replaces_the_workers_consumers_of_the_other_delivery_mode() {
             apply(delivery).iter().all(|l| l.ends_with("unchanged")),
             "a second run with {delivery}"
         );
+    }
+}
+
+/// The `limits` block of `account` in deploy/nats/auth.conf: max connections (account-wide),
+/// max subscriptions (a connection) and max payload (bytes, a publish).
+fn limits_of(auth: &str, account: &str) -> (usize, usize, usize) {
+    let start = auth
+        .find(&format!("\n  {account}: {{"))
+        .unwrap_or_else(|| panic!("account {account} in auth.conf"));
+    let block = &auth[start..];
+    let limits = &block[block
+        .find("limits: {")
+        .unwrap_or_else(|| panic!("{account} has no limits"))..];
+    let limits = &limits[..limits.find('}').expect("the limits block ends")];
+    let value = |key: &str| -> usize {
+        let line = limits
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{key}:")))
+            .unwrap_or_else(|| panic!("{account}: no {key}"));
+        let v = line.split(':').nth(1).unwrap().trim();
+        let (digits, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
+        let n: usize = digits
+            .parse()
+            .unwrap_or_else(|_| panic!("{account}: {line}"));
+        n * match unit {
+            "" => 1,
+            "KB" => 1024,
+            "MB" => 1024 * 1024,
+            other => panic!("{account}: unit {other:?} in {line}"),
+        }
+    };
+    (
+        value("max_connections"),
+        value("max_subscriptions"),
+        value("max_payload"),
+    )
+}
+
+/// A client that speaks the NATS protocol itself, so that every refusal the server sends is
+/// read in order and none is dropped by a client library's event queue.
+struct Wire {
+    reader: std::io::BufReader<std::net::TcpStream>,
+    writer: std::net::TcpStream,
+}
+
+impl Wire {
+    /// Connects as `user`: `Ok` once the server answered the first PING, `Err` with the
+    /// server's `-ERR` line when it refused the connection.
+    fn connect(port: u16, user: &str) -> Result<Wire, String> {
+        use std::io::BufRead as _;
+        let stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream
+            .set_read_timeout(Some(test_support::patience(Duration::from_secs(10))))
+            .unwrap();
+        let mut wire = Wire {
+            reader: std::io::BufReader::new(stream.try_clone().unwrap()),
+            writer: stream,
+        };
+        let mut info = String::new();
+        wire.reader.read_line(&mut info).expect("the server's INFO");
+        assert!(info.starts_with("INFO "), "{info}");
+        let connect = serde_json::json!({
+            "verbose": false, "pedantic": false, "protocol": 1, "headers": true,
+            "user": user, "pass": password(user),
+        });
+        wire.send(format!("CONNECT {connect}\r\nPING\r\n").as_bytes());
+        let errors = wire.until_pong();
+        match errors.first() {
+            None => Ok(wire),
+            Some(e) => Err(e.clone()),
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        use std::io::Write as _;
+        self.writer.write_all(bytes).expect("write to the server");
+    }
+
+    /// Reads until the server's PONG (or the end of the connection): the `-ERR` lines before
+    /// it.
+    fn until_pong(&mut self) -> Vec<String> {
+        use std::io::BufRead as _;
+        let mut errors = Vec::new();
+        loop {
+            let mut line = String::new();
+            match self.reader.read_line(&mut line) {
+                Ok(0) => return errors,
+                Ok(_) => {}
+                // The server closed the connection after its last error.
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return errors,
+                Err(e) => panic!("no PONG from the server: {e}; errors so far {errors:?}"),
+            }
+            let line = line.trim_end();
+            if line == "PONG" {
+                return errors;
+            }
+            if line == "PING" {
+                self.send(b"PONG\r\n");
+            } else if line.starts_with("-ERR") {
+                errors.push(line.to_owned());
+            }
+        }
+    }
+}
+
+/// Every account of deploy/nats/auth.conf is held to its limits (deploy/STREAMS.md,
+/// "Limits"): its connections (one account-wide count), each connection's subscriptions and
+/// each publish's size; and the streams' account to its streams, consumers and ack pending. A
+/// platform's credential opening 400 connections and 20,000 subscriptions (what a probe of
+/// the unlimited configuration was let do) is refused past its limits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_account_is_held_to_its_limits() {
+    let auth = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../deploy/nats/auth.conf"
+    ))
+    .unwrap();
+    let (nats, url) = applied_server();
+    let port = nats.port();
+    for (account, users) in [
+        ("ARBITER", &["admin", "validator"][..]),
+        ("WATCHER", &["watcher"][..]),
+        ("JUDGE", &["judge"][..]),
+        ("PLATFORM", &["reader"][..]),
+    ] {
+        let (connections, subscriptions, payload) = limits_of(&auth, account);
+        let platform = account == "PLATFORM";
+        if platform {
+            assert!(connections < 400, "reader: {connections} connections");
+            assert!(
+                connections * subscriptions < 20_000,
+                "reader: {connections} x {subscriptions} subscriptions"
+            );
+        }
+        let attempts = if platform { 400 } else { connections + 16 };
+        connections_are_limited(port, account, users, connections, attempts).await;
+        for user in users {
+            let wanted = if platform {
+                20_000
+            } else {
+                subscriptions + 100
+            };
+            subscriptions_are_limited(port, user, subscriptions, wanted).await;
+            payload_is_limited(port, user, payload).await;
+        }
+    }
+    arbiter_jetstream_is_limited(&auth, &url).await;
+}
+
+/// Connections as `users` in turn, `attempts` of them: the first `limit` are let in, the rest
+/// refused; and once one closes, one more is let in.
+async fn connections_are_limited(
+    port: u16,
+    account: &str,
+    users: &[&str],
+    limit: usize,
+    attempts: usize,
+) {
+    let mut open = Vec::new();
+    let mut refused = Vec::new();
+    for i in 0..attempts {
+        match Wire::connect(port, users[i % users.len()]) {
+            Ok(w) => open.push(w),
+            Err(e) => refused.push(e),
+        }
+    }
+    eprintln!(
+        "{account}: {} of {attempts} connections let in, {} refused",
+        open.len(),
+        refused.len()
+    );
+    assert_eq!(open.len(), limit, "{account}: {refused:?}");
+    assert!(
+        refused
+            .iter()
+            .all(|e| e.contains("maximum account active connections exceeded")),
+        "{account}: {refused:?}"
+    );
+    drop(open.pop());
+    let again = wire_when_room(port, users[0]).await;
+    drop(open);
+    drop(again);
+}
+
+/// `wanted` subscriptions on one connection as `user` (on its own reply subjects): all but
+/// the first `limit` refused, the connection kept.
+async fn subscriptions_are_limited(port: u16, user: &str, limit: usize, wanted: usize) {
+    let mut w = wire_when_room(port, user).await;
+    let mut subs = String::new();
+    for i in 0..wanted {
+        subs.push_str(&format!("SUB _INBOX.{user}.limits.{i} {i}\r\n"));
+    }
+    subs.push_str("PING\r\n");
+    w.send(subs.as_bytes());
+    let errors = w.until_pong();
+    eprintln!("{user}: {} of {wanted} subscriptions refused", errors.len());
+    assert_eq!(errors.len(), wanted - limit, "{user}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("maximum subscriptions exceeded")),
+        "{user}: {:?}",
+        &errors[..errors.len().min(3)]
+    );
+}
+
+/// A publish of `limit` bytes as `user` (on a subject it may publish on) passes; one of a byte
+/// more ends the connection.
+async fn payload_is_limited(port: u16, user: &str, limit: usize) {
+    let subject = match user {
+        "admin" => "$JS.API.INFO",
+        "reader" => "JS.ARBITER.API.STREAM.MSG.GET.SHOGI_GAMES",
+        _ => "shogi.aside.limits",
+    };
+    for (size, accepted) in [(limit, true), (limit + 1, false)] {
+        let mut w = wire_when_room(port, user).await;
+        let mut publish = format!("PUB {subject} {size}\r\n").into_bytes();
+        publish.extend(std::iter::repeat_n(b'x', size));
+        publish.extend(b"\r\nPING\r\n");
+        w.send(&publish);
+        let errors = w.until_pong();
+        if accepted {
+            assert!(errors.is_empty(), "{user}: {size} bytes: {errors:?}");
+        } else {
+            assert!(
+                errors
+                    .iter()
+                    .any(|e| e.contains("Maximum Payload Violation")),
+                "{user}: {size} bytes: {errors:?}"
+            );
+        }
+    }
+}
+
+/// The streams' account: one stream, one consumer on `SHOGI_GAMES`, and a consumer's ack
+/// pending past its JetStream limits are refused to admin.
+async fn arbiter_jetstream_is_limited(auth: &str, url: &str) {
+    let (admin_client, _) = client(url, "admin").await;
+    let admin = async_nats::jetstream::new(admin_client);
+    let jetstream_limit = |key: &str| -> usize {
+        let block = &auth[auth
+            .find("jetstream: {")
+            .expect("ARBITER's JetStream limits")..];
+        let block = &block[..block.find('}').unwrap()];
+        block
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("{key}: ")))
+            .unwrap_or_else(|| panic!("no {key}"))
+            .parse()
+            .unwrap()
+    };
+    let (max_streams, max_consumers, max_ack_pending) = (
+        jetstream_limit("max_streams"),
+        jetstream_limit("max_consumers"),
+        jetstream_limit("max_ack_pending"),
+    );
+    let mut made = 3; // SHOGI_GAMES, SHOGI_ASIDE, SHOGI_LEASES
+    let refusal = loop {
+        let made_now = admin
+            .create_stream(async_nats::jetstream::stream::Config {
+                name: format!("LIMITS_{made}"),
+                subjects: vec![format!("limits.{made}")],
+                ..Default::default()
+            })
+            .await;
+        match made_now {
+            Ok(_) => made += 1,
+            Err(e) => break e.to_string(),
+        }
+        assert!(made <= max_streams, "more than {max_streams} streams made");
+    };
+    assert_eq!(made, max_streams, "{refusal}");
+    assert!(refusal.contains("maximum number of streams"), "{refusal}");
+    let games = admin.get_stream(shogi_proto::STREAM).await.unwrap();
+    let mut consumers = games.clone().info().await.unwrap().state.consumer_count;
+    let durable = |name: String, ack_pending: i64| async_nats::jetstream::consumer::pull::Config {
+        durable_name: Some(name),
+        ack_policy: async_nats::jetstream::consumer::AckPolicy::Explicit,
+        max_ack_pending: ack_pending,
+        ..Default::default()
+    };
+    let refusal = games
+        .create_consumer(durable("limits-ack".into(), max_ack_pending as i64 + 1))
+        .await
+        .expect_err("a consumer with more than the account's ack pending");
+    assert!(refusal.to_string().contains("ack pending"), "{refusal}");
+    let refusal = loop {
+        match games
+            .create_consumer(durable(format!("limits-{consumers}"), 1000))
+            .await
+        {
+            Ok(_) => consumers += 1,
+            Err(e) => break e.to_string(),
+        }
+        assert!(
+            consumers <= max_consumers,
+            "more than {max_consumers} consumers"
+        );
+    };
+    assert_eq!(consumers, max_consumers, "{refusal}");
+    assert!(refusal.contains("maximum consumers limit"), "{refusal}");
+    eprintln!(
+        "ARBITER: {made} streams, {consumers} consumers on {}, ack pending {max_ack_pending}: \
+         one more of each refused",
+        shogi_proto::STREAM
+    );
+}
+
+/// A protocol client as `user`, waiting while the account's connections of a step before are
+/// still being closed by the server.
+async fn wire_when_room(port: u16, user: &str) -> Wire {
+    let deadline = Instant::now() + test_support::patience(Duration::from_secs(10));
+    loop {
+        match Wire::connect(port, user) {
+            Ok(w) => return w,
+            Err(e) => assert!(Instant::now() < deadline, "{user}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
