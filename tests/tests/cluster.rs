@@ -599,6 +599,7 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
         let cluster = cluster.clone();
         let procs = procs.clone();
         let fault_over = fault_over.clone();
+        let clients = clients.clone();
         tokio::spawn(async move {
             // Ends the games however the fault ends: a panic in it (a node that does not come
             // back) would otherwise leave new games starting for ever, and the test hanging
@@ -609,6 +610,16 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
                 Fault::RollingUpgrade => GAMES / 10,
             };
             let _ = done_rx.wait_for(|&n| n >= after).await;
+            // Games whose side to move goes silent, their deadlines 1 to 4 s away: they fall
+            // during the fault.
+            let silent = arbiter_tests::clock::start_silent(
+                &clients,
+                "cluster-clock",
+                20,
+                Duration::from_secs(120),
+                4,
+            )
+            .await;
             let at = *done_rx.borrow();
             let t = Instant::now();
             let from = std::time::SystemTime::now();
@@ -648,6 +659,7 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
                 t.elapsed(),
                 (from, std::time::SystemTime::now()),
                 (t_fault, Instant::now()),
+                silent,
             )
         })
     };
@@ -681,7 +693,7 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
     )
     .await;
     let elapsed = started.elapsed();
-    let (fault_at, recovery, failover, fault_window) = faulting.await.unwrap();
+    let (fault_at, recovery, failover, fault_window, silent) = faulting.await.unwrap();
     let mut games: Vec<(usize, Scripted)> = std::mem::take(&mut *played.lock().unwrap());
     games.sort_by_key(|(i, _)| *i);
     let games: Vec<Scripted> = games.into_iter().map(|(_, g)| g).collect();
@@ -760,6 +772,19 @@ async fn under_fault(delivery: Option<&str>, fault: Fault) {
         "{durables} durable consumers: the workers did not run"
     );
     assert_one_right_verdict(&bus, "cluster", &games).await;
+    // The silent sides, each flagged once through the fault.
+    if let Some(silent) = silent {
+        let late = silent
+            .assert_each_flagged_once(&bus, VERDICT_DEADLINE.get())
+            .await;
+        eprintln!(
+            "{} silent sides flagged once each through the fault; deadline to time-up: median \
+             {} ms, max {} ms",
+            late.len(),
+            late[late.len() / 2],
+            late[late.len() - 1]
+        );
+    }
     assert_every_move_logged(&clients, "cluster", &games).await;
     // What an operator asks of the servers (`streams replicas`): with a node gone for good,
     // the stream has a copy that is not current; otherwise every copy is, or becomes so.

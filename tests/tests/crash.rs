@@ -131,69 +131,12 @@ async fn silent_sides_are_flagged_once_through_killed_services_and_a_restarted_n
     let (nats, _url, bus, _subscriber, procs, validator_ports) = arbiter(&dir).await;
     let clients = Clients::new(&validator_ports, CALL_DEADLINE.get());
     // Black has half a minute, White 1 to 3 s: Black moves once, then White is silent.
-    let create = |id: String, i: usize| pb::CreateGameRequest {
-        ruleset: Some(pb::Ruleset {
-            preset: "online".into(),
-            overrides: Some(pb::RulesetOverrides {
-                time_main: Some(prost_types::Duration {
-                    seconds: 30,
-                    nanos: 0,
-                }),
-                time_main_white: Some(prost_types::Duration {
-                    seconds: 1 + (i % 3) as i64,
-                    nanos: ((i * 37) % 1000) as i32 * 1_000_000,
-                }),
-                ..Default::default()
-            }),
-        }),
-        start: None,
-        game_id: id,
-        strict: false,
-    };
-    let version = test_support::server_version(&test_support::nats_server_binary());
-    if !arbiter_bus::has_message_schedules(&version) {
-        let refused = clients
-            .call("clocked", |mut c| {
-                let r = create("clock-refused".into(), 0);
-                async move { c.create_game(r).await }
-            })
+    let Some(silent) =
+        arbiter_tests::clock::start_silent(&clients, "clock", CLOCKED, Duration::from_secs(30), 3)
             .await
-            .expect_err("a clocked game on a server without message schedules");
-        assert_eq!(
-            refused.code(),
-            tonic::Code::FailedPrecondition,
-            "{refused:?}"
-        );
-        assert!(refused.message().contains(&version), "{refused:?}");
-        eprintln!(
-            "nats-server {version}: a clocked game is refused ({})",
-            refused.message()
-        );
+    else {
         return;
-    }
-    for i in 0..CLOCKED {
-        let id = format!("clock-{i}");
-        clients
-            .call(&id, |mut c| {
-                let r = create(id.clone(), i);
-                async move { c.create_game(r).await }
-            })
-            .await
-            .unwrap_or_else(|s| panic!("{id}: create: {s}"));
-        let moved = clients
-            .call(&id, |mut c| {
-                let r = pb::SubmitMoveRequest {
-                    game_id: id.clone(),
-                    ply: 1,
-                    usi: "7g7f".into(),
-                    strict: false,
-                };
-                async move { c.submit_move(r).await }
-            })
-            .await
-            .unwrap_or_else(|s| panic!("{id}: move: {s}"));
-        assert_eq!(moved.outcome, pb::MoveOutcome::Accepted as i32, "{id}");
-    }
+    };
     // The deadlines fall within the next 4 s, through the kills and nats-server's restart.
     let chaos = Chaos::start(procs, nats.clone());
     let until = Instant::now() + Duration::from_secs(5);
@@ -202,53 +145,9 @@ async fn silent_sides_are_flagged_once_through_killed_services_and_a_restarted_n
     }
     let (procs, kills) = chaos.stop();
     assert!(kills >= 7, "only {kills} kills");
-    let mut late = Vec::new();
-    for i in 0..CLOCKED {
-        let id = format!("clock-{i}");
-        let result = subject::result(&id);
-        let deadline = Instant::now() + VERDICT_DEADLINE.get();
-        let recorded = loop {
-            if let Some(m) = read(&id, VERDICT_DEADLINE.get(), || bus.last(&result)).await {
-                break m;
-            }
-            assert!(Instant::now() < deadline, "{id}: no verdict");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
-        let v = <pb::Verdict as prost::Message>::decode(recorded.payload).unwrap();
-        assert_eq!(v.code, pb::ResultCode::Timeout as i32, "{id}: {v:?}");
-        assert_eq!(v.winner, pb::Color::Black as i32, "{id}: White was silent");
-        let Some(pb::verdict::Evidence::TimeUp(up)) = v.evidence else {
-            panic!("{id}: no clock evidence: {v:?}");
-        };
-        assert!(
-            up.at_unix_ms >= up.deadline_unix_ms,
-            "{id}: flagged early: {up:?}"
-        );
-        late.push(up.at_unix_ms - up.deadline_unix_ms);
-        // Recorded once, in the log and on `.result`.
-        let mut endings = 0;
-        let mut results = 0;
-        let mut from = 1;
-        let all = subject::all(&id);
-        while let Some(m) = read(&id, VERDICT_DEADLINE.get(), || bus.next(&all, from)).await {
-            from = m.sequence + 1;
-            match subject::parse(&m.subject).map(|(_, k)| k) {
-                Some(subject::Kind::Log)
-                    if m.message_type.as_deref() == Some(shogi_proto::VERDICT_TYPE) =>
-                {
-                    endings += 1;
-                }
-                Some(subject::Kind::Result) => results += 1,
-                _ => {}
-            }
-        }
-        assert_eq!(
-            (endings, results),
-            (1, 1),
-            "{id}: endings in the log, results"
-        );
-    }
-    late.sort_unstable();
+    let late = silent
+        .assert_each_flagged_once(&bus, VERDICT_DEADLINE.get())
+        .await;
     eprintln!(
         "{CLOCKED} silent sides flagged once each through {kills} kills (one of them \
          nats-server); deadline to time-up: median {} ms, max {} ms",
