@@ -535,7 +535,7 @@ fn duration_text(d: &prost_types::Duration) -> Result<String, String> {
 }
 
 /// Milliseconds as a duration message.
-fn duration_pb(ms: u64) -> prost_types::Duration {
+pub fn duration_pb(ms: u64) -> prost_types::Duration {
     prost_types::Duration {
         seconds: i64::try_from(ms / 1000).unwrap_or(i64::MAX),
         nanos: i32::try_from(ms % 1000).unwrap_or(0) * 1_000_000,
