@@ -42,6 +42,10 @@ struct Conn {
     tx: mpsc::UnboundedSender<ToConn>,
     key: Option<u64>,
     game: Option<GameLink>,
+    /// The id of the game proposed, while it is.
+    proposed: Option<String>,
+    /// The player left a game proposed (`LOGOUT`): its `REJECT` is still to come.
+    rejecting: bool,
     out: String,
     close: bool,
 }
@@ -70,6 +74,8 @@ pub async fn serve(
         tx,
         key: None,
         game: None,
+        proposed: None,
+        rejecting: false,
         out: String::new(),
         close: false,
     };
@@ -123,6 +129,12 @@ pub async fn serve(
             }
         }
         if c.close {
+            if c.rejecting && !ended {
+                c.await_reject(&mut rx, config.write_timeout).await;
+                let out = std::mem::take(&mut c.out);
+                let _ =
+                    tokio::time::timeout(config.write_timeout, wr.write_all(out.as_bytes())).await;
+            }
             let _ = wr.shutdown().await;
             break;
         }
@@ -141,6 +153,23 @@ async fn sleep_until(deadline: Option<Instant>) {
 }
 
 impl Conn {
+    /// A player who logs out of a game proposed is sent its `REJECT` too, after
+    /// `LOGOUT:completed` (shogi-server's `Game#kill` writes it before the socket closes);
+    /// the session, closed by then, has no phase to render it in.
+    async fn await_reject(&mut self, rx: &mut mpsc::UnboundedReceiver<ToConn>, bound: Duration) {
+        let Some(game_id) = self.proposed.take() else {
+            return;
+        };
+        let until = Instant::now() + bound;
+        while let Ok(Some(msg)) = tokio::time::timeout_at(until, rx.recv()).await {
+            if let ToConn::Event(Event::Rejected { by }) = msg {
+                self.out
+                    .push_str(&csa_protocol::server::reject(&game_id, &by));
+                return;
+            }
+        }
+    }
+
     fn on_message(&mut self, msg: ToConn) {
         match msg {
             ToConn::Event(e) => {
@@ -149,10 +178,12 @@ impl Conn {
                 self.handle(outs);
                 if game_over {
                     self.game = None;
+                    self.proposed = None;
                 }
             }
             ToConn::Paired { link, summary, me } => {
                 self.game = Some(link);
+                self.proposed = Some(summary.game_id.clone());
                 let outs = self.session.event(Event::Paired { summary, me });
                 self.handle(outs);
             }
@@ -205,8 +236,14 @@ impl Conn {
                     }
                 }
                 Output::Agree => self.to_game(GameMsg::Agree),
-                Output::Reject => self.to_game(GameMsg::Reject),
-                Output::Play(action) => self.to_game(|me| GameMsg::Play(me, action)),
+                Output::Reject => {
+                    self.rejecting = self.session.status() == Status::Finished;
+                    self.to_game(GameMsg::Reject);
+                }
+                Output::Play(action) => {
+                    self.proposed = None;
+                    self.to_game(|me| GameMsg::Play(me, action));
+                }
                 Output::Query(cmd) => {
                     let key = self.key.unwrap_or(0);
                     let answer = self.lobby.query(key, cmd);
