@@ -436,7 +436,7 @@ impl Game {
             let written = path
                 .parent()
                 .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|()| std::fs::write(&path, text));
+                .and_then(|()| std::fs::write(&path, encoding_rs::EUC_JP.encode(&text).0));
             if let Err(e) = written {
                 tracing::error!(game = %self.summary.game_id, path = %path.display(), error = %e, "the record was not written");
             }

@@ -1,7 +1,8 @@
 //! A finished game's record in shogi-server's layout and format (`game.rb` `Game#propose`,
 //! `Game#handle_one_move`, `game_result.rb` `GameResult#log_summary`, `Game#finish`), so that
 //! shogi-server's tools that read its records (`mk_game_results`, `mk_rate`) read ours:
-//! `DIR/YYYY/MM/DD/<game id>.csa`, dated when the game was proposed.
+//! `DIR/YYYY/MM/DD/<game id>.csa`, dated when the game was proposed, in EUC-JP as shogi-server
+//! writes its records (`Kconv.toeuc` for comments; its tools read them as EUC-JP).
 
 use crate::md5::md5_hex;
 use crate::time::Stamp;

@@ -57,9 +57,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Runs `file` (`TC_functional.rb`) against a front end with `max_moves`; its output when it
-/// fails.
-fn run(file: &str, max_moves: u32) -> Result<(), String> {
+/// Runs `file` (`TC_functional.rb`) against a front end with `max_moves`, then `after` on the
+/// record directory; the output when it fails.
+fn run(file: &str, max_moves: u32, after: fn(&Path)) -> Result<(), String> {
     require_ruby();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -121,7 +121,10 @@ fn run(file: &str, max_moves: u32) -> Result<(), String> {
         String::from_utf8_lossy(&out.stderr)
     );
     match status {
-        Some(s) if s.success() => Ok(()),
+        Some(s) if s.success() => {
+            after(dir.path());
+            Ok(())
+        }
         Some(s) => Err(format!("{file} failed ({s}):\n{text}")),
         None => Err(format!(
             "{file}: not done within {:?}:\n{text}",
@@ -130,18 +133,74 @@ fn run(file: &str, max_moves: u32) -> Result<(), String> {
     }
 }
 
+/// shogi-server's `mk_game_results` reads the front end's records: one line per game between
+/// two rated players, with its result.
+fn game_results_read_the_records(dir: &Path) {
+    let script = test_support::shared("third_party/shogi-server/mk_game_results");
+    // The years' folders: the copy of shogi-server's tests beside them holds CSA files of its
+    // own (in Shift_JIS), which are no records.
+    let years: Vec<_> = std::fs::read_dir(dir)
+        .expect("the record directory")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "test"))
+        .collect();
+    assert!(!years.is_empty(), "no record written in {}", dir.display());
+    let out = Command::new("ruby")
+        .arg(&script)
+        .args(&years)
+        .output()
+        .expect("run mk_game_results");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "mk_game_results failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // end time, summary type, black's mark, black's id, white's id, white's mark, file, moves
+    let atmark: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|f| f.len() == 8 && f[6].contains("atmark-1500-0"))
+        .collect();
+    assert_eq!(atmark.len(), 1, "{text}");
+    let f = &atmark[0];
+    assert_eq!(
+        (f[1], f[2], f[3], f[4], f[5], f[7]),
+        (
+            "toryo",
+            "lose",
+            "atmark_B@p1+275876e34cf609db118f3d84b799a790",
+            "atmark_W@p2+275876e34cf609db118f3d84b799a790",
+            "win",
+            "2"
+        ),
+        "{text}"
+    );
+}
+
+fn nothing_after(_: &Path) {}
+
 macro_rules! shogi_server_test {
     ($name:ident, $file:literal, $max_moves:literal) => {
+        shogi_server_test!($name, $file, $max_moves, nothing_after);
+    };
+    ($name:ident, $file:literal, $max_moves:literal, $after:ident) => {
         #[test]
         fn $name() {
-            if let Err(e) = run($file, $max_moves) {
+            if let Err(e) = run($file, $max_moves, $after) {
                 panic!("{e}");
             }
         }
     };
 }
 
-shogi_server_test!(tc_functional, "TC_functional.rb", 256);
+shogi_server_test!(
+    tc_functional,
+    "TC_functional.rb",
+    256,
+    game_results_read_the_records
+);
 shogi_server_test!(tc_uchifuzume, "TC_uchifuzume.rb", 256);
 shogi_server_test!(tc_oute_sennichite, "TC_oute_sennichite.rb", 256);
 shogi_server_test!(tc_not_sennichite, "TC_not_sennichite.rb", 256);
