@@ -38,6 +38,9 @@ struct State {
     /// The ids of the games proposed or played.
     games: BTreeMap<String, mpsc::UnboundedSender<game::GameMsg>>,
     coin: bool,
+    /// The last game id's time stamp, as a number: each game's is greater
+    /// (`Game#issue_current_time`), so that two games never share an id or a record file.
+    last_stamp: u64,
 }
 
 /// The shared state.
@@ -146,13 +149,19 @@ impl Lobby {
             _ => Position::startpos(),
         };
         let proposed = Stamp::now();
+        let stamp = proposed
+            .compact()
+            .parse::<u64>()
+            .unwrap_or(0)
+            .max(s.last_stamp + 1);
+        s.last_stamp = stamp;
         let summary = GameSummary {
             game_id: server::game_id(
                 &self.config.event,
                 game.as_str(),
                 &b.name,
                 &w.name,
-                &proposed.compact(),
+                &stamp.to_string(),
             ),
             black: b.name.clone(),
             white: w.name.clone(),
