@@ -204,3 +204,16 @@ async fn a_connection_that_never_logs_in_is_closed() {
     let mut silent = Client::connect(&front).await;
     assert_eq!(silent.line().await, None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_is_echoed_with_the_seconds_the_clock_charged() {
+    let front = start(|_| {}).await;
+    let (mut b, mut w) = started(&front, "charged-10-0").await;
+    // A second and a twentieth: charged one whole second (SubmitMoveResponse.charged_ms).
+    tokio::time::sleep(Duration::from_millis(1050)).await;
+    b.send(b"+7776FU\n").await;
+    assert_eq!(w.until(|l| l.starts_with('+')).await, ["+7776FU,T1"]);
+    assert_eq!(b.until(|l| l.starts_with('+')).await, ["+7776FU,T1"]);
+    w.send(b"-3334FU\n").await;
+    assert_eq!(b.until(|l| l.starts_with('-')).await, ["-3334FU,T0"]);
+}
