@@ -39,6 +39,7 @@ const SERVICES: &[&str] = &[
     "arbiter-worker",
     "repetition-watcher",
     "impasse-judge",
+    "csa-server",
 ];
 
 /// The service-to-service dependencies allowed: the worker binaries run the worker library.

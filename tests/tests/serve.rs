@@ -191,3 +191,101 @@ async fn serve_over_nats_announces_each_verdict_once_to_a_core_subscriber() {
     let status = arbiter_tests::terminate(&mut child, DEADLINE.get()).await;
     assert!(status.success(), "{status:?}");
 }
+
+/// `serve --csa-listen`: the CSA front end in the same process, on the stack's own gRPC. Two
+/// engines' sessions play a game to a resignation over CSA; the game is an arbiter game, its
+/// verdict the resignation, and a platform lists it over gRPC.
+#[tokio::test]
+async fn serve_with_csa_listen_plays_csa_games_as_arbiter_games() {
+    use std::io::{BufRead, BufReader, Write};
+    type Reader = BufReader<std::net::TcpStream>;
+    let mut child = Command::new(bin("shogi-arbiter"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--grace-secs", "2"])
+        .args(["--csa-listen", "127.0.0.1:0", "--no-console"])
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("start shogi-arbiter serve");
+    let out = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(out).lines();
+        for _ in 0..2 {
+            let _ = tx.send(lines.next().and_then(Result::ok).unwrap_or_default());
+        }
+    });
+    let addr = rx.recv_timeout(DEADLINE.get()).expect("the gRPC address");
+    let csa = rx.recv_timeout(DEADLINE.get()).expect("the CSA address");
+    let csa = csa.strip_prefix("csa ").expect("csa <address>").to_owned();
+
+    let connect = |login: &str| {
+        let s = std::net::TcpStream::connect(&csa).expect("connect to CSA");
+        s.set_read_timeout(Some(DEADLINE.get())).expect("a timeout");
+        let mut w = s.try_clone().expect("a writer");
+        writeln!(w, "{login}").expect("login");
+        (w, BufReader::new(s))
+    };
+    // The lines up to the first that `last` accepts.
+    let until = |r: &mut Reader, last: &dyn Fn(&str) -> bool| {
+        let mut seen = Vec::new();
+        loop {
+            let mut l = String::new();
+            assert!(
+                r.read_line(&mut l).expect("a line") > 0,
+                "closed after {seen:?}"
+            );
+            let done = last(l.trim_end());
+            seen.push(l.trim_end().to_owned());
+            if done {
+                return seen;
+            }
+        }
+    };
+    let (mut bw, mut br) = connect("LOGIN black pw x1");
+    let (mut ww, mut wr) = connect("LOGIN white pw x1");
+    until(&mut br, &|l| l == "##[LOGIN] +OK x1");
+    until(&mut wr, &|l| l == "##[LOGIN] +OK x1");
+    writeln!(bw, "%%GAME serve-600-10 +").expect("seek");
+    writeln!(ww, "%%GAME serve-600-10 -").expect("seek");
+    until(&mut br, &|l| l == "END Game_Summary");
+    until(&mut wr, &|l| l == "END Game_Summary");
+    writeln!(bw, "AGREE").expect("agree");
+    writeln!(ww, "AGREE").expect("agree");
+    until(&mut br, &|l| l.starts_with("START:"));
+    until(&mut wr, &|l| l.starts_with("START:"));
+    writeln!(bw, "+7776FU").expect("move");
+    assert_eq!(
+        until(&mut wr, &|l| l.starts_with("+7776FU")),
+        ["+7776FU,T0"]
+    );
+    writeln!(ww, "%TORYO").expect("resign");
+    let ending = ["%TORYO", "#RESIGN"];
+    assert_eq!(
+        until(&mut wr, &|l| l.starts_with("#LOSE")),
+        [ending[0], ending[1], "#LOSE"]
+    );
+    assert_eq!(
+        until(&mut br, &|l| l.starts_with("#WIN"))[1..],
+        [ending[0], ending[1], "#WIN"]
+    );
+
+    let mut client = MoveValidatorClient::connect(format!("http://{addr}"))
+        .await
+        .expect("connect");
+    let games = client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .expect("list")
+        .into_inner()
+        .games;
+    assert_eq!(games.len(), 1, "{games:?}");
+    assert_eq!(games[0].preset, "floodgate");
+    let verdict = games[0].verdict.as_ref().expect("the game's verdict");
+    assert_eq!(verdict.code, pb::ResultCode::Resignation as i32);
+    assert_eq!(verdict.winner, pb::Color::Black as i32);
+
+    let status = arbiter_tests::terminate(&mut child, DEADLINE.get()).await;
+    assert!(status.success(), "{status:?}");
+}

@@ -88,6 +88,19 @@ impl Stack {
         bus: impl Into<Opened>,
         config: StackConfig,
     ) -> Result<Stack, Error> {
+        Stack::start_with(listener, bus, config, Vec::new()).await
+    }
+
+    /// [`Stack::start`] with `extra` parts in the same composition, started after the
+    /// validator and the workers and drained with them: the CSA front end of
+    /// `shogi-arbiter serve --csa-listen`, which calls the validator at [`Stack::addr`] as any
+    /// platform does.
+    pub async fn start_with(
+        listener: TcpListener,
+        bus: impl Into<Opened>,
+        config: StackConfig,
+        extra: Vec<Box<dyn compose::Part>>,
+    ) -> Result<Stack, Error> {
         let addr = listener.local_addr()?;
         let mut validator_config = config.validator;
         validator_config.announcements = move_validator::Announcements::ByOwners;
@@ -106,6 +119,7 @@ impl Stack {
             });
             parts.push(arbiter_worker::part(w, leases, s));
         }
+        parts.extend(extra);
         let running = compose::start(Composition {
             bus: BusConfig::Open(bus.into()),
             client_name: "shogi-arbiter".to_owned(),

@@ -28,6 +28,7 @@ pub fn answer(replay: &Replay, ply: u32) -> Option<pb::SubmitMoveResponse> {
         verdict: a.verdict.as_ref().map(|v| verdict_pb(id, v)),
         warnings: a.warnings.iter().map(|w| warning_pb(id, w)).collect(),
         position_hash: a.position.hash(),
+        charged_ms: a.charged_ms,
     })
 }
 
@@ -53,6 +54,7 @@ pub fn forfeit_answer(replay: &Replay) -> Option<pb::SubmitMoveResponse> {
         verdict: replay.verdict(),
         warnings: Vec::new(),
         position_hash: pos.hash(),
+        charged_ms: None,
     })
 }
 

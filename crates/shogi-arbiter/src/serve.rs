@@ -3,7 +3,8 @@
 //! nothing else installed; with it they use NATS JetStream like the separate services.
 //!
 //! The first line on standard output is the address gRPC is served on, so that a script or a
-//! test that asked for port 0 can read it.
+//! test that asked for port 0 can read it; with `--csa-listen`, the second is `csa <address>`,
+//! where the CSA protocol front end listens.
 
 use anyhow::Context as _;
 use std::io::Write as _;
@@ -50,6 +51,12 @@ pub struct ServeArgs {
     /// value); neither means no authentication.
     #[arg(long, env = "MOVE_VALIDATOR_AUTH_TOKEN_FILE")]
     auth_token_file: Option<std::path::PathBuf>,
+    /// Also serve the CSA protocol (shogi-server's dialect) on this address, for engines and
+    /// tournament software written for shogi-server; its games are arbiter games.
+    #[arg(long, env = "SHOGI_ARBITER_CSA_LISTEN")]
+    csa_listen: Option<SocketAddr>,
+    #[command(flatten)]
+    csa: csa_server::CsaArgs,
     #[command(flatten)]
     telemetry: arbiter_telemetry::TelemetryArgs,
 }
@@ -77,6 +84,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .validator
         .validate()
         .context("invalid configuration")?;
+    if args.csa_listen.is_some() {
+        // The address is the stack's, known once bound; the rest is checked now.
+        args.csa
+            .config("http://127.0.0.1:0", None)
+            .validate()
+            .context("invalid configuration")?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -119,7 +133,34 @@ async fn serve(args: ServeArgs, config: arbiter_stack::StackConfig) -> anyhow::R
     if config.validator.console {
         tracing::info!(url = %format!("http://{addr}/"), "browser console");
     }
-    let stack = arbiter_stack::Stack::start(listener, bus, config)
+    let mut extra = Vec::new();
+    if let Some(csa_addr) = args.csa_listen {
+        let csa = tokio::net::TcpListener::bind(csa_addr)
+            .await
+            .with_context(|| format!("bind {csa_addr}"))?;
+        let csa_addr = csa.local_addr().context("local address")?;
+        {
+            let mut out = crate::output::stdout();
+            writeln!(out, "csa {csa_addr}")?;
+            out.flush()?;
+        }
+        // The front end calls the stack's own gRPC address, as a platform does.
+        let mut own = addr;
+        if own.ip().is_unspecified() {
+            own.set_ip(if own.is_ipv4() {
+                std::net::Ipv4Addr::LOCALHOST.into()
+            } else {
+                std::net::Ipv6Addr::LOCALHOST.into()
+            });
+        }
+        let csa_config = args.csa.config(
+            &format!("http://{own}"),
+            config.validator.auth_token.clone(),
+        );
+        tracing::info!(addr = %csa_addr, "CSA protocol front end");
+        extra.push(csa_server::part(csa, csa_config));
+    }
+    let stack = arbiter_stack::Stack::start_with(listener, bus, config, extra)
         .await
         .context("start the arbiter")?;
     shutdown.await;

@@ -195,6 +195,8 @@ pub struct Replay {
     /// When the arbiter received the call whose entry ended the game (a report, a
     /// declaration, a forfeited or late move), Unix milliseconds; 0 otherwise.
     ending_received_unix_ms: i64,
+    /// What the clock charged the last ply played, milliseconds (`None` without a clock).
+    last_charge_ms: Option<u64>,
 }
 
 /// What a game keeps of its creation event besides what its [`Game`] keeps (the start position
@@ -226,6 +228,9 @@ pub struct PlyAnswer {
     pub verdict: Option<Verdict>,
     /// The warnings it raised.
     pub warnings: Vec<Warning>,
+    /// What the clock charged it, milliseconds: known for the game's last ply only, and
+    /// `None` without a clock.
+    pub charged_ms: Option<u64>,
 }
 
 impl Replay {
@@ -271,6 +276,7 @@ impl Replay {
             unsettled: false,
             result_recorded: false,
             ending_received_unix_ms: 0,
+            last_charge_ms: None,
             set_aside: 0,
             recorded_ending: false,
         })
@@ -368,6 +374,7 @@ impl Replay {
                 gave_check,
                 verdict,
                 warnings: self.last_warnings.clone(),
+                charged_ms: self.last_charge_ms,
             });
         }
         let mut game = Game::new(self.game.start_position().clone(), *self.game.ruleset());
@@ -382,6 +389,7 @@ impl Replay {
             gave_check,
             verdict: None,
             warnings: outcome.warnings,
+            charged_ms: None,
         })
     }
 
@@ -478,6 +486,7 @@ impl Replay {
             self.recorded_ending = true;
         } else {
             self.last_warnings.clone_from(&outcome.warnings);
+            self.last_charge_ms = outcome.charge.map(|c| c.charged_ms);
         }
     }
 

@@ -118,6 +118,7 @@ impl Validator {
                         verdict: None,
                         warnings: Vec::new(),
                         position_hash: pos.hash(),
+                        charged_ms: None,
                     });
                 }
                 Err(GameError::GameOver) => {

@@ -1,0 +1,519 @@
+//! One CSA game, a task of its own: the two players' actions in, the arbiter's answers and
+//! verdict out as the players' events. The arbiter judges everything (legality, repetition,
+//! declarations, the clock); the game only translates, and ends in one place
+//! ([`Game::finish`]) whoever ended it: a move, a resignation, a declaration, a disconnect, or
+//! a verdict the arbiter reached by itself and announced on `WatchGame` (a silent side flagged
+//! by its clock).
+
+use crate::conn::ToConn;
+use crate::ending::game_end;
+use crate::lobby::Lobby;
+use crate::record::{Record, RecordPlayer};
+use crate::time::Stamp;
+use csa_protocol::server::GameSummary;
+use csa_protocol::{Action, CsaMove, Event, GameEnd, TimedMove};
+use shogi_proto::convert::{color_pb, duration_pb};
+use shogi_proto::v1 as pb;
+use shogi_rules::{Color, Move, PieceKind, Position};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::mpsc;
+use tokio_stream::StreamExt as _;
+
+/// What a game is told.
+#[derive(Debug)]
+pub enum GameMsg {
+    /// The player of this side sent `AGREE`.
+    Agree(Color),
+    /// The player of this side refused the game (or left before it started).
+    Reject(Color),
+    /// The player of this side acts, in turn.
+    Play(Color, Action),
+    /// The arbiter's verdict, as `WatchGame` announced it.
+    Verdict(pb::Verdict),
+}
+
+/// A connection's way to its game.
+#[derive(Debug, Clone)]
+pub struct GameLink {
+    /// The game's queue.
+    pub tx: mpsc::UnboundedSender<GameMsg>,
+    /// The side this connection plays.
+    pub me: Color,
+}
+
+/// A player as the game knows it.
+#[derive(Debug, Clone)]
+pub struct GamePlayer {
+    /// Its connection.
+    pub tx: mpsc::UnboundedSender<ToConn>,
+    /// Its name and player id, for the record.
+    pub record: RecordPlayer,
+}
+
+/// The arbiter's game ids: `csa-<YYYYMMDDHHMMSS>-<n>`, one NATS subject token whatever the
+/// players' names (a CSA game id may hold `@` and `.`).
+static NEXT_GAME: AtomicU64 = AtomicU64::new(1);
+
+/// Starts the game proposed in `summary`; the lobby keeps the returned queue.
+pub fn spawn(
+    lobby: Arc<Lobby>,
+    summary: GameSummary,
+    players: [GamePlayer; 2],
+    proposed: Stamp,
+) -> mpsc::UnboundedSender<GameMsg> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let config = &lobby.config;
+    let time = summary.time;
+    let record = Record {
+        game_id: summary.game_id.clone(),
+        players: [players[0].record.clone(), players[1].record.clone()],
+        max_moves: config.max_moves,
+        least_time_per_move: config.least_time_per_move,
+        increment: time.increment,
+        proposed,
+        start: summary.position.clone(),
+        body: String::new(),
+    };
+    let arbiter_id = format!(
+        "csa-{}-{}",
+        proposed.compact(),
+        NEXT_GAME.fetch_add(1, Ordering::Relaxed)
+    );
+    let game = Game {
+        position: summary.position.clone(),
+        summary,
+        arbiter_id,
+        players,
+        agreed: [false; 2],
+        started: false,
+        gone: [false; 2],
+        ended: false,
+        ply: 0,
+        clock: None,
+        record,
+        lobby,
+        tx: tx.clone(),
+    };
+    tokio::spawn(game.run(rx));
+    tx
+}
+
+struct Game {
+    lobby: Arc<Lobby>,
+    summary: GameSummary,
+    arbiter_id: String,
+    players: [GamePlayer; 2],
+    agreed: [bool; 2],
+    started: bool,
+    /// The player left; the game ends as its resignation on its turn.
+    gone: [bool; 2],
+    ended: bool,
+    position: Position,
+    /// Plies played.
+    ply: u32,
+    clock: Option<pb::ClockState>,
+    record: Record,
+    /// The game's own queue, for the watcher.
+    tx: mpsc::UnboundedSender<GameMsg>,
+}
+
+const fn idx(c: Color) -> usize {
+    match c {
+        Color::Black => 0,
+        Color::White => 1,
+    }
+}
+
+impl Game {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<GameMsg>) {
+        let agree_by = tokio::time::Instant::now() + self.lobby.config.agree_timeout;
+        let mut watcher = None;
+        while !self.ended {
+            let msg = if self.started {
+                rx.recv().await
+            } else {
+                match tokio::time::timeout_at(agree_by, rx.recv()).await {
+                    Ok(msg) => msg,
+                    Err(_) => {
+                        self.reject("the Server (timed out)");
+                        break;
+                    }
+                }
+            };
+            let Some(msg) = msg else { break };
+            match msg {
+                GameMsg::Agree(c) => {
+                    if self.started {
+                        continue;
+                    }
+                    self.agreed[idx(c)] = true;
+                    if self.agreed == [true; 2] {
+                        if !self.create().await {
+                            break;
+                        }
+                        self.started = true;
+                        watcher = Some(tokio::spawn(watch(
+                            self.lobby.arbiter.clone(),
+                            self.arbiter_id.clone(),
+                            self.tx.clone(),
+                        )));
+                    }
+                    self.send(!c, Event::OpponentAgreed);
+                }
+                GameMsg::Reject(c) => {
+                    if !self.started {
+                        let by = self.players[idx(c)].record.name.clone();
+                        self.reject(&by);
+                    }
+                }
+                GameMsg::Play(c, action) => {
+                    if self.started {
+                        self.play(c, action).await;
+                    }
+                }
+                GameMsg::Verdict(v) => self.finish(&v, None),
+            }
+        }
+        if let Some(w) = watcher {
+            w.abort();
+        }
+        self.lobby.game_over(&self.summary.game_id);
+    }
+
+    fn send(&self, c: Color, e: Event) {
+        let _ = self.players[idx(c)].tx.send(ToConn::Event(e));
+    }
+
+    fn send_both(&self, e: &Event) {
+        for c in Color::ALL {
+            self.send(c, e.clone());
+        }
+    }
+
+    fn reject(&mut self, by: &str) {
+        tracing::info!(game = %self.summary.game_id, %by, "game rejected");
+        self.send_both(&Event::Rejected { by: by.to_owned() });
+        self.ended = true;
+    }
+
+    /// The game on the arbiter, at `START`: the `floodgate` preset (shogi-server's own
+    /// bookkeeping), the clock from the game name, the cap and least time from the flags.
+    async fn create(&mut self) -> bool {
+        let t = self.summary.time;
+        let unit_ms: u64 = if t.stop_watch { 60_000 } else { 1000 };
+        let overrides = pb::RulesetOverrides {
+            move_cap: Some(self.lobby.config.max_moves),
+            clock_rounding: if t.stop_watch {
+                pb::ClockRounding::Minutes as i32
+            } else {
+                pb::ClockRounding::Seconds as i32
+            },
+            least_time_per_move: Some(duration_pb(
+                u64::from(self.lobby.config.least_time_per_move) * 1000,
+            )),
+            time_main: Some(duration_pb(u64::from(t.total) * unit_ms)),
+            time_byoyomi: Some(duration_pb(u64::from(t.byoyomi) * unit_ms)),
+            time_increment: Some(duration_pb(u64::from(t.increment) * unit_ms)),
+            ..Default::default()
+        };
+        let req = pb::CreateGameRequest {
+            ruleset: Some(pb::Ruleset {
+                preset: "floodgate".to_owned(),
+                overrides: Some(overrides),
+            }),
+            start: Some(pb::StartPosition {
+                start: Some(pb::start_position::Start::Sfen(self.position.to_sfen())),
+            }),
+            game_id: self.arbiter_id.clone(),
+            strict: false,
+        };
+        match self.lobby.arbiter.create(req).await {
+            Ok(state) => {
+                self.clock = state.clock;
+                tracing::info!(game = %self.summary.game_id, arbiter_game = %self.arbiter_id, "game started");
+                true
+            }
+            Err(status) => {
+                tracing::error!(game = %self.summary.game_id, error = %status, "the arbiter did not create the game");
+                self.send_both(&Event::Rejected {
+                    by: "the Server (the arbiter is unavailable)".to_owned(),
+                });
+                self.ended = true;
+                false
+            }
+        }
+    }
+
+    /// The time unit of `T<n>`: seconds, or minutes in a stop-watch game.
+    fn unit_ms(&self) -> u64 {
+        if self.summary.time.stop_watch {
+            60_000
+        } else {
+            1000
+        }
+    }
+
+    async fn play(&mut self, c: Color, action: Action) {
+        if self.ended {
+            return;
+        }
+        match action {
+            Action::Move { mv, comment } => self.submit(c, Some(mv), comment, None).await,
+            Action::Illegal(line) => self.submit(c, None, None, Some(line)).await,
+            Action::Resign => self.resign(c, false).await,
+            Action::Kachi => self.declare(c).await,
+            Action::Abandon => {
+                self.gone[idx(c)] = true;
+                if self.position.side_to_move() == c {
+                    self.resign(c, true).await;
+                }
+            }
+        }
+    }
+
+    /// A move, or a line shogi-server plays as an illegal move (`%CHUDAN`, a move that does
+    /// not fit the board). The arbiter's contract takes moves in USI alone, so a line that is no
+    /// move of the mover's is submitted as the one move that is impossible in every position, a
+    /// pawn dropped on the mover's own king; the `floodgate` preset forfeits it
+    /// (`#ILLEGAL_MOVE`), and the record names the line (`'ILLEGAL_MOVE(<line>)`).
+    async fn submit(
+        &mut self,
+        c: Color,
+        mv: Option<CsaMove>,
+        comment: Option<String>,
+        line: Option<String>,
+    ) {
+        let usi = mv.and_then(|m| usi_move(&self.position, c, m));
+        let Some(usi) = usi.or_else(|| impossible_move(&self.position, c)) else {
+            return;
+        };
+        let ply = self.ply + 1;
+        let req = pb::SubmitMoveRequest {
+            game_id: self.arbiter_id.clone(),
+            ply,
+            usi: usi.to_string(),
+            strict: false,
+        };
+        let answer = match self.lobby.arbiter.submit(req).await {
+            Ok(a) => a,
+            Err(status) => return self.failed("SubmitMove", &status).await,
+        };
+        if answer.clock.is_some() {
+            self.clock = answer.clock;
+        }
+        let outcome =
+            pb::MoveOutcome::try_from(answer.outcome).unwrap_or(pb::MoveOutcome::Unspecified);
+        match (outcome, mv) {
+            (pb::MoveOutcome::Accepted, Some(mv)) => {
+                self.position.play_unchecked(usi);
+                self.ply += 1;
+                let time = u32::try_from(answer.charged_ms.unwrap_or(0) / self.unit_ms())
+                    .unwrap_or(u32::MAX);
+                self.record.played(mv, time, comment.as_deref());
+                self.send_both(&Event::Played(TimedMove { mv, time }));
+                if let Some(v) = &answer.verdict {
+                    self.finish(v, None);
+                } else if self.gone[idx(!c)] {
+                    // The opponent left while it was not its turn: shogi-server ends the game
+                    // once the move is echoed (`Game#handle_one_move`).
+                    self.resign(!c, true).await;
+                }
+            }
+            _ => {
+                let text = line
+                    .or_else(|| mv.map(|m| m.to_string()))
+                    .unwrap_or_default();
+                if outcome == pb::MoveOutcome::Forfeited {
+                    self.record.illegal(&text);
+                }
+                match &answer.verdict {
+                    Some(v) => self.finish(v, None),
+                    None => {
+                        tracing::error!(game = %self.summary.game_id, ?outcome, "a move neither played nor ending the game");
+                        self.finish_locally(GameEnd::IllegalMove { loser: c });
+                    }
+                }
+            }
+        }
+    }
+
+    /// `%TORYO`, or a disconnect (`abandon`), on the player's turn: a resignation, or a
+    /// time-up when it came after the player's deadline.
+    async fn resign(&mut self, c: Color, abandon: bool) {
+        let req = pb::EndGameRequest {
+            game_id: self.arbiter_id.clone(),
+            reason: pb::EndReason::Resignation as i32,
+            loser: color_pb(c),
+        };
+        match self.lobby.arbiter.end(req).await {
+            Ok(r) => match r.verdict {
+                Some(v) => self.finish(&v, abandon.then_some(c)),
+                None => self.failed_without_verdict("EndGame").await,
+            },
+            Err(status) => self.failed("EndGame", &status).await,
+        }
+    }
+
+    /// `%KACHI`: the arbiter judges the declaration with its clock; `%KACHI,T<n>` is echoed
+    /// before a judged declaration's result (a late one is a time-up, with no echo).
+    async fn declare(&mut self, c: Color) {
+        let req = pb::DeclareRequest {
+            game_id: self.arbiter_id.clone(),
+            declarer: color_pb(c),
+            has_time: true,
+        };
+        match self.lobby.arbiter.declare(req).await {
+            Ok(r) => match r.verdict {
+                Some(v) => {
+                    if v.code == pb::ResultCode::Declaration as i32 {
+                        let started = self.clock.as_ref().map_or(0, |k| k.turn_started_unix_ms);
+                        let elapsed = u64::try_from(v.received_unix_ms - started).unwrap_or(0);
+                        let time = u32::try_from(elapsed / self.unit_ms()).unwrap_or(u32::MAX);
+                        self.send_both(&Event::KachiTimed { time });
+                    }
+                    self.finish(&v, None);
+                }
+                None => self.failed_without_verdict("Declare").await,
+            },
+            Err(status) => self.failed("Declare", &status).await,
+        }
+    }
+
+    /// A call failed: the game may be over (its verdict then ends the CSA game) or the arbiter
+    /// unreachable.
+    async fn failed(&mut self, call: &str, status: &tonic::Status) {
+        tracing::warn!(game = %self.summary.game_id, call, error = %status, "arbiter call failed");
+        self.failed_without_verdict(call).await;
+    }
+
+    async fn failed_without_verdict(&mut self, call: &str) {
+        match self.lobby.arbiter.get(&self.arbiter_id).await {
+            Ok(state) => match state.verdict {
+                Some(v) => self.finish(&v, None),
+                None => {
+                    tracing::error!(game = %self.summary.game_id, call, "the game goes on on the arbiter; the CSA game is interrupted");
+                    self.finish_locally(GameEnd::Chudan);
+                }
+            },
+            Err(status) => {
+                tracing::error!(game = %self.summary.game_id, call, error = %status, "the arbiter is unreachable; the CSA game is interrupted");
+                self.finish_locally(GameEnd::Chudan);
+            }
+        }
+    }
+
+    /// The one place a game ends: the verdict's lines to both players, and the record.
+    /// `abandoned` names a player who left, whose resignation is written as one.
+    fn finish(&mut self, verdict: &pb::Verdict, abandoned: Option<Color>) {
+        if self.ended {
+            return;
+        }
+        let mut end = game_end(verdict, self.position.side_to_move());
+        if let (GameEnd::Resign { loser }, Some(gone)) = (end, abandoned)
+            && loser == gone
+        {
+            end = GameEnd::Abandon { loser };
+        }
+        tracing::info!(game = %self.summary.game_id, arbiter_game = %self.arbiter_id, code = %verdict.code_name, ply = verdict.ply, "game over");
+        self.end(end, Some(verdict));
+    }
+
+    fn finish_locally(&mut self, end: GameEnd) {
+        if !self.ended {
+            self.end(end, None);
+        }
+    }
+
+    fn end(&mut self, end: GameEnd, verdict: Option<&pb::Verdict>) {
+        self.ended = true;
+        self.send_both(&Event::Ended(end));
+        if let Some(dir) = &self.lobby.config.record_dir {
+            let path = self.record.path(dir);
+            let text = self
+                .record
+                .render(end, verdict, &self.position, Stamp::now());
+            let written = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(&path, encoding_rs::EUC_JP.encode(&text).0));
+            if let Err(e) = written {
+                tracing::error!(game = %self.summary.game_id, path = %path.display(), error = %e, "the record was not written");
+            }
+        }
+    }
+}
+
+/// The USI move a CSA move of `c` is on `position`, or `None` when it is no move of `c`'s:
+/// the wrong sign, or a piece named that is not on the origin square (CSA names the piece after
+/// the move, so a promotion shows as the promoted name).
+fn usi_move(position: &Position, c: Color, mv: CsaMove) -> Option<Move> {
+    if mv.color != c {
+        return None;
+    }
+    match mv.from {
+        None => mv.kind.is_hand_kind().then_some(Move::Drop {
+            kind: mv.kind,
+            to: mv.to,
+        }),
+        Some(from) => {
+            let piece = position.piece_at(from)?;
+            if piece.color != c {
+                return None;
+            }
+            let promote = if piece.kind == mv.kind {
+                false
+            } else if piece.kind.promote() == Some(mv.kind) {
+                true
+            } else {
+                return None;
+            };
+            Some(Move::Normal {
+                from,
+                to: mv.to,
+                promote,
+            })
+        }
+    }
+}
+
+/// A pawn dropped on `c`'s king: impossible in every position (the square is taken).
+fn impossible_move(position: &Position, c: Color) -> Option<Move> {
+    position.king_square(c).map(|to| Move::Drop {
+        kind: PieceKind::Pawn,
+        to,
+    })
+}
+
+/// Follows the game on `WatchGame` and hands its verdict to the game, whoever reached it;
+/// reconnects when the stream breaks, until the game is gone.
+async fn watch(arbiter: crate::Arbiter, game_id: String, tx: mpsc::UnboundedSender<GameMsg>) {
+    let mut pause = std::time::Duration::from_millis(100);
+    while !tx.is_closed() {
+        match arbiter.watch(&game_id).await {
+            Ok(mut stream) => {
+                while let Some(event) = stream.next().await {
+                    match event {
+                        Ok(pb::WatchGameResponse {
+                            event: Some(pb::watch_game_response::Event::Verdict(v)),
+                            ..
+                        }) => {
+                            let _ = tx.send(GameMsg::Verdict(v));
+                            return;
+                        }
+                        Ok(_) => pause = std::time::Duration::from_millis(100),
+                        Err(status) => {
+                            tracing::warn!(%game_id, error = %status, "WatchGame broke; following again");
+                            break;
+                        }
+                    }
+                }
+            }
+            Err(status) => {
+                tracing::warn!(%game_id, error = %status, "WatchGame failed; trying again");
+            }
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(std::time::Duration::from_secs(5));
+    }
+}

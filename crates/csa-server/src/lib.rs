@@ -1,0 +1,220 @@
+//! The CSA protocol front end: engines and tournament software written for shogi-server (the
+//! server behind floodgate) connect over TCP and play through the arbiter, unchanged.
+//!
+//! A thin shell over [`csa_protocol`], the pure dialect: bytes become lines in one place
+//! ([`lines`]), each connection is a [`csa_protocol::Session`] ([`conn`]), pairing is the
+//! [`csa_protocol::Matcher`] in the one shared [`lobby`], and each game is a task ([`game`]) that
+//! talks to the arbiter as a platform does, through the gRPC `MoveValidator`: it creates the
+//! game at `START` (ruleset preset `floodgate`, the clock from the game name), submits every
+//! move, resignation and declaration, and follows `WatchGame`, so that a verdict the arbiter
+//! reaches by itself (a silent side flagged by its clock) ends the CSA game too. The end lines
+//! come from the verdict ([`ending`]), and each finished game's record is written in
+//! shogi-server's layout ([`record`]).
+//!
+//! Invariants: one bad client never stalls another game (each connection and each game is its
+//! own task; lines are bounded; logins time out); passwords are never logged nor kept (only
+//! shogi-server's MD5 player id, for the record's `'rating` line).
+//!
+//! Pairing lives in one process: more instances behind one address would need the lobby (the
+//! waiting players and the logged-in names) on the bus and a game's two players on different
+//! instances joined through it (docs/csa.md, "Running more than one").
+
+mod arbiter;
+pub mod conn;
+mod ending;
+pub mod game;
+pub mod lines;
+pub mod lobby;
+mod md5;
+pub mod record;
+mod time;
+
+use arbiter_runtime::compose::{BoxError, Context, Part, Started};
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+pub use arbiter::Arbiter;
+
+/// How the front end runs; shogi-server's defaults where it has one.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The arbiter's gRPC URL (`http://127.0.0.1:50051`).
+    pub arbiter: String,
+    /// The bearer token every MoveValidator call carries, if the arbiter wants one.
+    pub token: Option<String>,
+    /// `Max_Moves`: the move cap in plies (shogi-server's `--max-moves`, 256; 0 for none).
+    pub max_moves: u32,
+    /// `Least_Time_Per_Move`: 0 (shogi-server's default) or 1 second.
+    pub least_time_per_move: u32,
+    /// Where each finished game's record is written (`DIR/YYYY/MM/DD/<game id>.csa`).
+    pub record_dir: Option<PathBuf>,
+    /// The event name that starts every game id (shogi-server's first argument).
+    pub event: String,
+    /// Connections at once; one more is refused with a line and closed.
+    pub max_connections: usize,
+    /// How long a connection may take to log in.
+    pub login_timeout: Duration,
+    /// How long a connection outside a game may stay silent (a player in a game is the
+    /// clock's: its silence ends the game on time).
+    pub idle_timeout: Duration,
+    /// How long a write to a client may block before the connection is dropped.
+    pub write_timeout: Duration,
+    /// How long a game proposed may wait for both `AGREE`s (shogi-server's 120 s).
+    pub agree_timeout: Duration,
+    /// What `%%VERSION` answers.
+    pub revision: String,
+}
+
+impl Config {
+    /// The defaults, for the arbiter at `arbiter`.
+    pub fn new(arbiter: &str) -> Config {
+        Config {
+            arbiter: arbiter.to_owned(),
+            token: None,
+            max_moves: 256,
+            least_time_per_move: 0,
+            record_dir: None,
+            event: "arbiter".to_owned(),
+            max_connections: 4096,
+            login_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(3600),
+            write_timeout: Duration::from_secs(30),
+            agree_timeout: Duration::from_secs(120),
+            revision: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+
+    /// Checks the settings, before anything is bound.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.least_time_per_move > 1 {
+            return Err(Error::Config(format!(
+                "least time per move is 0 or 1 second, not {}",
+                self.least_time_per_move
+            )));
+        }
+        if self.max_moves > 10_000 {
+            return Err(Error::Config(format!(
+                "max moves is 0 (none) to 10000, not {}",
+                self.max_moves
+            )));
+        }
+        if self.max_connections == 0 {
+            return Err(Error::Config("max connections must be positive".into()));
+        }
+        csa_protocol::check_identifier(&self.event)
+            .map_err(|e| Error::Config(format!("event {:?}: {e}", self.event)))?;
+        Ok(())
+    }
+}
+
+/// What stops the front end.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A setting out of range.
+    #[error("configuration: {0}")]
+    Config(String),
+    /// The arbiter's URL is not one.
+    #[error("arbiter url {url:?}: {source}")]
+    ArbiterUrl {
+        /// The URL.
+        url: String,
+        /// Why.
+        source: tonic::transport::Error,
+    },
+    /// The listener failed.
+    #[error("listener: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Serves CSA on `listener` until `shutdown` completes; games in play are left to end on the
+/// arbiter's side (their clocks run there).
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error> {
+    config.validate()?;
+    let arbiter = Arbiter::connect(&config.arbiter, config.token.as_deref())?;
+    let lobby = lobby::Lobby::new(Arc::new(config), arbiter);
+    tracing::info!(addr = ?listener.local_addr().ok(), "CSA front end listening");
+    lobby::accept(listener, lobby, shutdown).await
+}
+
+/// The front end as a part of the one composition (`arbiter_runtime::compose`), for
+/// `shogi-arbiter serve --csa-listen`.
+pub fn part(listener: TcpListener, config: Config) -> Box<dyn Part> {
+    Box::new(CsaPart { listener, config })
+}
+
+struct CsaPart {
+    listener: TcpListener,
+    config: Config,
+}
+
+impl Part for CsaPart {
+    fn name(&self) -> &'static str {
+        "csa-server"
+    }
+
+    fn start(self: Box<Self>, cx: Context) -> Result<Started, BoxError> {
+        self.config.validate()?;
+        let CsaPart { listener, config } = *self;
+        Ok(Started {
+            ready: Box::new(|| true),
+            run: Box::pin(async move {
+                run(listener, config, cx.stopped())
+                    .await
+                    .map_err(|e| Box::new(e) as BoxError)
+            }),
+        })
+    }
+}
+
+/// The front end's flags, with shogi-server's defaults: the same in `csa-server` and in
+/// `shogi-arbiter serve --csa-listen`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CsaArgs {
+    /// The move cap in plies, `Max_Moves` in every game summary (shogi-server's
+    /// `--max-moves`); 0 for none.
+    #[arg(long = "csa-max-moves", env = "CSA_MAX_MOVES", default_value_t = 256)]
+    pub max_moves: u32,
+    /// `Least_Time_Per_Move`: 0 (the CSA's rule since November 2014) or 1 second.
+    #[arg(
+        long = "csa-least-time-per-move",
+        env = "CSA_LEAST_TIME_PER_MOVE",
+        default_value_t = 0
+    )]
+    pub least_time_per_move: u32,
+    /// Where each finished game's record is written, in shogi-server's layout
+    /// (`DIR/YYYY/MM/DD/<game id>.csa`).
+    #[arg(long = "csa-record-dir", env = "CSA_RECORD_DIR")]
+    pub record_dir: Option<PathBuf>,
+    /// The event name every game id starts with.
+    #[arg(long = "csa-event", env = "CSA_EVENT", default_value = "arbiter")]
+    pub event: String,
+    /// Connections at once.
+    #[arg(
+        long = "csa-max-connections",
+        env = "CSA_MAX_CONNECTIONS",
+        default_value_t = 4096
+    )]
+    pub max_connections: usize,
+}
+
+impl CsaArgs {
+    /// The configuration for the arbiter at `arbiter`.
+    pub fn config(&self, arbiter: &str, token: Option<String>) -> Config {
+        Config {
+            token,
+            max_moves: self.max_moves,
+            least_time_per_move: self.least_time_per_move,
+            record_dir: self.record_dir.clone(),
+            event: self.event.clone(),
+            max_connections: self.max_connections,
+            ..Config::new(arbiter)
+        }
+    }
+}

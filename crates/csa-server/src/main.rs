@@ -1,0 +1,59 @@
+//! `csa-server`: the CSA protocol front end as a service of its own, in front of an arbiter
+//! reached over gRPC.
+
+use anyhow::Context as _;
+use clap::Parser;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// The CSA protocol front end: engines written for shogi-server play through the arbiter.
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// Address to serve the CSA protocol on (shogi-server's port is 4081 on floodgate).
+    #[arg(long, env = "CSA_LISTEN", default_value = "127.0.0.1:4081")]
+    listen: SocketAddr,
+    /// The arbiter's gRPC URL.
+    #[arg(long, env = "CSA_ARBITER", default_value = "http://127.0.0.1:50051")]
+    arbiter: String,
+    /// File holding the bearer token for the arbiter (or the environment variable
+    /// CSA_ARBITER_TOKEN, never a flag's value).
+    #[arg(long, env = "CSA_ARBITER_TOKEN_FILE")]
+    arbiter_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    csa: csa_server::CsaArgs,
+    #[command(flatten)]
+    telemetry: arbiter_telemetry::TelemetryArgs,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let token = match (&args.arbiter_token_file, std::env::var("CSA_ARBITER_TOKEN")) {
+        (Some(path), _) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("read {}", path.display()))?
+                .trim()
+                .to_owned(),
+        ),
+        (None, Ok(t)) if !t.is_empty() => Some(t),
+        _ => None,
+    };
+    let config = args.csa.config(&args.arbiter, token);
+    config.validate().context("invalid configuration")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    runtime.block_on(async {
+        let _telemetry = arbiter_telemetry::Builder::new(args.telemetry.config("csa-server"))
+            .install()
+            .context("set up telemetry")?;
+        let shutdown = arbiter_runtime::shutdown_signal()?;
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("bind {}", args.listen))?;
+        csa_server::run(listener, config, shutdown)
+            .await
+            .context("csa-server")
+    })
+}
