@@ -506,10 +506,11 @@ fn x1_game_with_held_and_repeated_moves(server: &ShogiServer) {
         "the held move is played in turn: {out:?}"
     );
     assert_eq!(echo(&mut a, &mut b).mv, held);
-    // The same move twice: the second is ignored, so alice's next move is the next echo.
-    assert!(matches!(b.send("-8384FU")[..], [Output::Play(_)]));
-    assert_eq!(b.send("-8384FU"), []);
-    echo(&mut b, &mut a);
+    // The same move sent twice is not compared here: whether shogi-server reads bob's second
+    // copy before or after alice's answer on her own connection depends on its threads, and
+    // under load it came after it (an illegal move then). Our session's answer to it is
+    // unit-tested (`sessions`), and docs/csa.md says where the server ignores it.
+    play(&mut b, &mut a, "-8384FU");
     play(&mut a, &mut b, "+2625FU");
 
     assert_eq!(b.send("%TORYO"), [Output::Play(Action::Resign)]);
