@@ -1751,7 +1751,19 @@ impl Wire {
             "verbose": false, "pedantic": false, "protocol": 1, "headers": true,
             "user": user, "pass": password(user),
         });
-        wire.send(format!("CONNECT {connect}\r\nPING\r\n").as_bytes());
+        // A server at its connection limit may close the connection as soon as it has sent
+        // its INFO and `-ERR`, before the CONNECT is written: a refusal too.
+        {
+            use std::io::Write as _;
+            if let Err(e) = wire
+                .writer
+                .write_all(format!("CONNECT {connect}\r\nPING\r\n").as_bytes())
+            {
+                let mut said = String::new();
+                let _ = wire.reader.read_line(&mut said);
+                return Err(format!("closed by the server ({e}) {}", said.trim_end()));
+            }
+        }
         let errors = wire.until_pong();
         match errors.first() {
             None => Ok(wire),
@@ -1759,9 +1771,20 @@ impl Wire {
         }
     }
 
+    /// Writes `bytes`; a connection the server closed under the write (a publish over the
+    /// payload limit, refused and closed before the rest of it arrived) is left for
+    /// [`Wire::until_pong`] to read what the server said before closing.
     fn send(&mut self, bytes: &[u8]) {
         use std::io::Write as _;
-        self.writer.write_all(bytes).expect("write to the server");
+        match self.writer.write_all(bytes) {
+            Ok(()) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+                ) => {}
+            Err(e) => panic!("write to the server: {e}"),
+        }
     }
 
     /// Reads until the server's PONG (or the end of the connection): the `-ERR` lines before
