@@ -192,9 +192,15 @@ async fn serve_part(
     let check = AbortOnDrop(check);
     // A silent side is flagged at its deadline by the schedule its clock keeps on the bus,
     // judged by whichever instance the consumer delivers the flag to (`service/flag.rs`).
+    // A bus without message schedules (nats-server before 2.12) has no flags, and refuses
+    // clocked games: no consumer is made or read there.
     let flagger = validator.clone();
     let mut flag_stop = stop_rx_flags;
+    let schedules = bus.schedules().is_ok();
     let flags = AbortOnDrop(tokio::spawn(async move {
+        if !schedules {
+            return;
+        }
         let durable =
             arbiter_runtime::streams::clock_flag(None, arbiter_bus::ConsumerStorage::Auto);
         flagger
