@@ -29,7 +29,9 @@ impl Validator {
         creator: Option<&Tenant>,
     ) -> Result<pb::GameState, Error> {
         // Checked now, so that a bad ruleset is refused before anything is written.
-        convert::checked_ruleset_from_pb(req.ruleset.as_ref())?;
+        let timed = convert::checked_ruleset_from_pb(req.ruleset.as_ref())?
+            .time_control
+            .is_some();
         let (start_sfen, handicap) = match req.start.and_then(|s| s.start) {
             None | Some(pb::start_position::Start::Startpos(_)) => {
                 (shogi_rules::Position::startpos().to_sfen(), String::new())
@@ -78,10 +80,10 @@ impl Validator {
         async {
             // A game with a time control: its first side's deadline is scheduled before the
             // game exists, so that no turn starts without its flag (`flag.rs`).
-            let timed = Replay::from_created(created.clone(), 0)?;
-            if timed.game().clock().is_some() {
+            if timed {
                 self.check_flags()?;
-                self.schedule_deadline(&timed, None).await?;
+                self.schedule_deadline(&Replay::from_created(created.clone(), 0)?, None)
+                    .await?;
             }
             let mut event = Envelope::created(&created);
             if let Some(tenant) = creator {
@@ -109,7 +111,7 @@ impl Validator {
                     let replay = guard.as_ref().ok_or_else(|| Error::NotFound(id.clone()))?;
                     // The schedule written above was for this call's creation: the stored
                     // game's running side gets its own deadline back.
-                    if timed.game().clock().is_some() {
+                    if timed {
                         self.schedule_deadline(replay, Some(self.now())).await?;
                     }
                     // The same creation again (its time aside: a retry comes later).
