@@ -9,9 +9,10 @@
 //! The trait covers exactly what the services need, and both implementations pass the same
 //! behaviour suite (`tests/behaviour.rs`):
 //!
-//! - publish with a message id (a second publish with the same id within the duplicate window
-//!   stores nothing and reports the first one's sequence) and an optional expected last
-//!   sequence of the subject (a wrong one stores nothing and reports a conflict);
+//! - publish with a message id and an optional expected last sequence of the subject: a second
+//!   publish with the same id stores nothing and reports the first one's sequence (unguarded,
+//!   within the duplicate window; guarded, at any time, found after the expected sequence), and
+//!   a wrong expected sequence otherwise stores nothing and reports a conflict;
 //! - read the first message of a subject filter at or after a stream sequence, and the last
 //!   message of a subject;
 //! - tell the stream's last sequence and how many messages were removed from it, so that a
@@ -44,7 +45,7 @@ pub use connect::{
     NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, permissions_violations,
     refused_connections,
 };
-pub use consumer::{ConsumerStorage, DeliveryMode, DurableConfig};
+pub use consumer::{AckMode, ConsumerStorage, DeliveryMode, DurableConfig};
 pub use faulty::FaultyBus;
 pub use jetstream::{Applied, JetStreamBus, Replica, ReplicaGroup, deliver_subject};
 pub use memory::MemoryBus;
@@ -63,6 +64,12 @@ pub type Bus = Arc<dyn EventBus>;
 
 /// The header every message carries with its full protobuf type name (the contract's).
 pub use shogi_proto::MESSAGE_TYPE_HEADER;
+
+/// The header that carries a guarded write's id (one with an expected subject sequence) in place
+/// of `Nats-Msg-Id`: the expected sequence alone keeps a second copy out, at any time, so the
+/// server keeps no duplicate window for it (issue 38: that window was most of nats-server's
+/// heap); a refused copy is told from another writer's entry by this id, read back.
+pub const GUARDED_ID_HEADER: &str = "Shogi-Msg-Id";
 
 /// Everything that can go wrong on the bus. A conflict or a duplicate is an answer
 /// ([`Published`]), not an error.
@@ -146,7 +153,10 @@ pub struct Outgoing {
     pub subject: String,
     /// The [`MESSAGE_TYPE_HEADER`] value.
     pub message_type: &'static str,
-    /// The `Nats-Msg-Id`: the same id within the duplicate window is stored once.
+    /// The write's id. Unguarded, it is the `Nats-Msg-Id`: the same id within the duplicate
+    /// window is stored once. Guarded ([`Outgoing::expected_subject_seq`]), it is the
+    /// [`GUARDED_ID_HEADER`]: the guard stores it once, and the id tells a retry of a stored
+    /// write (a duplicate) from another writer's (a conflict).
     pub msg_id: String,
     /// The subject's expected last sequence (0: the subject must be empty), or none.
     pub expected_subject_seq: Option<u64>,
@@ -246,6 +256,9 @@ pub struct Delivery {
     /// How many messages matching the consumer's filter were stored and not yet delivered
     /// when this one was delivered: the consumer's lag.
     pub pending: u64,
+    /// What its ack acknowledges: with [`AckMode::Cumulative`], every earlier delivery of its
+    /// consumer too.
+    pub acks: AckMode,
     acker: Box<dyn Acker>,
 }
 

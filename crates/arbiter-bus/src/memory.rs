@@ -42,6 +42,8 @@ struct State {
     by_subject: HashMap<String, Vec<u64>>,
     /// Message id -> (sequence, when stored).
     msg_ids: HashMap<String, (u64, Instant)>,
+    /// The ids of the guarded writes (the bus's own header on JetStream), by sequence.
+    guarded_ids: HashMap<u64, String>,
     consumers: HashMap<String, Arc<Mutex<Consumer>>>,
 }
 
@@ -138,28 +140,37 @@ impl MemoryBus {
         let now = Instant::now();
         let mut state = lock(&self.inner.state);
         let window = self.inner.duplicate_window;
-        if let Some(&(seq, at)) = state.msg_ids.get(&out.msg_id)
-            && now.duration_since(at) < window
-        {
-            return Ok(Published::Duplicate(seq));
-        }
-        if let Some(expected) = out.expected_subject_seq {
-            let last = state
-                .by_subject
-                .get(&out.subject)
-                .and_then(|s| s.last().copied())
-                .unwrap_or(0);
-            if last != expected {
-                return Ok(Published::Conflict);
-            }
-        }
         let seq = state.log.len() as u64 + 1;
-        if state.msg_ids.len() > 4096 && state.msg_ids.len().is_power_of_two() {
-            state
-                .msg_ids
-                .retain(|_, (_, at)| now.duration_since(*at) < window);
+        let mut headers = out.headers;
+        if let Some(expected) = out.expected_subject_seq {
+            // Guarded, as JetStream publishes it: no duplicate window; a refused copy is ours
+            // when the subject's entry after the expected one carries its id.
+            let seqs = state.by_subject.get(&out.subject);
+            if seqs.and_then(|s| s.last().copied()).unwrap_or(0) != expected {
+                let after = seqs
+                    .and_then(|s| s.iter().find(|&&s| s > expected))
+                    .copied();
+                return Ok(match after {
+                    Some(s) if state.guarded_ids.get(&s) == Some(&out.msg_id) => {
+                        Published::Duplicate(s)
+                    }
+                    _ => Published::Conflict,
+                });
+            }
+            state.guarded_ids.insert(seq, out.msg_id);
+        } else {
+            if let Some(&(seq, at)) = state.msg_ids.get(&out.msg_id)
+                && now.duration_since(at) < window
+            {
+                return Ok(Published::Duplicate(seq));
+            }
+            if state.msg_ids.len() > 4096 && state.msg_ids.len().is_power_of_two() {
+                state
+                    .msg_ids
+                    .retain(|_, (_, at)| now.duration_since(*at) < window);
+            }
+            state.msg_ids.insert(out.msg_id, (seq, now));
         }
-        state.msg_ids.insert(out.msg_id, (seq, now));
         state
             .by_subject
             .entry(out.subject.clone())
@@ -171,7 +182,6 @@ impl MemoryBus {
                 c.backlog += 1;
             }
         }
-        let mut headers = out.headers;
         headers.sort();
         state.log.push(Message {
             subject: out.subject,
@@ -360,6 +370,7 @@ impl EventBus for MemoryBus {
                             message,
                             delivered,
                             pending,
+                            acks: crate::AckMode::Each,
                             acker: Box::new(MemAcker(consumer.clone())),
                         };
                         return Some((Ok(delivery), (inner, rx, consumer)));

@@ -58,6 +58,14 @@ async fn publish_dedupes_and_guards_sequences(bus: Bus) {
             .unwrap(),
         Published::Conflict
     );
+    // The first write again, after another entry of its subject: its guard refuses it at any
+    // time, no duplicate window needed, and its id read back says it was stored (issue 38).
+    assert_eq!(
+        bus.publish(out("shogi.game.a.move", "a1", "one").expect(0))
+            .await
+            .unwrap(),
+        Published::Duplicate(s1)
+    );
     // Reads: from a sequence, by subject; the last one; wildcards.
     let first = bus.next("shogi.game.a.move", 0).await.unwrap().unwrap();
     assert_eq!((first.sequence, &first.payload[..]), (s1, &b"one"[..]));
@@ -182,6 +190,7 @@ async fn headers_round_trip(bus: Bus) {
         replicas: None,
         delivery: arbiter_bus::DeliveryMode::Pull,
         storage: arbiter_bus::ConsumerStorage::Auto,
+        acks: arbiter_bus::AckMode::Each,
     };
     let mut deliveries = bus.consume(&config).await.unwrap();
     let d = tokio::time::timeout(WAIT.get(), deliveries.next())
@@ -229,6 +238,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus, delivery: DeliveryMode) {
         replicas: None,
         delivery,
         storage: arbiter_bus::ConsumerStorage::Auto,
+        acks: arbiter_bus::AckMode::Each,
     };
     assert_eq!(bus.consumer_lag("behaviour").await.unwrap(), None);
     let mut deliveries = bus.consume(&config).await.unwrap();
@@ -293,6 +303,7 @@ async fn durable_consumers_give_up_after_max_deliver(bus: Bus, delivery: Deliver
         replicas: None,
         delivery,
         storage: arbiter_bus::ConsumerStorage::Auto,
+        acks: arbiter_bus::AckMode::Each,
     };
     bus.publish(out("shogi.game.l1.move", "l1", "m"))
         .await
@@ -360,6 +371,55 @@ async fn jetstream(nats: &test_support::NatsServer) -> Bus {
 async fn jetstream_bus_publish_and_read() {
     let nats = test_support::NatsServer::start();
     publish_dedupes_and_guards_sequences(jetstream(&nats).await).await;
+}
+
+/// A guarded write carries no `Nats-Msg-Id`, so the server keeps no duplicate window for it
+/// (issue 38: those windows were most of nats-server's heap); an unguarded one does. A copy of
+/// the guarded write sent after the window, any time later, stores nothing twice.
+#[tokio::test]
+async fn jetstream_bus_keeps_message_ids_only_for_unguarded_writes() {
+    let nats = test_support::NatsServer::start();
+    let bus = jetstream(&nats).await;
+    let Published::Stored(guarded) = bus
+        .publish(out("shogi.game.g.move", "g1", "one").expect(0))
+        .await
+        .unwrap()
+    else {
+        panic!("not stored")
+    };
+    let Published::Stored(unguarded) = bus
+        .publish(out("shogi.game.g.notice", "g-n", "n"))
+        .await
+        .unwrap()
+    else {
+        panic!("not stored")
+    };
+    let client = async_nats::connect(nats.url()).await.unwrap();
+    let stream = async_nats::jetstream::new(client)
+        .get_stream("BEHAVIOUR")
+        .await
+        .unwrap();
+    let id = |seq| {
+        let stream = stream.clone();
+        async move {
+            let m = stream.get_raw_message(seq).await.unwrap();
+            m.headers
+                .get(async_nats::header::NATS_MESSAGE_ID)
+                .map(|v| v.as_str().to_owned())
+        }
+    };
+    assert_eq!(id(guarded).await, None);
+    assert_eq!(id(unguarded).await.as_deref(), Some("g-n"));
+    let before = bus.state().await.unwrap();
+    for _ in 0..3 {
+        assert_eq!(
+            bus.publish(out("shogi.game.g.move", "g1", "one").expect(0))
+                .await
+                .unwrap(),
+            Published::Duplicate(guarded)
+        );
+    }
+    assert_eq!(bus.state().await.unwrap(), before, "nothing stored twice");
 }
 
 #[tokio::test]

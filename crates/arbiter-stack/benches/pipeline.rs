@@ -120,7 +120,8 @@ async fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(500);
-    let nats = test_support::NatsServer::start();
+    // Monitored: each window reads the server's own message counts and memory (`/varz`).
+    let nats = test_support::NatsServer::start_monitored();
     // The store's file system and the Go runtime's collector settings decide the tail (see
     // docs/benchmarks-history.md, "What stalls the tail"): TMPDIR moves the store, GOGC and
     // GOMEMLIMIT are passed on to nats-server.
@@ -292,6 +293,8 @@ struct Window {
     /// The machine's steal time over the window: CPU the hypervisor gave to other guests while
     /// this one had work.
     steal: Duration,
+    /// nats-server's own message counts and memory over the window.
+    nats: Option<NatsCounts>,
 }
 
 impl Window {
@@ -333,6 +336,16 @@ impl Window {
             cores(),
             self.steal.as_secs_f64() / self.seconds,
         );
+        if let Some(n) = &self.nats {
+            println!(
+                "  NATS messages per move (nats-server's /varz, creations, endings and verdicts amortised): {:.2} ({} in, {} out, {} moves); nats-server resident memory {:.1} MB",
+                (n.in_msgs + n.out_msgs) as f64 / n.moves.max(1) as f64,
+                n.in_msgs,
+                n.out_msgs,
+                n.moves,
+                n.mem as f64 / 1e6,
+            );
+        }
         println!(
             "  for comparison, the SubmitMove answer alone in the same window: p50={:?} p99={:?}",
             pct(&self.answers, 0.5),
@@ -372,7 +385,12 @@ async fn e2e(bus: &Opened, nats: &test_support::NatsServer, games: &[Vec<Move>])
         .unwrap_or(5);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let stack = arbiter_stack::Stack::start(listener, bus.clone(), Default::default())
+    // As `shogi-arbiter serve --nats-url` runs it: both roles on one consumer a partition.
+    let config = arbiter_stack::StackConfig {
+        workers: vec![WorkerConfig::new(Role::Both)],
+        ..Default::default()
+    };
+    let stack = arbiter_stack::Stack::start(listener, bus.clone(), config)
         .await
         .unwrap();
     let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
@@ -472,7 +490,8 @@ type Waiters = Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<(Instant, 
 /// otherwise be measured in the next).
 async fn settle(js: &async_nats::jetstream::Context) {
     let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
-    for role in [Role::Watcher, Role::Judge] {
+    // The stack's worker: both roles on one consumer a partition (issue 38).
+    for role in [Role::Both] {
         for p in 0..shogi_proto::PARTITIONS {
             let name = WorkerConfig::new(role).durable(p).name;
             loop {
@@ -508,6 +527,10 @@ impl Load<'_> {
         let interval = Duration::from_secs_f64(DRIVERS as f64 / target);
         let deadline = Instant::now() + Duration::from_secs(seconds);
         let moves_done = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        // Every move, the window's and those of the games it finishes after its deadline: what
+        // the server's message counts are divided by.
+        let all_moves = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let varz_start = self.nats.varz();
         let probes: Arc<Mutex<Vec<Probe>>> = Arc::default();
         let submits: Arc<Mutex<Vec<Duration>>> = Arc::default();
         let lost = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -548,6 +571,7 @@ impl Load<'_> {
                     .collect()
             };
             let (waiters, moves_done) = (self.waiters.clone(), moves_done.clone());
+            let all_moves = all_moves.clone();
             let (submits, lost, probes) = (submits.clone(), lost.clone(), probes.clone());
             tasks.push(tokio::spawn(async move {
                 // The drivers' ticks spread evenly over the interval, so that the load is one
@@ -598,6 +622,7 @@ impl Load<'_> {
                             .into_inner();
                         let answered = SystemTime::now();
                         submits.lock().unwrap().push(sent.elapsed());
+                        all_moves.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         // The rate is the window's: a game under way at the deadline is
                         // finished after it, by fewer drivers.
                         if sent < deadline {
@@ -629,6 +654,18 @@ impl Load<'_> {
         for t in tasks {
             t.await.unwrap();
         }
+        // The acknowledgements of the last moves, and the verdicts, on the server too.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let varz_end = self.nats.varz();
+        let nats = varz_start.zip(varz_end).map(|(a, b)| {
+            let delta = |k: &str| b[k].as_u64().unwrap_or(0) - a[k].as_u64().unwrap_or(0);
+            NatsCounts {
+                in_msgs: delta("in_msgs"),
+                out_msgs: delta("out_msgs"),
+                moves: all_moves.load(std::sync::atomic::Ordering::Relaxed),
+                mem: b["mem"].as_u64().unwrap_or(0),
+            }
+        });
         let seconds = deadline.duration_since(started).as_secs_f64();
         let moves = moves_done.load(std::sync::atomic::Ordering::Relaxed);
         let mut answers = std::mem::take(&mut *submits.lock().unwrap());
@@ -650,6 +687,16 @@ impl Load<'_> {
             broker,
             idle,
             steal,
+            nats,
         }
     }
+}
+
+/// The server's own counts over a window (`/varz`): messages in and out, the moves they
+/// served, and the server's resident memory at the end.
+struct NatsCounts {
+    in_msgs: u64,
+    out_msgs: u64,
+    moves: u64,
+    mem: u64,
 }

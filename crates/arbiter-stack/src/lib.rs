@@ -41,7 +41,9 @@ pub struct StackConfig {
     /// announcements are the owners', since the workers run beside it.
     pub validator: move_validator::Config,
     /// The workers: one each of the repetition-watcher and the impasse-judge by default, each
-    /// consuming every partition.
+    /// consuming every partition; or one worker of both roles ([`Role::Both`], what
+    /// `shogi-arbiter serve --nats-url` runs), on one consumer a partition, so that a move is
+    /// delivered to the process once, not once a role (issue 38).
     pub workers: Vec<WorkerConfig>,
     /// Partitions by lease, as the worker binaries' `--leases` runs them: `holder` is the
     /// stack's, each worker's the holder with its index in [`StackConfig::workers`]

@@ -37,13 +37,24 @@ async fn start_with(
     instances: u32,
     leases: Option<arbiter_worker::LeaseSettings>,
 ) -> Arbiter {
+    start_roles(bus, &[Role::Watcher, Role::Judge], instances, leases).await
+}
+
+/// [`start_with`] with `instances` of each of `roles`: the first role's counters are the
+/// watchers', the second's the judges'.
+async fn start_roles(
+    bus: arbiter_stack::Opened,
+    roles: &[Role],
+    instances: u32,
+    leases: Option<arbiter_worker::LeaseSettings>,
+) -> Arbiter {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let mut config = arbiter_stack::StackConfig {
         leases,
         ..Default::default()
     };
     config.workers.clear();
-    for role in [Role::Watcher, Role::Judge] {
+    for &role in roles {
         for instance in 0..instances {
             let mut w = WorkerConfig::new(role);
             w.instance = instance;
@@ -271,6 +282,91 @@ async fn two_instances_of_each_share_the_games_on_jetstream() {
             0,
             "watcher {i} was delivered another instance's game"
         );
+    }
+}
+
+/// Both roles in one worker on one consumer a partition, as `shogi-arbiter serve --nats-url`
+/// runs them (issue 38): every repetition and a move cap end once, announced by the one
+/// worker, the warnings published, and its consumers (ack policy all, one per partition, no
+/// role's own) left with nothing unacknowledged once the games are over.
+#[tokio::test]
+async fn both_roles_on_one_consumer_end_each_game_once_on_jetstream() {
+    let nats = test_support::NatsServer::start();
+    let bus: Bus = Arc::new(
+        JetStreamBus::connect(
+            &arbiter_bus::NatsOptions::new(nats.url()),
+            "pipeline-test",
+            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
+        )
+        .await
+        .unwrap(),
+    );
+    let mut arbiter = start_roles(bus.clone().into(), &[Role::Both], 1, None).await;
+    fixtures_end_once(&mut arbiter, "both").await;
+    let both = &arbiter.watchers[0];
+    assert!(Stats::get(&both.warnings) > 0, "third occurrences warned");
+    let moves: Vec<String> = "7g7f 3c3d 2g2f 8c8d 2f2e 8d8e 6i7h 4a3b 2e2d 2c2d"
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let ruleset = pb::Ruleset {
+        preset: "csa".into(),
+        overrides: Some(pb::RulesetOverrides {
+            move_cap: Some(10),
+            ..Default::default()
+        }),
+    };
+    let start = shogi_rules::Position::startpos().to_sfen();
+    let ended = Stats::get(&both.verdicts);
+    play(
+        &mut arbiter.client,
+        "both-cap",
+        &start,
+        Some(ruleset),
+        &moves,
+    )
+    .await;
+    let v = verdict(&arbiter.bus, "both-cap").await;
+    assert_eq!(code_name(v.code), "max_moves");
+    wait_for(
+        "the cap announced",
+        &arbiter.watchers,
+        |s| Stats::get(&s.verdicts),
+        ended + 1,
+    )
+    .await;
+    assert_eq!(count(&arbiter.bus, &subject::verdict("both-cap")).await, 1);
+
+    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+    let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
+    let names: Vec<String> = {
+        use futures::TryStreamExt as _;
+        stream.consumer_names().try_collect().await.unwrap()
+    };
+    for role in [Role::Watcher, Role::Judge] {
+        assert!(
+            !names.iter().any(|n| n.starts_with(role.name())),
+            "{role:?}'s own consumer made: {names:?}"
+        );
+    }
+    let deadline = tokio::time::Instant::now() + DEADLINE.get();
+    for p in 0..shogi_proto::PARTITIONS {
+        let name = WorkerConfig::new(Role::Both).durable(p).name;
+        loop {
+            let info = stream.consumer_info(&name).await.unwrap();
+            assert_eq!(
+                info.config.ack_policy,
+                async_nats::jetstream::consumer::AckPolicy::All
+            );
+            if info.num_ack_pending == 0 && info.num_pending == 0 {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{name}: left unacknowledged: {info:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 }
 

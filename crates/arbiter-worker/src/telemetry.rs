@@ -29,6 +29,7 @@ impl Handling {
             otel.name = match role {
                 Role::Watcher => "repetition-watcher process",
                 Role::Judge => "impasse-judge process",
+                Role::Both => "arbiter-pipeline process",
             },
             otel.kind = "consumer",
             messaging.system = "nats",

@@ -118,8 +118,9 @@ async fn export(bus: &Bus, args: &ExportArgs) -> anyhow::Result<bool> {
     Ok(ok)
 }
 
-/// The ids of the games whose verdict the stream stored in `[since, until)` (Unix seconds), in
-/// the order it stored them.
+/// The ids of the games whose ending the validator recorded (`.result`, as ListGames reads
+/// them: the checked verdict, not an owner's announcement on `.verdict`) in `[since, until)`
+/// (Unix seconds), in the order the stream stored them.
 pub(crate) async fn finished(
     bus: &Bus,
     since: Option<SystemTime>,
@@ -129,13 +130,13 @@ pub(crate) async fn finished(
     let mut ids = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut from = 1;
-    while let Some(m) = bus.next(shogi_proto::subject::ALL_VERDICTS, from).await? {
+    while let Some(m) = bus.next(shogi_proto::subject::ALL_RESULTS, from).await? {
         from = m.sequence + 1;
         let Some(t) = m.time else { continue };
         if since.is_some_and(|s| t < s) || t >= until {
             continue;
         }
-        if let Some((id, shogi_proto::subject::Kind::Verdict)) =
+        if let Some((id, shogi_proto::subject::Kind::Result)) =
             shogi_proto::subject::parse(&m.subject)
             && seen.insert(id.to_owned())
         {

@@ -73,6 +73,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .context("invalid configuration")?;
     }
     let mut config = arbiter_stack::StackConfig::default();
+    if args.nats_url.is_some() {
+        // Both roles in this one process, on one consumer a partition: a move is delivered to
+        // it once, not once a role (issue 38). On the embedded bus deliveries cost no message.
+        config.workers = vec![arbiter_worker::WorkerConfig::new(
+            arbiter_worker::Role::Both,
+        )];
+    }
     config.validator.grace_period = Duration::from_secs(args.grace_secs);
     config.validator.console = !args.no_console;
     config.validator.console_hosts = args.console_hosts.clone();

@@ -150,7 +150,7 @@ impl Node {
 
 /// `GET path` on the loopback monitoring port: the status code and the body, or `None` when
 /// the server does not answer (not listening yet, or stopped).
-fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+pub(crate) fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
     use std::io::{Read, Write};
     let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     conn.set_read_timeout(Some(Duration::from_secs(5))).ok()?;

@@ -123,6 +123,8 @@ pub struct NatsServer {
     port: u16,
     url: String,
     store: tempfile::TempDir,
+    /// The monitoring endpoint's port, when it has one ([`NatsServer::start_monitored`]).
+    monitor_port: Option<u16>,
 }
 
 impl NatsServer {
@@ -146,6 +148,24 @@ impl NatsServer {
     ///
     /// As [`NatsServer::start`].
     pub fn start_with(bin: &Path) -> NatsServer {
+        NatsServer::start_args(bin, None)
+    }
+
+    /// Starts as [`NatsServer::start`] does, with the monitoring endpoint on a free loopback
+    /// port ([`NatsServer::varz`]): what the benchmarks read the server's own message counts
+    /// and memory from.
+    pub fn start_monitored() -> NatsServer {
+        NatsServer::start_args(&nats_server_binary(), Some(free_port()))
+    }
+
+    /// The server's `/varz` (its counters: `in_msgs`, `out_msgs`, `mem`...), or `None` without
+    /// a monitoring endpoint or an answer.
+    pub fn varz(&self) -> Option<serde_json::Value> {
+        let (status, body) = cluster::http_get(self.monitor_port?, "/varz")?;
+        (status == 200).then(|| serde_json::from_str(&body).ok())?
+    }
+
+    fn start_args(bin: &Path, monitor_port: Option<u16>) -> NatsServer {
         let store = tempfile::Builder::new()
             .prefix("nats-test-")
             .tempdir()
@@ -153,6 +173,12 @@ impl NatsServer {
         let mut child = Command::new(bin)
             .args(["-a", "127.0.0.1", "-p", "-1", "-js", "-sd"])
             .arg(store.path())
+            .args(
+                monitor_port
+                    .map(|p| ["-m".to_owned(), p.to_string()])
+                    .into_iter()
+                    .flatten(),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -175,6 +201,7 @@ impl NatsServer {
             port,
             url: format!("nats://127.0.0.1:{port}"),
             store,
+            monitor_port,
         }
     }
 

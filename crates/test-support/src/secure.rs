@@ -75,6 +75,7 @@ impl NatsServer {
             port,
             url: format!("nats://127.0.0.1:{port}"),
             store,
+            monitor_port: None,
         }
     }
 }

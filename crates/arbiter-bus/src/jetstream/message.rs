@@ -1,7 +1,7 @@
 //! A JetStream message as the bus's [`Message`]: its type and headers from the JetStream
 //! headers.
 
-use crate::{MESSAGE_TYPE_HEADER, Message};
+use crate::{GUARDED_ID_HEADER, MESSAGE_TYPE_HEADER, Message};
 use async_nats::jetstream;
 
 /// The message's type, from the bus's type header.
@@ -18,7 +18,7 @@ pub(super) fn headers(headers: Option<&async_nats::HeaderMap>) -> Vec<(String, S
         .flat_map(|h| h.iter())
         .filter(|(name, _)| {
             let name: &str = name.as_ref();
-            !name.starts_with("Nats-") && name != MESSAGE_TYPE_HEADER
+            !name.starts_with("Nats-") && name != MESSAGE_TYPE_HEADER && name != GUARDED_ID_HEADER
         })
         .flat_map(|(name, values)| {
             values

@@ -2,7 +2,7 @@
 //! conflict, refused, unknown, or still in flight on the server and sent again).
 
 use super::JetStreamBus;
-use crate::{BusError, EventBus, MESSAGE_TYPE_HEADER, Outgoing, Published};
+use crate::{BusError, EventBus, GUARDED_ID_HEADER, MESSAGE_TYPE_HEADER, Outgoing, Published};
 use async_nats::jetstream::{
     self, ErrorCode, context::PublishErrorKind, message::PublishMessage,
     stream::RawMessageErrorKind,
@@ -29,8 +29,15 @@ impl JetStreamBus {
     async fn store_once(&self, out: &Outgoing) -> Result<Stored, BusError> {
         let mut msg = PublishMessage::build()
             .payload(out.payload.clone())
-            .message_id(out.msg_id.as_str())
             .header(MESSAGE_TYPE_HEADER, out.message_type);
+        // A guarded write needs no duplicate window: its expected sequence refuses a second
+        // copy at any time, and the refusal is read back by the id ([`GUARDED_ID_HEADER`]),
+        // which the server does not keep for 120 s. Only an unguarded write is deduplicated by
+        // the server (`Nats-Msg-Id`).
+        msg = match out.expected_subject_seq {
+            Some(_) => msg.header(GUARDED_ID_HEADER, out.msg_id.as_str()),
+            None => msg.message_id(out.msg_id.as_str()),
+        };
         for (k, v) in &out.headers {
             msg = msg.header(k.as_str(), v.as_str());
         }
@@ -126,10 +133,12 @@ impl JetStreamBus {
             .await
         {
             Ok(m) => {
-                let ours = m
-                    .headers
-                    .get(async_nats::header::NATS_MESSAGE_ID)
-                    .is_some_and(|id| id.as_str() == msg_id);
+                let ours = [
+                    GUARDED_ID_HEADER,
+                    async_nats::header::NATS_MESSAGE_ID.as_ref(),
+                ]
+                .iter()
+                .any(|h| m.headers.get(*h).is_some_and(|id| id.as_str() == msg_id));
                 return Ok(Stored::Done(if ours && m.subject.as_str() == subject {
                     Published::Duplicate(m.sequence)
                 } else {

@@ -16,6 +16,10 @@ pub enum Role {
     /// The impasse-judge: move caps and automatic declarations, and the announcement of every
     /// other ending the validator decided.
     Judge,
+    /// Both roles in one worker, on one consumer a partition: what a process that runs both
+    /// runs (`shogi-arbiter serve`, a small platform), so that each move is delivered once, not
+    /// once a role (issue 38). The separate services stay the default of a deployment.
+    Both,
 }
 
 impl Role {
@@ -24,26 +28,44 @@ impl Role {
         match self {
             Role::Watcher => "repetition-watcher",
             Role::Judge => "impasse-judge",
+            Role::Both => "arbiter-pipeline",
         }
+    }
+
+    /// The role of the two that announces endings with `code`, as the metrics name it: itself,
+    /// or for [`Role::Both`] the one of the two that owns `code`.
+    pub fn announcer_of(self, code: ResultCode) -> Role {
+        match self {
+            Role::Both if Role::Watcher.owns(code) => Role::Watcher,
+            Role::Both => Role::Judge,
+            role => role,
+        }
+    }
+
+    /// Whether this role publishes the warnings (the repetition-watcher's).
+    pub fn warns(self) -> bool {
+        matches!(self, Role::Watcher | Role::Both)
     }
 
     /// Whether this role announces endings with `code`: the adjudication layer says who
     /// announces what ([`ResultCode::announcer`]).
     pub fn owns(self, code: ResultCode) -> bool {
-        let announcer = match self {
-            Role::Watcher => Announcer::RepetitionWatcher,
-            Role::Judge => Announcer::ImpasseJudge,
-        };
-        code.announcer() == announcer
+        match self {
+            Role::Watcher => code.announcer() == Announcer::RepetitionWatcher,
+            Role::Judge => code.announcer() == Announcer::ImpasseJudge,
+            Role::Both => Role::Watcher.owns(code) || Role::Judge.owns(code),
+        }
     }
 
     /// The reader of game logs this role is, as its copies set aside and its counts name it.
     pub fn reader(self) -> &'static Reader {
         static WATCHER: Reader = Reader::new("repetition-watcher");
         static JUDGE: Reader = Reader::new("impasse-judge");
+        static BOTH: Reader = Reader::new("arbiter-pipeline");
         match self {
             Role::Watcher => &WATCHER,
             Role::Judge => &JUDGE,
+            Role::Both => &BOTH,
         }
     }
 }
@@ -152,6 +174,7 @@ impl WorkerConfig {
             replicas: self.consumer_replicas,
             delivery: self.consumer_delivery,
             storage: self.consumer_storage,
+            acks: arbiter_bus::AckMode::Cumulative,
         }
     }
 }
