@@ -17,7 +17,9 @@
 # - Chromium and a Japanese font (Debian) for the console's browser test, Node.js with npm, and
 #   promtool (Debian's prometheus package) for the alert rules' tests, each if missing;
 # - Ruby with its test-unit library (Debian), which run shogi-server (../shared/third_party),
-#   the reference CSA server of csa-protocol's differential test.
+#   the reference CSA server of csa-protocol's differential test;
+# - the USI engines fairy-stockfish and gpsusi (Debian's fairy-stockfish and gpsshogi), which play
+#   through shogi-server's USI-to-CSA bridge against the CSA front end (arbiter-tests' `engines`).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bash "$here/oracle/install.sh"
@@ -39,6 +41,11 @@ command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v ruby >/dev/null 2>&1 || missing+=(ruby)
 command -v ruby >/dev/null 2>&1 && ruby -e 'require "test/unit"' >/dev/null 2>&1 ||
   missing+=(ruby-test-unit)
+# Real engines for the CSA front end's test (Debian installs them in /usr/games).
+for engine in fairy-stockfish:fairy-stockfish gpsusi:gpsshogi; do
+  command -v "${engine%%:*}" >/dev/null 2>&1 || [ -x "/usr/games/${engine%%:*}" ] ||
+    missing+=("${engine#*:}")
+done
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     # Waits for another apt run's lock rather than failing at once.
@@ -60,6 +67,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 echo "setup: $(chromium --version 2>/dev/null), node $(node --version), npm $(npm --version)"
 echo "setup: $(ruby --version)"
+echo "setup: engines: $(echo usi | /usr/games/fairy-stockfish 2>/dev/null | sed -n 's/^id name //p' | head -1), $(echo usi | /usr/games/gpsusi 2>/dev/null | sed -n 's/^id name //p' | head -1)"
 echo "setup: $(promtool --version 2>&1 | head -1)"
 # The example clients' dependencies (`make test-clients`), once Node.js is there.
 bash "$here/../examples/setup.sh"

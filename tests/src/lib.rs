@@ -12,6 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 pub mod clock;
+pub mod engines;
 pub mod games;
 pub mod play;
 
