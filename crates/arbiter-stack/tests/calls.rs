@@ -74,6 +74,7 @@ async fn each_call_is_timed_once_with_its_status() {
         game_id: "watched".into(),
         reason: pb::EndReason::Resignation as i32,
         loser: pb::Color::Black as i32,
+        ..Default::default()
     })
     .await
     .unwrap();

@@ -5,6 +5,7 @@
 //! a verdict the arbiter reached by itself and announced on `WatchGame` (a silent side flagged
 //! by its clock).
 
+use crate::CheckmateLines;
 use crate::conn::ToConn;
 use crate::ending::game_end;
 use crate::lobby::Lobby;
@@ -14,7 +15,7 @@ use csa_protocol::server::GameSummary;
 use csa_protocol::{Action, CsaMove, Event, GameEnd, TimedMove};
 use shogi_proto::convert::{color_pb, duration_pb};
 use shogi_proto::v1 as pb;
-use shogi_rules::{Color, Move, PieceKind, Position};
+use shogi_rules::{Color, Move, Position};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::mpsc;
@@ -91,6 +92,7 @@ pub fn spawn(
         ended: false,
         ply: 0,
         clock: None,
+        mate: None,
         record,
         lobby,
         tx: tx.clone(),
@@ -113,9 +115,31 @@ struct Game {
     /// Plies played.
     ply: u32,
     clock: Option<pb::ClockState>,
+    /// A checkmate the arbiter judged, held while the mated side's turn goes on
+    /// ([`CheckmateLines::ShogiServer`]).
+    mate: Option<Mate>,
     record: Record,
     /// The game's own queue, for the watcher.
     tx: mpsc::UnboundedSender<GameMsg>,
+}
+
+/// A checkmate held for shogi-server's lines: the game is over on the arbiter, and the mated
+/// side's next line (or its time) decides the CSA lines that end it.
+struct Mate {
+    verdict: pb::Verdict,
+    mated: Color,
+    /// When the mated side's turn started (the mating move's echo).
+    since: tokio::time::Instant,
+    /// The time the mated side had for the turn, `None` without a clock: as shogi-server's
+    /// `ChessClock#timeout?` counts it, its whole units of main time left, its byoyomi and its
+    /// increment; a line that comes after it is a time-up.
+    limit: Option<std::time::Duration>,
+}
+
+impl Mate {
+    fn deadline(&self) -> Option<tokio::time::Instant> {
+        self.limit.map(|l| self.since + l)
+    }
 }
 
 const fn idx(c: Color) -> usize {
@@ -130,7 +154,15 @@ impl Game {
         let agree_by = tokio::time::Instant::now() + self.lobby.config.agree_timeout;
         let mut watcher = None;
         while !self.ended {
-            let msg = if self.started {
+            let msg = if let Some(deadline) = self.mate.as_ref().and_then(Mate::deadline) {
+                match tokio::time::timeout_at(deadline, rx.recv()).await {
+                    Ok(msg) => msg,
+                    Err(_) => {
+                        self.mate_ends(|loser| GameEnd::TimeUp { loser });
+                        continue;
+                    }
+                }
+            } else if self.started {
                 rx.recv().await
             } else {
                 match tokio::time::timeout_at(agree_by, rx.recv()).await {
@@ -258,9 +290,15 @@ impl Game {
         if self.ended {
             return;
         }
+        if self.mate.is_some() {
+            return self.after_mate(c, action);
+        }
         match action {
-            Action::Move { mv, comment } => self.submit(c, Some(mv), comment, None).await,
-            Action::Illegal(line) => self.submit(c, None, None, Some(line)).await,
+            Action::Move { mv, comment } => match usi_move(&self.position, c, mv) {
+                Some(usi) => self.submit(c, mv, usi, comment).await,
+                None => self.illegal(c, mv.to_string()).await,
+            },
+            Action::Illegal(line) => self.illegal(c, line).await,
             Action::Resign => self.resign(c, false).await,
             Action::Kachi => self.declare(c).await,
             Action::Abandon => {
@@ -272,22 +310,9 @@ impl Game {
         }
     }
 
-    /// A move, or a line shogi-server plays as an illegal move (`%CHUDAN`, a move that does
-    /// not fit the board). The arbiter's contract takes moves in USI alone, so a line that is no
-    /// move of the mover's is submitted as the one move that is impossible in every position, a
-    /// pawn dropped on the mover's own king; the `floodgate` preset forfeits it
-    /// (`#ILLEGAL_MOVE`), and the record names the line (`'ILLEGAL_MOVE(<line>)`).
-    async fn submit(
-        &mut self,
-        c: Color,
-        mv: Option<CsaMove>,
-        comment: Option<String>,
-        line: Option<String>,
-    ) {
-        let usi = mv.and_then(|m| usi_move(&self.position, c, m));
-        let Some(usi) = usi.or_else(|| impossible_move(&self.position, c)) else {
-            return;
-        };
+    /// A move of the mover's, submitted: echoed when accepted; a forfeited one (illegal by the
+    /// CSA rules, which the `floodgate` preset forfeits) ends the game with `#ILLEGAL_MOVE`.
+    async fn submit(&mut self, c: Color, mv: CsaMove, usi: Move, comment: Option<String>) {
         let ply = self.ply + 1;
         let req = pb::SubmitMoveRequest {
             game_id: self.arbiter_id.clone(),
@@ -304,37 +329,57 @@ impl Game {
         }
         let outcome =
             pb::MoveOutcome::try_from(answer.outcome).unwrap_or(pb::MoveOutcome::Unspecified);
-        match (outcome, mv) {
-            (pb::MoveOutcome::Accepted, Some(mv)) => {
-                self.position.play_unchecked(usi);
-                self.ply += 1;
-                let time = u32::try_from(answer.charged_ms.unwrap_or(0) / self.unit_ms())
-                    .unwrap_or(u32::MAX);
-                self.record.played(mv, time, comment.as_deref());
-                self.send_both(&Event::Played(TimedMove { mv, time }));
-                if let Some(v) = &answer.verdict {
-                    self.finish(v, None);
-                } else if self.gone[idx(!c)] {
-                    // The opponent left while it was not its turn: shogi-server ends the game
-                    // once the move is echoed (`Game#handle_one_move`).
-                    self.resign(!c, true).await;
-                }
+        if outcome == pb::MoveOutcome::Accepted {
+            self.position.play_unchecked(usi);
+            self.ply += 1;
+            let time =
+                u32::try_from(answer.charged_ms.unwrap_or(0) / self.unit_ms()).unwrap_or(u32::MAX);
+            self.record.played(mv, time, comment.as_deref());
+            self.send_both(&Event::Played(TimedMove { mv, time }));
+            if let Some(v) = &answer.verdict {
+                self.finish(v, None);
+            } else if self.gone[idx(!c)] {
+                // The opponent left while it was not its turn: shogi-server ends the game
+                // once the move is echoed (`Game#handle_one_move`).
+                self.resign(!c, true).await;
             }
-            _ => {
-                let text = line
-                    .or_else(|| mv.map(|m| m.to_string()))
-                    .unwrap_or_default();
-                if outcome == pb::MoveOutcome::Forfeited {
-                    self.record.illegal(&text);
-                }
-                match &answer.verdict {
-                    Some(v) => self.finish(v, None),
-                    None => {
-                        tracing::error!(game = %self.summary.game_id, ?outcome, "a move neither played nor ending the game");
-                        self.finish_locally(GameEnd::IllegalMove { loser: c });
+            return;
+        }
+        if outcome == pb::MoveOutcome::Forfeited {
+            self.record.illegal(&mv.to_string());
+        }
+        match &answer.verdict {
+            Some(v) => self.finish(v, None),
+            None => {
+                tracing::error!(game = %self.summary.game_id, ?outcome, "a move neither played nor ending the game");
+                self.finish_locally(GameEnd::IllegalMove { loser: c });
+            }
+        }
+    }
+
+    /// A line shogi-server plays as an illegal move that is no move of the board (`%CHUDAN`,
+    /// another `%` line, a move of the other side's sign or naming a piece not on its square):
+    /// the arbiter's contract takes moves in USI alone, so the front end reports it with
+    /// `EndGame` (`END_REASON_ILLEGAL_MOVE`, the line as the note), judged at its receipt (a
+    /// late one is a time-up). The record names the line (`'ILLEGAL_MOVE(<line>)`).
+    async fn illegal(&mut self, c: Color, line: String) {
+        let req = pb::EndGameRequest {
+            game_id: self.arbiter_id.clone(),
+            reason: pb::EndReason::IllegalMove as i32,
+            loser: color_pb(c),
+            note: line.clone(),
+        };
+        match self.lobby.arbiter.end(req).await {
+            Ok(r) => match r.verdict {
+                Some(v) => {
+                    if v.code == pb::ResultCode::IllegalMove as i32 {
+                        self.record.illegal(&line);
                     }
+                    self.finish(&v, None);
                 }
-            }
+                None => self.failed_without_verdict("EndGame").await,
+            },
+            Err(status) => self.failed("EndGame", &status).await,
         }
     }
 
@@ -345,6 +390,7 @@ impl Game {
             game_id: self.arbiter_id.clone(),
             reason: pb::EndReason::Resignation as i32,
             loser: color_pb(c),
+            note: String::new(),
         };
         match self.lobby.arbiter.end(req).await {
             Ok(r) => match r.verdict {
@@ -403,10 +449,86 @@ impl Game {
         }
     }
 
+    /// The mated side's line after a checkmate held for shogi-server's lines, ended as
+    /// shogi-server ends it (`Game#handle_one_move`: the time first, then the board's answer).
+    fn after_mate(&mut self, c: Color, action: Action) {
+        let Some(mate) = &self.mate else { return };
+        if c != mate.mated {
+            // The winner's lines wait for its turn, which does not come.
+            return;
+        }
+        let elapsed = mate.since.elapsed();
+        if mate.limit.is_some_and(|l| elapsed >= l) {
+            return self.mate_ends(|loser| GameEnd::TimeUp { loser });
+        }
+        match action {
+            Action::Resign => self.mate_ends(|loser| GameEnd::Resign { loser }),
+            Action::Abandon => self.mate_ends(|loser| GameEnd::Abandon { loser }),
+            Action::Kachi => {
+                let time = u32::try_from(elapsed.as_millis() / u128::from(self.unit_ms()))
+                    .unwrap_or(u32::MAX);
+                self.send_both(&Event::KachiTimed { time });
+                self.mate_ends(|loser| GameEnd::IllegalKachi { loser });
+            }
+            // Every move of a mated side leaves its king in check.
+            Action::Move { .. } | Action::Illegal(_) => {
+                self.mate_ends(|loser| GameEnd::IllegalMove { loser });
+            }
+        }
+    }
+
+    /// Ends a game held at its checkmate with the lines `end` gives the mated side; the record
+    /// keeps the arbiter's verdict (the checkmate).
+    fn mate_ends(&mut self, end: impl FnOnce(Color) -> GameEnd) {
+        let Some(mate) = self.mate.take() else { return };
+        let end = end(mate.mated);
+        tracing::info!(game = %self.summary.game_id, arbiter_game = %self.arbiter_id, ?end, "checkmate ended as shogi-server ends it");
+        self.end(end, Some(&mate.verdict));
+    }
+
+    /// Holds a checkmate for shogi-server's lines ([`CheckmateLines::ShogiServer`]): `true`
+    /// when `verdict` is one (or one is held already), and the game goes on for the players.
+    fn hold_mate(&mut self, verdict: &pb::Verdict) -> bool {
+        if self.mate.is_some() {
+            return true;
+        }
+        let mate = [
+            pb::ResultCode::Checkmate as i32,
+            pb::ResultCode::NoLegalMoves as i32,
+        ];
+        if self.lobby.config.checkmate != CheckmateLines::ShogiServer
+            || !mate.contains(&verdict.code)
+        {
+            return false;
+        }
+        let mated = self.position.side_to_move();
+        let t = self.summary.time;
+        let unit = self.unit_ms();
+        let limit = (t.total > 0 || t.byoyomi > 0 || t.increment > 0).then(|| {
+            let left = self.clock.as_ref().and_then(|k| match mated {
+                Color::Black => k.black.as_ref(),
+                Color::White => k.white.as_ref(),
+            });
+            let left = left.map_or(0, |s| s.remaining_ms / unit * unit);
+            std::time::Duration::from_millis(left + u64::from(t.byoyomi + t.increment) * unit)
+        });
+        tracing::info!(game = %self.summary.game_id, arbiter_game = %self.arbiter_id, ?mated, "checkmate held for the mated side's line, as shogi-server");
+        self.mate = Some(Mate {
+            verdict: verdict.clone(),
+            mated,
+            since: tokio::time::Instant::now(),
+            limit,
+        });
+        if self.gone[idx(mated)] {
+            self.mate_ends(|loser| GameEnd::Abandon { loser });
+        }
+        true
+    }
+
     /// The one place a game ends: the verdict's lines to both players, and the record.
     /// `abandoned` names a player who left, whose resignation is written as one.
     fn finish(&mut self, verdict: &pb::Verdict, abandoned: Option<Color>) {
-        if self.ended {
+        if self.ended || self.hold_mate(verdict) {
             return;
         }
         let mut end = game_end(verdict, self.position.side_to_move());
@@ -475,14 +597,6 @@ fn usi_move(position: &Position, c: Color, mv: CsaMove) -> Option<Move> {
             })
         }
     }
-}
-
-/// A pawn dropped on `c`'s king: impossible in every position (the square is taken).
-fn impossible_move(position: &Position, c: Color) -> Option<Move> {
-    position.king_square(c).map(|to| Move::Drop {
-        kind: PieceKind::Pawn,
-        to,
-    })
 }
 
 /// Follows the game on `WatchGame` and hands its verdict to the game, whoever reached it;

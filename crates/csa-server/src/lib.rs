@@ -66,6 +66,29 @@ pub struct Config {
     pub agree_timeout: Duration,
     /// What `%%VERSION` answers.
     pub revision: String,
+    /// How a checkmate reaches the players.
+    pub checkmate: CheckmateLines,
+}
+
+/// How a checkmate the arbiter judges reaches the players (`--csa-checkmate`).
+///
+/// shogi-server never detects a checkmate: the game goes on until the mated engine sends
+/// `%TORYO` (or plays, which is an illegal move, or runs out of time). The arbiter judges the
+/// mating move, and its verdict on the bus and in the record is the checkmate either way; this
+/// chooses only the CSA lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckmateLines {
+    /// The game ends at the mating move, with the lines of the mated side's resignation
+    /// (`%TORYO`, `#RESIGN`), sent at once; a `%TORYO` the mated side sends afterwards is
+    /// dropped.
+    #[default]
+    Arbiter,
+    /// shogi-server's lines and timing: after the mating move's echo the mated side's turn goes
+    /// on, and its next line ends the game as shogi-server ends it: `%TORYO` (or a disconnect)
+    /// with `#RESIGN`, a move or any other `%` line with `#ILLEGAL_MOVE`, `%KACHI` with its echo
+    /// and `#ILLEGAL_MOVE`, a line after its time, or its silence to the end of its time, with
+    /// `#TIME_UP`.
+    ShogiServer,
 }
 
 impl Config {
@@ -84,6 +107,7 @@ impl Config {
             write_timeout: Duration::from_secs(30),
             agree_timeout: Duration::from_secs(120),
             revision: env!("CARGO_PKG_VERSION").to_owned(),
+            checkmate: CheckmateLines::Arbiter,
         }
     }
 
@@ -202,6 +226,16 @@ pub struct CsaArgs {
         default_value_t = 4096
     )]
     pub max_connections: usize,
+    /// How a checkmate reaches the players: `arbiter` ends the game at the mating move with the
+    /// mated side's resignation lines; `shogi-server` waits, as shogi-server does, for the mated
+    /// side's `%TORYO` (or its illegal move, or its time-up).
+    #[arg(
+        long = "csa-checkmate",
+        env = "CSA_CHECKMATE",
+        value_enum,
+        default_value_t = CheckmateLines::Arbiter
+    )]
+    pub checkmate: CheckmateLines,
 }
 
 impl CsaArgs {
@@ -214,6 +248,7 @@ impl CsaArgs {
             record_dir: self.record_dir.clone(),
             event: self.event.clone(),
             max_connections: self.max_connections,
+            checkmate: self.checkmate,
             ..Config::new(arbiter)
         }
     }

@@ -140,6 +140,7 @@ async fn a_verdict_no_csa_client_caused_ends_the_csa_game() {
             game_id: games[0].game_id.clone(),
             reason: pb::EndReason::Resignation as i32,
             loser: pb::Color::White as i32,
+            ..Default::default()
         })
         .await
         .expect("end the game");
@@ -216,4 +217,125 @@ async fn a_move_is_echoed_with_the_seconds_the_clock_charged() {
     assert_eq!(b.until(|l| l.starts_with('+')).await, ["+7776FU,T1"]);
     w.send(b"-3334FU\n").await;
     assert_eq!(b.until(|l| l.starts_with('-')).await, ["-3334FU,T0"]);
+}
+
+/// The only game on the arbiter behind `front`, whole.
+async fn the_game(front: &Front) -> pb::GameState {
+    let mut client = MoveValidatorClient::connect(front.grpc.clone())
+        .await
+        .expect("connect");
+    let games = client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .expect("list")
+        .into_inner()
+        .games;
+    assert_eq!(games.len(), 1, "{games:?}");
+    client
+        .get_game(pb::GetGameRequest {
+            game_id: games[0].game_id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("get the game")
+        .into_inner()
+        .game
+        .expect("a game")
+}
+
+/// `%CHUDAN` (and every line shogi-server plays as an illegal move that is no move of the board)
+/// reaches the arbiter as what it is: an illegal move the front end reports, with the line, at
+/// the ply it was meant for; the players get shogi-server's lines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chudan_is_an_illegal_move_reported_with_its_line() {
+    let front = start(|_| {}).await;
+    let (mut b, mut w) = started(&front, "chudan-600-10").await;
+    b.send(b"+7776FU\n").await;
+    b.until(|l| l.starts_with('+')).await;
+    w.until(|l| l.starts_with('+')).await;
+    w.send(b"%CHUDAN\n").await;
+    assert_eq!(
+        w.until(|l| l.starts_with("#LOSE")).await,
+        ["#ILLEGAL_MOVE", "#LOSE"]
+    );
+    assert_eq!(
+        b.until(|l| l.starts_with("#WIN")).await,
+        ["#ILLEGAL_MOVE", "#WIN"]
+    );
+    let game = the_game(&front).await;
+    assert_eq!(game.moves, ["7g7f"], "no move stands for the line");
+    let v = game.verdict.expect("a verdict");
+    assert_eq!(
+        (v.code, v.winner, v.ply, v.code_name.as_str()),
+        (
+            pb::ResultCode::IllegalMove as i32,
+            pb::Color::Black as i32,
+            2,
+            "illegal_move"
+        ),
+        "{v:?}"
+    );
+    assert_eq!(
+        v.evidence,
+        Some(pb::verdict::Evidence::Reported(pb::ReportedEvidence {
+            note: "%CHUDAN".to_owned()
+        }))
+    );
+}
+
+/// `--csa-checkmate shogi-server`: after the mating move the game goes on for the players until
+/// the mated side's line; the arbiter's verdict is the checkmate all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkmate_held_for_shogi_servers_lines_ends_at_the_mated_sides_line() {
+    let front = start(|c| c.checkmate = csa_server::CheckmateLines::ShogiServer).await;
+    let (mut b, mut w) = started(&front, "mate-600-10").await;
+    let mate = [
+        "+7776FU", "-3334FU", "+8822UM", "-5142OU", "+0066KA", "-6152KI", "+9796FU", "-2133KE",
+        "+2233UM",
+    ];
+    for m in mate {
+        let who = if m.starts_with('+') { &mut b } else { &mut w };
+        who.send(format!("{m}\n").as_bytes()).await;
+        b.until(|l| l.starts_with(m)).await;
+        w.until(|l| l.starts_with(m)).await;
+    }
+    let game = the_game(&front).await;
+    let v = game.verdict.expect("the checkmate, on the arbiter");
+    assert_eq!(v.code, pb::ResultCode::Checkmate as i32, "{v:?}");
+    // The mated side's %KACHI: echoed with its time, then an illegal declaration.
+    w.send(b"%KACHI\n").await;
+    assert_eq!(
+        w.until(|l| l.starts_with("#LOSE")).await,
+        ["%KACHI,T0", "%KACHI", "#ILLEGAL_MOVE", "#LOSE"]
+    );
+    assert_eq!(
+        b.until(|l| l.starts_with("#WIN")).await,
+        ["%KACHI,T0", "%KACHI", "#ILLEGAL_MOVE", "#WIN"]
+    );
+}
+
+/// `--csa-checkmate shogi-server`: a mated side that stays silent is out of time at the end of
+/// its time, as in shogi-server (which finds it when a line comes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_mated_side_is_out_of_time() {
+    let front = start(|c| c.checkmate = csa_server::CheckmateLines::ShogiServer).await;
+    let (mut b, mut w) = started(&front, "matetime-2-1").await;
+    let mate = [
+        "+7776FU", "-3334FU", "+8822UM", "-5142OU", "+0066KA", "-6152KI", "+9796FU", "-2133KE",
+        "+2233UM",
+    ];
+    for m in mate {
+        let who = if m.starts_with('+') { &mut b } else { &mut w };
+        who.send(format!("{m}\n").as_bytes()).await;
+        b.until(|l| l.starts_with(m)).await;
+        w.until(|l| l.starts_with(m)).await;
+    }
+    assert_eq!(
+        w.until(|l| l.starts_with("#LOSE")).await,
+        ["#TIME_UP", "#LOSE"]
+    );
+    assert_eq!(
+        b.until(|l| l.starts_with("#WIN")).await,
+        ["#TIME_UP", "#WIN"]
+    );
 }

@@ -240,6 +240,7 @@ async fn main() {
             game_id: format!("list-{i:04}"),
             reason: pb::EndReason::Resignation as i32,
             loser: pb::Color::Black as i32,
+            ..Default::default()
         })
         .await
         .unwrap();

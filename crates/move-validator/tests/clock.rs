@@ -275,6 +275,7 @@ async fn a_late_resignation_or_declaration_is_time_up_and_a_report_needs_the_clo
         game_id: id.into(),
         reason: reason as i32,
         loser: loser as i32,
+        ..Default::default()
     };
     now.set(T0 + 59_999);
     let v1 = v
@@ -349,6 +350,85 @@ async fn a_late_resignation_or_declaration_is_time_up_and_a_report_needs_the_clo
         (e.deadline_unix_ms, e.at_unix_ms),
         (T0 + 60_000, T0 + 61_000)
     );
+}
+
+/// An illegal move the platform reports (a CSA `%CHUDAN`, no move of the board): judged at its
+/// receipt as a resignation is, recorded at the ply it was meant for with the platform's note,
+/// and read back so from the log by another instance; a late one is a time-up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reported_illegal_move_is_judged_at_its_receipt() {
+    let nats = NatsServer::start();
+    let now = Now::at(T0);
+    let mut v = start(&nats, &now).await;
+    let control = pb::RulesetOverrides {
+        time_main: secs(60),
+        ..Default::default()
+    };
+    for id in ["illegal-in-time", "illegal-late"] {
+        create(&mut v.client, id, control).await;
+    }
+    let end = |id: &str, note: &str| pb::EndGameRequest {
+        game_id: id.into(),
+        reason: pb::EndReason::IllegalMove as i32,
+        loser: pb::Color::Black as i32,
+        note: note.into(),
+    };
+    let e = v
+        .client
+        .end_game(end("illegal-in-time", &"%".repeat(257)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    now.set(T0 + 59_999);
+    let in_time = v
+        .client
+        .end_game(end("illegal-in-time", "%CHUDAN"))
+        .await
+        .unwrap()
+        .into_inner()
+        .verdict
+        .unwrap();
+    assert_eq!(
+        (in_time.code, in_time.winner, in_time.ply),
+        (
+            pb::ResultCode::IllegalMove as i32,
+            pb::Color::White as i32,
+            1
+        )
+    );
+    assert_eq!(
+        in_time.evidence,
+        Some(pb::verdict::Evidence::Reported(pb::ReportedEvidence {
+            note: "%CHUDAN".into()
+        }))
+    );
+    now.set(T0 + 60_000);
+    let late = v
+        .client
+        .end_game(end("illegal-late", "%CHUDAN"))
+        .await
+        .unwrap()
+        .into_inner()
+        .verdict
+        .unwrap();
+    assert_eq!(time_up(&late).side, pb::Color::Black as i32);
+
+    // Another instance reads the same verdicts from the log.
+    let mut w = start(&nats, &now).await;
+    for (id, verdict) in [("illegal-in-time", &in_time), ("illegal-late", &late)] {
+        let game = w
+            .client
+            .get_game(pb::GetGameRequest {
+                game_id: id.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        assert_eq!(game.verdict.as_ref(), Some(verdict), "{id}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

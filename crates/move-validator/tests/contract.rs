@@ -455,6 +455,7 @@ async fn list_games_pages_in_creation_order_and_refuses_bad_pages() {
         game_id: "g2".into(),
         reason: pb::EndReason::Resignation as i32,
         loser: pb::Color::Black as i32,
+        ..Default::default()
     })
     .await
     .unwrap();

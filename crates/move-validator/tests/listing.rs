@@ -50,6 +50,7 @@ async fn end(c: &mut MoveValidatorClient<Channel>, game_id: &str) {
         game_id: game_id.into(),
         reason: pb::EndReason::Resignation as i32,
         loser: pb::Color::Black as i32,
+        ..Default::default()
     })
     .await
     .unwrap();

@@ -157,6 +157,7 @@ async fn forged_announcements_end_no_game_and_name_nothing() {
             game_id: "o2-2".into(),
             reason: pb::EndReason::Resignation as i32,
             loser: pb::Color::White as i32,
+            ..Default::default()
         }))
         .await
         .unwrap();

@@ -453,6 +453,7 @@ async fn unknown_game_is_not_found() {
             game_id: "nope".into(),
             reason: pb::EndReason::Resignation as i32,
             loser: pb::Color::Black as i32,
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -603,6 +604,7 @@ async fn a_new_instance_rebuilds_games_from_the_bus() {
         game_id: "rebuild-2".into(),
         reason: pb::EndReason::Resignation as i32,
         loser: pb::Color::Black as i32,
+        ..Default::default()
     })
     .await
     .unwrap();
@@ -870,6 +872,7 @@ async fn forfeit_under_csa_rules_and_end_game_retries() {
         game_id: "end-1".into(),
         reason: reason as i32,
         loser: loser as i32,
+        ..Default::default()
     };
     let e = c
         .end_game(end(pb::EndReason::Unspecified, pb::Color::White))
@@ -1060,6 +1063,7 @@ async fn a_move_racing_a_verdict_on_another_instance_is_answered_as_the_log_deci
             game_id: id.clone(),
             reason: pb::EndReason::Resignation as i32,
             loser: pb::Color::White as i32,
+            ..Default::default()
         });
         let (moved, ended) = tokio::join!(submit(&mut ca, &id, 1, "7g7f"), end);
         let ended = ended
@@ -1163,6 +1167,7 @@ async fn watch_game_follows_a_game_live_until_its_verdict() {
         game_id: "live-1".into(),
         reason: pb::EndReason::Abort as i32,
         loser: 0,
+        ..Default::default()
     })
     .await
     .unwrap();

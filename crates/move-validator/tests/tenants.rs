@@ -387,6 +387,7 @@ async fn live_games_are_counted_from_the_bus_across_a_restart() {
                 game_id: "l-1".into(),
                 reason: pb::EndReason::Resignation as i32,
                 loser: pb::Color::White as i32,
+                ..Default::default()
             },
         ))
         .await

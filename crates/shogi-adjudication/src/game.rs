@@ -793,11 +793,32 @@ impl Game {
     /// `loser` resigns (投了) at `received_ms`: a resignation (`resignation`), unless the side to
     /// move was out of time by then, which ends the game on time instead.
     pub fn resign_at(&mut self, loser: Color, received_ms: u64) -> Result<&Verdict, GameError> {
+        self.report_loss_at(ResultCode::Resignation, loser, "", received_ms)
+    }
+
+    /// `loser` loses at `received_ms` by an ending the platform reports against it, with its
+    /// `note`: a resignation (`resignation`), or an illegal move by the platform's protocol that
+    /// is no move of the board (`illegal_move`, a CSA `%CHUDAN`), recorded at the ply it was
+    /// meant for as a forfeit is. Unless the side to move was out of time by then, which ends
+    /// the game on time instead. Without a clock, the reported ending.
+    pub fn report_loss_at(
+        &mut self,
+        code: ResultCode,
+        loser: Color,
+        note: &str,
+        received_ms: u64,
+    ) -> Result<&Verdict, GameError> {
         if self.verdict.is_some() {
             return Err(GameError::GameOver);
         }
-        let verdict = self.time_up_at(received_ms).unwrap_or_else(|| {
-            Verdict::reported(ResultCode::Resignation, Some(!loser), self.plies(), None)
+        let verdict = self.time_up_at(received_ms).unwrap_or_else(|| Verdict {
+            code,
+            winner: Some(!loser),
+            ply: self.plies() + u32::from(code == ResultCode::IllegalMove),
+            ordinary_result: None,
+            evidence: Evidence::Reported {
+                note: note.to_owned(),
+            },
         });
         Ok(self.verdict.insert(Box::new(verdict)))
     }

@@ -216,8 +216,13 @@ pub enum Evidence {
     /// started, its deadline, when the late call came (or the flag was looked at), what it was
     /// charged and what it had.
     TimeUp(Box<TimeUp>),
-    /// Reported by the platform (resignation, timeout, abort, agreement): no evidence here.
-    Reported,
+    /// Reported by the platform (resignation, timeout, abort, agreement, an illegal move by its
+    /// protocol that is no move of the board): what it said, if anything; no evidence of the
+    /// arbiter's own.
+    Reported {
+        /// The platform's words (for an illegal move, the line the player sent).
+        note: String,
+    },
 }
 
 /// How a game ended: a value, never an error (docs/rules.md section 7).
@@ -249,7 +254,9 @@ impl Verdict {
             winner,
             ply,
             ordinary_result,
-            evidence: Evidence::Reported,
+            evidence: Evidence::Reported {
+                note: String::new(),
+            },
         }
     }
 

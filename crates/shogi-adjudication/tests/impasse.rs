@@ -327,6 +327,12 @@ fn agreement_count_in_a_game() {
         .clone();
     assert_eq!(
         (v.code, v.ply, v.evidence),
-        (ResultCode::Agreement, 0, Evidence::Reported)
+        (
+            ResultCode::Agreement,
+            0,
+            Evidence::Reported {
+                note: String::new()
+            }
+        )
     );
 }

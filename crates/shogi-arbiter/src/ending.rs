@@ -207,7 +207,13 @@ mod tests {
                 "千日手",
             ),
             (
-                verdict(C::Resignation, Some(Color::White), Evidence::Reported),
+                verdict(
+                    C::Resignation,
+                    Some(Color::White),
+                    Evidence::Reported {
+                        note: String::new(),
+                    },
+                ),
                 "%TORYO",
                 Some(EndingKind::Resign),
                 "投了",

@@ -90,7 +90,12 @@ pub fn verdict_sentence(v: &Verdict) -> String {
             },
             ordinary(v.ordinary_result)
         ),
-        Evidence::Reported => format!("{} ({winner} wins) on ply {}.", v.code, v.ply),
+        Evidence::Reported { note } if note.is_empty() => {
+            format!("{} ({winner} wins) on ply {}.", v.code, v.ply)
+        }
+        Evidence::Reported { note } => {
+            format!("{} ({winner} wins) on ply {}: {note}.", v.code, v.ply)
+        }
         Evidence::TimeUp(up) => format!(
             "{} ran out of time after ply {}: {} ms charged of {} ms; {winner} wins.",
             side(up.side),

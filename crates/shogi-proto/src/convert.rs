@@ -247,7 +247,9 @@ pub fn verdict_pb(game_id: &str, verdict: &Verdict) -> pb::Verdict {
             cap: *cap,
             extended_by_checks: *extended_by_checks,
         })),
-        Evidence::Reported => Some(E::Reported(pb::ReportedEvidence::default())),
+        Evidence::Reported { note } => {
+            Some(E::Reported(pb::ReportedEvidence { note: note.clone() }))
+        }
         Evidence::TimeUp(up) => Some(E::TimeUp(time_up_pb(up))),
     };
     pb::Verdict {

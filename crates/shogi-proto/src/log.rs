@@ -680,6 +680,20 @@ impl Replay {
                     )));
                 }
             }
+            // An illegal move the platform reports (a line of its protocol that is no move),
+            // judged at its receipt as a resignation is.
+            (ResultCode::IllegalMove, Some(pb::verdict::Evidence::Reported(r))) => {
+                let loser = color_from_pb(v.winner)
+                    .map(|w| !w)
+                    .ok_or_else(|| bad("no winner"))?;
+                game.report_loss_at(code, loser, &r.note, received)
+                    .map_err(|e| bad(&e.to_string()))?;
+                if game.verdict().is_some_and(|j| j.code != code) {
+                    return Err(bad(&format!(
+                        "received at {received} ms, after the side to move's deadline"
+                    )));
+                }
+            }
             (
                 ResultCode::Resignation
                 | ResultCode::Timeout

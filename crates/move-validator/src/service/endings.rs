@@ -15,6 +15,9 @@ use shogi_proto::convert::{self, check_game_id, parse_sfen, verdict_pb};
 use shogi_proto::event::{Envelope, LogEntry};
 use shogi_proto::v1 as pb;
 
+/// The longest `note` an EndGame request may carry, in bytes (a protocol line, not a document).
+const MAX_NOTE_LEN: usize = 256;
+
 impl Validator {
     /// Declare: the declaration judged; one that ends the game goes into its log as its
     /// verdict.
@@ -148,6 +151,12 @@ impl Validator {
         check_game_id("game_id", &req.game_id)?;
         let reason = pb::EndReason::try_from(req.reason).unwrap_or(pb::EndReason::Unspecified);
         let loser = convert::color_from_pb(req.loser);
+        if req.note.len() > MAX_NOTE_LEN {
+            return Err(Error::invalid(
+                "note",
+                format!("at most {MAX_NOTE_LEN} bytes, not {}", req.note.len()),
+            ));
+        }
         let received = self.now();
         let mut guard = self.fresh(&req.game_id).await?;
         for _ in 0..MAX_ATTEMPTS {
@@ -159,14 +168,19 @@ impl Validator {
                 pb::EndReason::Unspecified => {
                     return Err(Error::invalid("reason", "must be set"));
                 }
-                pb::EndReason::Resignation | pb::EndReason::Timeout => {
+                pb::EndReason::Resignation
+                | pb::EndReason::Timeout
+                | pb::EndReason::IllegalMove => {
                     let loser = loser.ok_or_else(|| {
-                        Error::invalid("loser", "a resignation or timeout names the losing side")
+                        Error::invalid(
+                            "loser",
+                            "a resignation, timeout or illegal move names the losing side",
+                        )
                     })?;
-                    let code = if reason == pb::EndReason::Resignation {
-                        ResultCode::Resignation
-                    } else {
-                        ResultCode::Timeout
+                    let code = match reason {
+                        pb::EndReason::Resignation => ResultCode::Resignation,
+                        pb::EndReason::Timeout => ResultCode::Timeout,
+                        _ => ResultCode::IllegalMove,
                     };
                     (code, Some(!loser), None)
                 }
@@ -191,6 +205,17 @@ impl Validator {
                 // is a time-up), and a reported timeout only stands if the clock says so.
                 (ResultCode::Resignation, true) => game
                     .resign_at(!winner.unwrap_or(shogi_rules::Color::White), at)
+                    .map_err(|e| Error::FailedPrecondition(e.to_string()))?
+                    .clone(),
+                // An illegal move the platform judged: at its receipt as a resignation (with or
+                // without a clock), at the ply it was meant for, with the platform's note.
+                (ResultCode::IllegalMove, _) => game
+                    .report_loss_at(
+                        code,
+                        !winner.unwrap_or(shogi_rules::Color::White),
+                        &req.note,
+                        at,
+                    )
                     .map_err(|e| Error::FailedPrecondition(e.to_string()))?
                     .clone(),
                 (ResultCode::Timeout, true) => game.flag(at).ok_or_else(|| {
