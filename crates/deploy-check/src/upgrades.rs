@@ -225,6 +225,9 @@ mod tests {
     use crate::chart::{CHART_RENDERINGS, render_chart};
     use crate::support::{check, repo_root};
 
+    /// A chart's objects as rendered, each with its template.
+    type Rendering = Vec<(String, Value)>;
+
     fn config_of(objects: &[(String, Value)]) -> BTreeMap<String, String> {
         objects
             .iter()
@@ -259,7 +262,7 @@ mod tests {
         }
         let full = render_chart(&root, CHART_RENDERINGS[1].1).unwrap();
         let config = config_of(&full);
-        let cases: Vec<(Vec<(String, Value)>, &str, &[&str])> = vec![
+        let cases: Vec<(Rendering, &str, &[&str])> = vec![
             (
                 changed(full.clone(), "Deployment", "move-validator", |o| {
                     o["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] = 1.into();
