@@ -936,6 +936,27 @@ fn upgrade_check(c: &NatsCluster, at: usize) -> bool {
 /// out is restarted once more, and a second failure ends the upgrade. Then each service
 /// instance, each once the one before is SERVING.
 async fn rolling_upgrade(cluster: &Arc<Mutex<NatsCluster>>, procs: &Arc<Mutex<Vec<Proc>>>) {
+    // The chart makes every stream before the services start (its streams Job), so the check
+    // finds them all; here the services make them as they start, a side stream possibly after
+    // the first games (a request that timed out is tried again), and the check says a missing
+    // stream is an error, not a copy to wait for.
+    let url = cluster.lock().unwrap().url(0);
+    let js = async_nats::jetstream::new(async_nats::connect(url.as_str()).await.unwrap());
+    let deadline = Instant::now() + SERVICE_RESTART.get();
+    for name in [
+        shogi_proto::STREAM,
+        shogi_proto::ASIDE_STREAM,
+        shogi_proto::LEASE_STREAM,
+    ] {
+        while js.get_stream(name).await.is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the services did not make stream {name} within {:?}",
+                SERVICE_RESTART.get()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
     let c = cluster.clone();
     tokio::task::spawn_blocking(move || {
         let mut c = c.lock().unwrap();
