@@ -26,8 +26,10 @@ k() { kubectl -n "$NAMESPACE" "$@"; }
 die() { echo "upgrade-nats: $*" >&2; exit 1; }
 
 # Runs the check as a Job and prints its lines; succeeds when it said every replica is current.
+checks=0
 check() {
-    job="$CHECK-$(date +%s)"
+    checks=$((checks + 1))
+    job="$CHECK-$(date +%s)-$checks"
     k create job "$job" --from="cronjob/$CHECK" >/dev/null
     while :; do
         # succeeded/failed/the Failed condition (a check past its activeDeadlineSeconds)

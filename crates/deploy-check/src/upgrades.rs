@@ -219,6 +219,30 @@ pub(crate) fn upgrade_script(root: &Path) -> String {
         .unwrap_or_else(|e| panic!("read {UPGRADE_SCRIPT}: {e}"))
 }
 
+/// A `kubectl` for [`UPGRADE_SCRIPT`] without a cluster: three NATS pods at revision `old`, a
+/// StatefulSet whose update revision is `new`, pod deletions that bring a pod back at `new`,
+/// and checks (Jobs) that succeed or fail in the order of the lines of `$FAKE/checks`; every
+/// deletion and check is written to `$FAKE/log`.
+#[cfg(test)]
+const FAKE_KUBECTL: &str = r#"#!/bin/sh
+shift 2 # -n <namespace>
+case "$*" in
+    *updateStrategy*) echo OnDelete ;;
+    *spec.replicas*) echo 3 ;;
+    *updateRevision*) echo new ;;
+    "get pod "*" -o jsonpath="*) cat "$FAKE/$3" ;;
+    "get pod "*) : ;;
+    "delete pod "*) echo "delete $3" >> "$FAKE/log"; echo new > "$FAKE/$3" ;;
+    "wait "*) : ;;
+    "create job "*)
+        result=$(head -n 1 "$FAKE/checks"); sed -i 1d "$FAKE/checks"
+        echo "$result" > "$FAKE/$3"; echo "check $result" >> "$FAKE/log" ;;
+    "get job "*) if [ "$(cat "$FAKE/$3")" = ok ]; then echo 1//; else echo /1/True; fi ;;
+    "logs "* | "delete job "*) : ;;
+    *) echo "fake kubectl: $*" >&2; exit 2 ;;
+esac
+"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,5 +346,81 @@ mod tests {
         for (objects, script, expect) in cases {
             check(upgrade_problems(&objects, &config, script), expect);
         }
+    }
+
+    /// Runs the upgrade script on [`FAKE_KUBECTL`] with the checks' answers `checks`: whether
+    /// it succeeded, and the deletions and checks it made, in order.
+    fn upgrade_with(checks: &[&str]) -> (bool, Vec<String>) {
+        let fake = tempfile::tempdir().expect("a temporary directory");
+        let bin = fake.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let kubectl = bin.join("kubectl");
+        std::fs::write(&kubectl, FAKE_KUBECTL).unwrap();
+        let chmod = std::process::Command::new("chmod")
+            .arg("+x")
+            .arg(&kubectl)
+            .status()
+            .expect("chmod");
+        assert!(chmod.success());
+        for pod in ["nats-0", "nats-1", "nats-2"] {
+            std::fs::write(fake.path().join(pod), "old\n").unwrap();
+        }
+        std::fs::write(fake.path().join("checks"), checks.join("\n") + "\n").unwrap();
+        std::fs::write(fake.path().join("log"), "").unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let out = std::process::Command::new("sh")
+            .arg(repo_root().join(UPGRADE_SCRIPT))
+            .env("PATH", path)
+            .env("FAKE", fake.path())
+            .output()
+            .expect("run sh");
+        let log = std::fs::read_to_string(fake.path().join("log")).unwrap();
+        (
+            out.status.success(),
+            log.lines().map(str::to_owned).collect(),
+        )
+    }
+
+    #[test]
+    fn the_upgrade_script_restarts_one_server_at_a_time_between_checks() {
+        let ok = |n| vec!["ok"; n];
+        assert_eq!(
+            upgrade_with(&ok(4)),
+            (
+                true,
+                [
+                    "check ok",
+                    "delete nats-2",
+                    "check ok",
+                    "delete nats-1",
+                    "check ok",
+                    "delete nats-0",
+                    "check ok"
+                ]
+                .map(str::to_owned)
+                .to_vec()
+            )
+        );
+        // A server still behind when its check runs out is restarted once more.
+        let (done, log) = upgrade_with(&["ok", "ok", "fail", "ok", "ok"]);
+        assert!(done, "{log:?}");
+        assert_eq!(
+            log[4..7],
+            ["check fail", "delete nats-1", "check ok"].map(str::to_owned)
+        );
+        // Twice behind: the upgrade stops there, nats-0 untouched.
+        let (done, log) = upgrade_with(&["ok", "ok", "fail", "fail"]);
+        assert!(!done, "{log:?}");
+        assert_eq!(log.last().map(String::as_str), Some("check fail"));
+        assert!(!log.contains(&"delete nats-0".to_owned()), "{log:?}");
+        // Not every replica current before the upgrade: nothing restarted.
+        assert_eq!(
+            upgrade_with(&["fail"]),
+            (false, vec!["check fail".to_owned()])
+        );
     }
 }
