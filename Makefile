@@ -143,7 +143,8 @@ test-alerts:
 # By hand, not in `make test`: the dashboard's queries and the alert rules on a real Prometheus
 # (Debian's) scraping `shogi-arbiter serve` through four minutes of games, then three without
 # NATS; prints every panel's series and every alert's state, and leaves screenshots of Prometheus's
-# web UI (headless Chromium) in target/dashboard-check/. About 8 minutes.
+# web UI (headless Chromium) in target/dashboard-check/ (one run's, read, are kept in
+# deploy/prometheus/screenshots/). About 8 minutes.
 dashboard-check:
 	$(CARGO) build --locked --quiet -p shogi-arbiter
 	python3 tools/dashboard-check.py --cli "$${CARGO_TARGET_DIR:-target}/debug/shogi-arbiter" --outage
