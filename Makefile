@@ -35,9 +35,10 @@ test: setup
 # --workspace, as `test` builds, so that nothing is compiled again. The rolling upgrade and the
 # stream leader cut off run here too: on 2.10.26 a server restarted under load can stay behind
 # on every Raft group one peer leads, its catch-up never answered, until it is restarted again
-# (about 1 rolling upgrade in 5 under a soak's load, 2026-12-05), which NatsCluster::wait_healthy
-# does as the liveness probe of deploy/k8s/nats-values.yaml would (deploy/STREAMS.md,
-# "Upgrading the servers"). Every server lost at once is left out: after all three were killed
+# (about 1 rolling upgrade in 5 under a soak's load, 2026-12-05), which the upgrade's own
+# procedure does when its check runs out (deploy/k8s/upgrade-nats.sh, the steps the rolling
+# upgrade test takes) and NatsCluster::wait_healthy after the cut-off as the liveness probe of
+# deploy/k8s/nats-values.yaml would (deploy/STREAMS.md, "Upgrading the servers"). Every server lost at once is left out: after all three were killed
 # and started, one 2.10.26 node kept its replicas of all three streams behind for the test's
 # whole wait, 2,142 entries of SHOGI_GAMES (3 of 20 soak runs with the consumers in memory,
 # 2026-12-05, which on 2.10 they no longer are: deploy/STREAMS.md "Consumer storage").
@@ -142,7 +143,8 @@ test-alerts:
 # By hand, not in `make test`: the dashboard's queries and the alert rules on a real Prometheus
 # (Debian's) scraping `shogi-arbiter serve` through four minutes of games, then three without
 # NATS; prints every panel's series and every alert's state, and leaves screenshots of Prometheus's
-# web UI (headless Chromium) in target/dashboard-check/. About 8 minutes.
+# web UI (headless Chromium) in target/dashboard-check/ (one run's, read, are kept in
+# deploy/prometheus/screenshots/). About 8 minutes.
 dashboard-check:
 	$(CARGO) build --locked --quiet -p shogi-arbiter
 	python3 tools/dashboard-check.py --cli "$${CARGO_TARGET_DIR:-target}/debug/shogi-arbiter" --outage

@@ -5,7 +5,8 @@ Starts a nats-server, `shogi-arbiter serve` on it with its metrics on a port, an
 that scrapes them every 5 s (labelled as a ServiceMonitor would: namespace shogi-arbiter, job
 move-validator, a pod name) and evaluates deploy/prometheus/shogi-arbiter.rules.yaml. Then
 plays games for --seconds from two loops of `shogi-arbiter play` (the README's perpetual-check
-game; an illegal move every fifth game; a call without the bearer token every seventh), and
+game; every third game one with a clock whose side to move goes silent and is flagged; an
+illegal move every fifth game; a call without the bearer token every seventh), and
 prints, for every panel of the dashboard, the series its query returns, and every alert's
 state. With --outage it then stops the nats-server and plays on for three minutes, so that the
 alerts of a lost bus (NOT_SERVING, error answers) are seen pending and firing. Screenshots of
@@ -92,6 +93,10 @@ def play_loop(cli, addr, seconds, counts):
             [cli, "play", "--addr", f"http://{addr}", *args], env=e,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         run(["--rules", "online", "--sfen", SFEN, *CYCLE])
+        if i % 3 == 0:
+            # A game with a clock whose side to move then goes silent: flagged two seconds
+            # later, for the flag delay's panel and ShogiClockFlagsLate.
+            run(["--time-main", "2", "7g7f"])
         if i % 5 == 0:
             run(["7g7f", "7g7f"])
         if i % 7 == 0:
@@ -163,10 +168,12 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="dashboard-check-"))
     nats_port, metrics_port, prom_port = free_port(), free_port(), free_port()
     prom = f"127.0.0.1:{prom_port}"
+    # A copy, so that the alerts page names the file, not this checkout's path.
+    (work / RULES.name).write_text(RULES.read_text())
     (work / "prometheus.yml").write_text(f"""global:
   scrape_interval: 5s
   evaluation_interval: 5s
-rule_files: ["{RULES}"]
+rule_files: ["{RULES.name}"]
 scrape_configs:
   - job_name: move-validator
     static_configs:

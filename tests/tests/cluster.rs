@@ -503,10 +503,10 @@ async fn every_game_gets_its_one_verdict_with_the_stream_leader_cut_off() {
     under_fault(None, Fault::LeaderCutOff).await;
 }
 
-// A rolling upgrade, as Kubernetes runs one, with the games going on throughout (issue 21).
-// On 2.10.26 a node restarted under load can stay behind on every Raft group one peer leads
-// until it is restarted again, which `NatsCluster::wait_healthy` does as the servers' liveness
-// probe would, and prints (deploy/STREAMS.md, "Upgrading the servers").
+// A rolling upgrade, the chart's way (deploy/k8s/upgrade-nats.sh), with the games going on
+// throughout. On 2.10.26 a node restarted under load can stay behind on every Raft group one
+// peer leads until it is restarted again, which the procedure does when its check runs out,
+// and prints (deploy/STREAMS.md, "Upgrading the servers").
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_game_gets_its_one_verdict_through_a_rolling_upgrade() {
     under_fault(None, Fault::RollingUpgrade).await;
@@ -528,10 +528,11 @@ enum Fault {
     /// The stream leader's node, which every service was given as its one URL, killed for good
     /// (SIGKILL) once a third of the games are over.
     LeaderKilled,
-    /// Once a tenth of the games are over, each nats-server stopped (SIGTERM) and started again
-    /// in turn, the next once every node is healthy again (`/healthz`, a readiness probe); then
-    /// each service instance, SIGTERM (it must exit 0 within the grace) and started again, the
-    /// next once it answers SERVING. New games start until the upgrade is over.
+    /// Once a tenth of the games are over, the nats-servers upgraded as the chart's procedure
+    /// does (`deploy/k8s/upgrade-nats.sh`: one at a time, `shogi-arbiter streams replicas
+    /// --wait` between two); then each service instance, SIGTERM (it must exit 0 within the
+    /// grace) and started again, the next once it answers SERVING. New games start until the
+    /// upgrade is over.
     RollingUpgrade,
     /// Once a third of the games are over, the stream leader's node, which every service was
     /// given as its one URL, cut off from the other two (its routes closed; its clients keep
@@ -912,25 +913,79 @@ async fn cut_off(cluster: &Arc<Mutex<NatsCluster>>, doomed: usize) {
         .expect("the cluster healthy again");
 }
 
-/// Each nats-server stopped in order and started again, each once the cluster is healthy, then
-/// each service instance, each once the one before is SERVING.
-async fn rolling_upgrade(cluster: &Arc<Mutex<NatsCluster>>, procs: &Arc<Mutex<Vec<Proc>>>) {
-    for i in 0..3 {
-        let cluster = cluster.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut c = cluster.lock().unwrap();
-            c.terminate(i);
-            c.restart(i);
-            // What an upgrade script asks before it goes on to the next server.
-            let (current, lines) = streams_replicas_blocking(&c.url(i), 60);
-            assert!(
-                current,
-                "streams replicas after node {i} restarted:\n{lines}"
-            );
-        })
-        .await
-        .expect("restart a node");
+/// How long the upgrade's check (`streams replicas --wait`) waits for every replica to be
+/// current before the server just restarted is restarted once more: the chart's
+/// `natsUpgrade.waitSeconds` (300 s), scaled down as every deadline here is.
+const REPLICAS_WAIT: test_support::Deadline = test_support::Deadline::secs(30);
+
+/// The check `deploy/k8s/upgrade-nats.sh` runs before each server: the real
+/// `shogi-arbiter streams replicas --wait` against node `at`; whether it said every replica is
+/// current, printing its lines when not.
+fn upgrade_check(c: &NatsCluster, at: usize) -> bool {
+    let (current, lines) = streams_replicas_blocking(&c.url(at), REPLICAS_WAIT.get().as_secs());
+    if !current {
+        eprintln!("streams replicas (at {}):\n{lines}", c.name(at));
     }
+    current
+}
+
+/// The NATS servers upgraded as `deploy/k8s/upgrade-nats.sh` does (the StatefulSet's
+/// updateStrategy OnDelete): the check first; then, highest ordinal first, each server stopped
+/// (SIGTERM, as a deleted pod), started and waited for until Ready (the chart's readiness,
+/// `/healthz?js-server-only=true`), then the check; a server still behind when the check runs
+/// out is restarted once more, and a second failure ends the upgrade. Then each service
+/// instance, each once the one before is SERVING.
+async fn rolling_upgrade(cluster: &Arc<Mutex<NatsCluster>>, procs: &Arc<Mutex<Vec<Proc>>>) {
+    // The chart makes every stream before the services start (its streams Job), so the check
+    // finds them all; here the services make them as they start, a side stream possibly after
+    // the first games (a request that timed out is tried again), and the check says a missing
+    // stream is an error, not a copy to wait for.
+    let url = cluster.lock().unwrap().url(0);
+    let js = async_nats::jetstream::new(async_nats::connect(url.as_str()).await.unwrap());
+    let deadline = Instant::now() + SERVICE_RESTART.get();
+    for name in [
+        shogi_proto::STREAM,
+        shogi_proto::ASIDE_STREAM,
+        shogi_proto::LEASE_STREAM,
+    ] {
+        while js.get_stream(name).await.is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the services did not make stream {name} within {:?}",
+                SERVICE_RESTART.get()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let c = cluster.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut c = c.lock().unwrap();
+        assert!(
+            upgrade_check(&c, 0),
+            "not every replica current before the upgrade"
+        );
+        for i in (0..3).rev() {
+            c.shut_down(i);
+            c.start_ready(i);
+            if !upgrade_check(&c, i) {
+                eprintln!(
+                    "nats-server {} behind {:?} after its restart: restarted once more, as \
+                     upgrade-nats.sh does",
+                    c.name(i),
+                    REPLICAS_WAIT.get()
+                );
+                c.restart_ready(i);
+                assert!(
+                    upgrade_check(&c, i),
+                    "{} still behind after a second restart; logs:\n{}",
+                    c.name(i),
+                    c.logs()
+                );
+            }
+        }
+    })
+    .await
+    .expect("the servers upgraded");
     let count = procs.lock().unwrap().len();
     for k in 0..count {
         let procs = procs.clone();

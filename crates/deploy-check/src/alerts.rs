@@ -13,7 +13,8 @@
 //! - Every metric a rule or a panel names, with every label it selects or groups by or an
 //!   annotation reads, is exported: the arbiter's in a real scrape of `shogi-arbiter serve
 //!   --metrics-addr` on a nats-server that wants a password, after a game played to its
-//!   verdict, an illegal move, a call without the bearer token and a NATS password changed under
+//!   verdict, a game with a clock whose silent side is flagged (nats-server 2.12 or later), an
+//!   illegal move, a call without the bearer token and a NATS password changed under
 //!   the running process (so that the refusal counters exist); NATS's in the names of the NATS
 //!   chart's prometheus-nats-exporter ([`NATS_EXPORTER`], and its `/varz` names derived from the
 //!   same nats-server's `/varz`).
@@ -596,8 +597,8 @@ fn every_metric_of_the_rules_and_the_dashboard_is_exported() {
     let addr = line.trim().to_owned();
     assert!(!addr.is_empty(), "shogi-arbiter serve printed no address");
 
-    // A game to its verdict (the README's perpetual check), an illegal move, a call without
-    // the token, and a game created twice with two rulesets (ALREADY_EXISTS).
+    // A game to its verdict (the README's perpetual check), a game flagged, an illegal move, a
+    // call without the token, and a game created twice with two rulesets (ALREADY_EXISTS).
     let token = Some("scrape-token");
     let sfen = "6k2/1+p7/9/9/9/9/9/1+P2R4/6K2 b - 1";
     let cycle = [
@@ -609,6 +610,20 @@ fn every_metric_of_the_rules_and_the_dashboard_is_exported() {
     assert!(
         play(&bin, &addr, token, &args),
         "the perpetual-check game was not accepted"
+    );
+    // A game with a clock whose side to move then stays silent: flagged a second later, so that
+    // the flag delay's histogram is in the scrape. A clock needs the stream's message
+    // schedules: on a nats-server before 2.12 the game is refused at creation.
+    assert!(
+        play(
+            &bin,
+            &addr,
+            token,
+            &["--game-id", "scrape-flag", "--time-main", "1", "7g7f"]
+        ),
+        "the game with a clock was refused: the flag delay (ShogiClockFlagsLate) needs \
+         nats-server 2.12 or later, with message schedules (NATS_SERVER_BIN=$(bash \
+         tools/nats-server.sh path current))"
     );
     assert!(
         !play(&bin, &addr, token, &["7g7f", "7g7f"]),
@@ -660,7 +675,7 @@ fn every_metric_of_the_rules_and_the_dashboard_is_exported() {
             "shogi_consumer_lag",
             "messaging_consumer_group_name",
             "verdict-check",
-        )
+        ) && s.contains_key("shogi_clock_flag_delay_seconds_count")
     });
     assert!(
         went_through.contains_key("shogi_verdicts_total"),

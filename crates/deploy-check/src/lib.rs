@@ -20,10 +20,17 @@
 //!   `PARTITIONS`); an autoscaled Deployment sets no replicas; each metrics address is a port
 //!   the container names `metrics`; a NetworkPolicy lets only the arbiter's pods and the
 //!   platform reader reach the NATS client port.
+//! - Upgrades that wait: every Deployment rolls with `maxUnavailable: 0`, a pod behind a
+//!   Service waits in `preStop` before it is told to stop, and each pod's termination grace
+//!   covers that wait and its drain (`<PREFIX>_GRACE_SECS`); the NATS servers' check between
+//!   two servers (`shogi-arbiter streams replicas --wait` as `admin`) is a suspended CronJob
+//!   that `deploy/k8s/upgrade-nats.sh` runs, and the NATS values roll the servers only when
+//!   told to (`updateStrategy: OnDelete`).
 //! - Compose (`deploy/docker-compose.yml`): every service has a healthcheck, named volumes are
 //!   declared, three NATS nodes, two instances each of the watcher and the judge with the
 //!   indices `0..n` and the count `n`.
-//! - NATS Helm values (`deploy/k8s/nats-values.yaml`): cluster of 3, JetStream on file storage.
+//! - NATS Helm values (`deploy/k8s/nats-values.yaml`): cluster of 3, JetStream on file storage,
+//!   a liveness probe on the whole `/healthz`, the StatefulSet's updateStrategy OnDelete.
 //! - The stream's replicas: where NATS runs as a cluster of 3 or more (compose's nodes, the
 //!   Helm values' cluster size), every service creates the stream with 3 replicas
 //!   (`NATS_STREAM_REPLICAS`), so that it survives the loss of a node; on one server, 1.
@@ -55,3 +62,5 @@ mod nats_values;
 mod replicas;
 #[cfg(test)]
 mod support;
+#[cfg(test)]
+mod upgrades;

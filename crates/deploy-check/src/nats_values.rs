@@ -1,5 +1,5 @@
-//! The values for the NATS Helm chart: a JetStream cluster of 3 on file storage, and a liveness
-//! probe on the whole `/healthz`.
+//! The values for the NATS Helm chart: a JetStream cluster of 3 on file storage, a liveness
+//! probe on the whole `/healthz`, and servers that restart only when the upgrade says so.
 
 use crate::support::{array_at, parse_documents, str_at};
 use serde_json::Value;
@@ -15,6 +15,12 @@ pub(crate) fn nats_values_problems(file: &str, v: &Value) -> Vec<String> {
         ("/config/jetstream/fileStore/pvc/enabled", Value::Bool(true)),
         ("/config/jetstream/memoryStore/enabled", Value::Bool(false)),
         ("/fullnameOverride", Value::from("nats")),
+        // The servers restart only when deploy/k8s/upgrade-nats.sh says so, each once every
+        // replica is current (deploy/STREAMS.md, "Upgrading the servers").
+        (
+            "/statefulSet/merge/spec/updateStrategy/type",
+            Value::from("OnDelete"),
+        ),
     ];
     let mut problems: Vec<String> = expect
         .iter()
@@ -64,4 +70,12 @@ fn the_nats_values_liveness_probe_asks_the_whole_healthz() {
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].contains("/livenessProbe"), "{problems:?}");
     }
+    let rolling = {
+        let mut v = shipped.clone();
+        v["statefulSet"]["merge"]["spec"]["updateStrategy"]["type"] = "RollingUpdate".into();
+        v
+    };
+    let problems = nats_values_problems("v", &rolling);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("updateStrategy"), "{problems:?}");
 }

@@ -10,8 +10,8 @@ use crate::{output, proto_json};
 use anyhow::Context;
 use serde_json::json;
 use shogi_proto::v1::{
-    CreateGameRequest, GetGameRequest, MoveOutcome, Ruleset, StartPosition, SubmitMoveRequest,
-    move_validator_client::MoveValidatorClient, start_position,
+    CreateGameRequest, GetGameRequest, MoveOutcome, Ruleset, RulesetOverrides, StartPosition,
+    SubmitMoveRequest, move_validator_client::MoveValidatorClient, start_position,
 };
 use std::process::ExitCode;
 
@@ -34,6 +34,11 @@ pub struct PlayArgs {
     /// A client-chosen game id (default: the server chooses).
     #[arg(long)]
     game_id: Option<String>,
+    /// Each side's main time in seconds, for a game with a clock (up to three decimals; it
+    /// needs nats-server 2.12 or later, docs/rules.md section 9). The side to move after the
+    /// last move then stays silent, and is flagged at its deadline.
+    #[arg(long, value_name = "SECONDS")]
+    time_main: Option<f64>,
     /// File holding the bearer token, when the arbiter requires one (or the environment
     /// variable SHOGI_ARBITER_TOKEN, never a flag's value, which the process list shows).
     #[arg(long, env = "SHOGI_ARBITER_TOKEN_FILE")]
@@ -65,6 +70,20 @@ fn status_name(code: tonic::Code) -> String {
         name.push(c.to_ascii_uppercase());
     }
     name
+}
+
+/// `--time-main` as the ruleset's override: each side's main time, to the millisecond.
+fn main_time(seconds: f64) -> anyhow::Result<RulesetOverrides> {
+    anyhow::ensure!(
+        seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 * 365.0,
+        "--time-main {seconds}: a time in seconds, above 0 and at most a year"
+    );
+    Ok(RulesetOverrides {
+        time_main: Some(shogi_proto::convert::duration_pb(
+            (seconds * 1000.0).round() as u64,
+        )),
+        ..Default::default()
+    })
 }
 
 /// Plays the moves; exits 0 when every move was accepted.
@@ -103,7 +122,7 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
             CreateGameRequest {
                 ruleset: Some(Ruleset {
                     preset: args.rules.clone(),
-                    overrides: None,
+                    overrides: args.time_main.map(main_time).transpose()?,
                 }),
                 start,
                 game_id: args.game_id.unwrap_or_default(),

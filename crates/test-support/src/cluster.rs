@@ -727,6 +727,56 @@ impl NatsCluster {
         self.wait_healthy();
     }
 
+    /// Starts node `i` again on the same ports and store and waits only until it is ready as
+    /// the NATS chart's readiness probe asks (`/healthz?js-server-only=true`): what `kubectl
+    /// wait --for=condition=Ready` waits for once a deleted pod is back
+    /// (`deploy/k8s/upgrade-nats.sh`). Whether its streams and consumers are current is for
+    /// the caller to ask (`shogi-arbiter streams replicas --wait`); nothing here restarts it.
+    ///
+    /// # Panics
+    ///
+    /// When node `i` is running, or does not answer the probe within 30 seconds (scaled to
+    /// the load).
+    pub fn start_ready(&mut self, i: usize) {
+        assert!(self.nodes[i].child.is_none(), "node {i} is running");
+        self.spawn(i);
+        let port = self.nodes[i].monitor_port;
+        let deadline = Instant::now() + DEADLINE.get();
+        while http_get(port, "/healthz?js-server-only=true").is_none_or(|(s, _)| s != 200) {
+            assert!(
+                Instant::now() < deadline,
+                "node {i} not ready (/healthz?js-server-only=true) within {:?}",
+                DEADLINE.get()
+            );
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Stops node `i` as a deleted pod's server stops (SIGTERM) and waits for it to exit, and
+    /// for nothing else: what `kubectl delete pod --wait` waits for.
+    ///
+    /// # Panics
+    ///
+    /// When the node does not exit within 30 seconds (scaled to the load).
+    pub fn shut_down(&mut self, i: usize) {
+        assert!(
+            self.sigterm(i),
+            "node {i} did not exit within {:?} of SIGTERM",
+            DEADLINE.get()
+        );
+    }
+
+    /// Stops node `i` as [`NatsCluster::shut_down`] does and starts it again as
+    /// [`NatsCluster::start_ready`] does: a pod deleted once more.
+    ///
+    /// # Panics
+    ///
+    /// As those two.
+    pub fn restart_ready(&mut self, i: usize) {
+        self.shut_down(i);
+        self.start_ready(i);
+    }
+
     /// Kills every node at once (SIGKILL: a power cut, or every pod of the cluster lost
     /// together), then starts them all again on the same ports and stores, and waits until they
     /// agree on a metadata leader and every stream's replicas are current

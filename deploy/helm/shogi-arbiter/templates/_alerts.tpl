@@ -45,6 +45,20 @@ groups:
           summary: {{`'{{ $labels.shogi_role }}: verdict latency p99 {{ $value | humanizeDuration }}, objective`}} {{ $a.verdictLatency.p99Seconds }}{{`s'`}}
           description: From the storage of a game's deciding move to its verdict's announcement, the slowest 1 % of verdicts take longer than the objective.
           runbook_url: {{ $url }}/ShogiVerdictLatencyHigh.md
+      - alert: ShogiClockFlagsLate
+        expr: |
+          histogram_quantile(0.99, sum by (namespace, le) (rate(shogi_clock_flag_delay_seconds_bucket{ {{- $ns -}} }[{{ $a.flagDelay.window }}])))
+            > {{ $a.flagDelay.p99Seconds }}
+          and on (namespace)
+          sum by (namespace) (increase(shogi_clock_flag_delay_seconds_count{ {{- $ns -}} }[{{ $a.flagDelay.window }}]))
+            >= {{ $a.flagDelay.minFlags }}
+        for: {{ $a.flagDelay.for }}
+        labels:
+          severity: warning
+        annotations:
+          summary: {{`'flags fired late: p99 {{ $value | humanizeDuration }} from the deadline of a silent side to its time-up, objective`}} {{ $a.flagDelay.p99Seconds }}{{`s'`}}
+          description: The validator records a silent side's time-up in the game's log later than the objective after its deadline (the stream's message schedule firing, then the clock-flag consumer); until it does, the game stays open past its deadline.
+          runbook_url: {{ $url }}/ShogiClockFlagsLate.md
       - alert: ShogiEntriesSetAside
         expr: |
           sum by (namespace, shogi_role, shogi_aside_reason) (increase(shogi_events_set_aside_total{ {{- $ns -}} }[{{ $a.setAside.window }}]))
