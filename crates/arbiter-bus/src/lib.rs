@@ -45,7 +45,7 @@ pub use connect::{
     NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, permissions_violations,
     refused_connections,
 };
-pub use consumer::{AckMode, ConsumerStorage, DeliveryMode, DurableConfig};
+pub use consumer::{ConsumerStorage, DeliveryMode, DurableConfig};
 pub use faulty::FaultyBus;
 pub use jetstream::{Applied, JetStreamBus, Replica, ReplicaGroup, deliver_subject};
 pub use memory::MemoryBus;
@@ -256,9 +256,6 @@ pub struct Delivery {
     /// How many messages matching the consumer's filter were stored and not yet delivered
     /// when this one was delivered: the consumer's lag.
     pub pending: u64,
-    /// What its ack acknowledges: with [`AckMode::Cumulative`], every earlier delivery of its
-    /// consumer too.
-    pub acks: AckMode,
     acker: Box<dyn Acker>,
 }
 

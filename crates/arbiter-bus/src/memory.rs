@@ -370,7 +370,6 @@ impl EventBus for MemoryBus {
                             message,
                             delivered,
                             pending,
-                            acks: crate::AckMode::Each,
                             acker: Box::new(MemAcker(consumer.clone())),
                         };
                         return Some((Ok(delivery), (inner, rx, consumer)));

@@ -34,7 +34,6 @@ pub fn verdict_check(replicas: Option<usize>, storage: ConsumerStorage) -> Durab
         replicas,
         delivery: DeliveryMode::Pull,
         storage,
-        acks: arbiter_bus::AckMode::Each,
     }
 }
 
@@ -56,7 +55,6 @@ pub fn clock_flag(replicas: Option<usize>, storage: ConsumerStorage) -> DurableC
         replicas,
         delivery: DeliveryMode::Pull,
         storage,
-        acks: arbiter_bus::AckMode::Each,
     }
 }
 
@@ -75,7 +73,6 @@ pub fn platform_verdicts(replicas: Option<usize>) -> DurableConfig {
         replicas,
         delivery: DeliveryMode::Pull,
         storage: ConsumerStorage::File,
-        acks: arbiter_bus::AckMode::Each,
     }
 }
 

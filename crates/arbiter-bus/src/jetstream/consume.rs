@@ -4,8 +4,8 @@
 use super::JetStreamBus;
 use super::message::{headers, message_type};
 use super::setup::{
-    PULL_EXPIRES, PULL_HEARTBEAT, acks_of, differences, durable_config, mode_of, push_config,
-    storage_of, wanted_config,
+    PULL_EXPIRES, PULL_HEARTBEAT, differences, durable_config, mode_of, push_config, storage_of,
+    wanted_config,
 };
 use crate::{Acker, BusError, Delivery, DeliveryMode, DurableConfig, Message, Provision};
 use async_nats::jetstream::context::ConsumerInfoErrorKind;
@@ -60,18 +60,6 @@ impl JetStreamBus {
                     );
                     config.delivery = found;
                 }
-                let acks = acks_of(&info.config);
-                if acks != config.acks {
-                    tracing::warn!(
-                        consumer = %config.name,
-                        found = ?acks,
-                        configured = ?config.acks,
-                        "the durable consumer has the other ack policy, which the server cannot \
-                         change, and is acknowledged as it is; `shogi-arbiter streams apply` \
-                         replaces it, starting after its ack floor (deploy/STREAMS.md)"
-                    );
-                    config.acks = acks;
-                }
             }
             // Missing: refused in bind mode, where it stays missing until `streams apply`
             // makes it; otherwise created below in the configured mode.
@@ -88,7 +76,7 @@ impl JetStreamBus {
             DeliveryMode::Pull => self.pull_messages(&config).await?,
             DeliveryMode::Push => self.push_messages(&config).await?,
         };
-        Ok(deliveries(config.name.clone(), config.acks, messages))
+        Ok(deliveries(config.name.clone(), messages))
     }
 }
 
@@ -163,7 +151,6 @@ fn pushed(
 /// The deliveries of a consumer's `messages`.
 fn deliveries(
     name: String,
-    acks: crate::AckMode,
     messages: BoxStream<'static, Result<jetstream::Message, String>>,
 ) -> BoxStream<'static, Result<Delivery, BusError>> {
     messages
@@ -186,7 +173,6 @@ fn deliveries(
                     message,
                     delivered,
                     pending,
-                    acks,
                     acker: Box::new(JsAcker(m)),
                 })
             }

@@ -31,7 +31,7 @@ use async_nats::jetstream::{
 };
 use futures::stream::BoxStream;
 use message::from_raw;
-use setup::{acks_of, differences, mode_of, open_stream, storage_of, wanted_config};
+use setup::{differences, mode_of, open_stream, storage_of, wanted_config};
 
 /// A JetStream stream of game events.
 #[derive(Debug, Clone)]
@@ -133,9 +133,8 @@ impl JetStreamBus {
     /// ([`Provision::Bind`]). Whether it was created, updated, replaced or already so.
     ///
     /// The server cannot turn a pull consumer into a push one (nor back), nor move its state
-    /// between a file and memory, nor change its ack policy, so a consumer found in the other
-    /// [`DeliveryMode`], the other [`crate::ConsumerStorage`] or the other [`crate::AckMode`]
-    /// is replaced: deleted, and made again as `config` says,
+    /// between a file and memory, so a consumer found in the other [`DeliveryMode`] or the
+    /// other [`crate::ConsumerStorage`] is replaced: deleted, and made again as `config` says,
     /// starting at the stream sequence after the old one's ack floor, with the same filter and
     /// settings. Every event at or below the ack floor was acknowledged and is not delivered
     /// again; every event after it is delivered (including one acknowledged out of order above
@@ -151,8 +150,7 @@ impl JetStreamBus {
         match self.stream.consumer_info(&config.name).await {
             Ok(info)
                 if mode_of(&info.config) != config.delivery
-                    || storage_of(&info.config) != config.storage
-                    || acks_of(&info.config) != config.acks =>
+                    || storage_of(&info.config) != config.storage =>
             {
                 let from_sequence = info.ack_floor.stream_sequence + 1;
                 let mut replacing = wanted;
