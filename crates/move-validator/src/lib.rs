@@ -47,7 +47,7 @@ pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
 pub use games::footprint as cached_game_bytes;
 pub use pages::MAX_PAGE_PLIES;
 pub use service::moves::{legal_moves, validate_move};
-pub use service::{CacheLimits, READER, Validator};
+pub use service::{CacheLimits, READER, SweepSettings, Validator};
 pub use time::TimeSource;
 pub use tls::TlsConfig;
 
@@ -169,6 +169,7 @@ async fn serve_part(
     let mut check_stop = stop_rx.clone();
     let stop_rx_flags = stop_rx.clone();
     let lag_stop = stop_rx.clone();
+    let sweep_stop = stop_rx.clone();
     let validator = Validator::new(
         store::Bus::new(bus.clone()),
         stop_rx,
@@ -208,6 +209,13 @@ async fn serve_part(
                 let _ = flag_stop.wait_for(|s| *s).await;
             })
             .await;
+    }));
+    // The live games swept on a timer: an ending no call recorded is recorded, a game nobody
+    // plays is ended as abandoned (`service/sweep.rs`).
+    let sweeper = validator.clone();
+    let sweep_settings = config.sweep;
+    let sweep = AbortOnDrop(tokio::spawn(async move {
+        sweeper.sweep_live_games(sweep_settings, sweep_stop).await;
     }));
     // The check's backlog, on the consumers' lag gauge beside the workers'.
     let lag = AbortOnDrop(tokio::spawn(arbiter_runtime::lag::poll(
@@ -274,7 +282,7 @@ async fn serve_part(
             grpc::serve(incoming, routes, &health, &options, shutdown, stop).await
         }
     };
-    drop((check, flags, lag));
+    drop((check, flags, sweep, lag));
     served.map_err(Error::from)
 }
 

@@ -88,6 +88,18 @@ struct Args {
         value_delimiter = ','
     )]
     console_hosts: Vec<String>,
+    /// Seconds a game may go without an entry in its log (a move, or its creation) before
+    /// the arbiter ends it as abandoned (`abort`, docs/rules.md section 10); 0: never.
+    #[arg(
+        long,
+        env = "MOVE_VALIDATOR_ABANDON_AFTER_SECS",
+        default_value_t = 7 * 24 * 3600
+    )]
+    abandon_after_secs: u64,
+    /// Seconds between two sweeps over the live games (abandoned games, endings not yet
+    /// recorded).
+    #[arg(long, env = "MOVE_VALIDATOR_SWEEP_SECS", default_value_t = 60)]
+    sweep_secs: u64,
     #[command(flatten)]
     telemetry: arbiter_telemetry::TelemetryArgs,
 }
@@ -130,6 +142,12 @@ async fn main() -> anyhow::Result<()> {
         console_hosts: args.console_hosts,
         lag_interval: arbiter_runtime::lag::INTERVAL,
         time: move_validator::TimeSource::system(),
+        sweep: move_validator::SweepSettings {
+            interval: Duration::from_secs(args.sweep_secs),
+            abandon_after: (args.abandon_after_secs > 0)
+                .then(|| Duration::from_secs(args.abandon_after_secs)),
+            ..Default::default()
+        },
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;
