@@ -2047,30 +2047,7 @@ async fn a_thief_on_the_judges_queue_and_a_validator_killed_lose_no_verdict() {
         .unwrap()
         .keep();
     eprintln!("logs in {}", dir.display());
-    let (thief, _) = client(&url, "judge").await;
-    let mut deliveries = Vec::new();
-    for p in 0..shogi_proto::PARTITIONS {
-        let name = shogi_proto::consumer::partition("impasse-judge", p);
-        deliveries.push(
-            thief
-                .queue_subscribe(arbiter_bus::deliver_subject(&name), name)
-                .await
-                .unwrap(),
-        );
-    }
-    thief.flush().await.unwrap();
-    let stolen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let took = stolen.clone();
-    let thief_task = tokio::spawn(async move {
-        let mut all = futures::stream::select_all(deliveries);
-        while let Some(m) = all.next().await {
-            let Some(reply) = m.reply else { continue };
-            if subject::game_of_log(&m.subject).is_some() {
-                took.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            }
-            let _ = thief.publish(reply, "+TERM".into()).await;
-        }
-    });
+    let (stolen, thief_task) = steal_deliveries(&url, "judge", "impasse-judge").await;
 
     let port = free_port();
     let mut validator_env = user_env("validator");
@@ -2139,30 +2116,7 @@ async fn a_thief_on_the_judges_queue_and_a_validator_killed_lose_no_verdict() {
             continue;
         }
         // The validator that stored this move was killed before `.result`.
-        let received_unix_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as i64;
-        let entry = shogi_proto::event::LogEntry::Move(shogi_proto::v1::MoveAccepted {
-            game_id: id.clone(),
-            ply: 1,
-            usi: "G*5b".into(),
-            sfen_after: "4k4/4G4/4G4/9/9/9/9/9/4K4 w - 2".into(),
-            gives_check: true,
-            position_hash: 0,
-            received_unix_ms,
-        })
-        .envelope(0);
-        let mut headers = async_nats::HeaderMap::new();
-        headers.insert("Nats-Msg-Id", entry.msg_id.as_str());
-        headers.insert("Nats-Expected-Last-Subject-Sequence", "0");
-        headers.insert(shogi_proto::MESSAGE_TYPE_HEADER, entry.message_type);
-        validator_js
-            .publish_with_headers(entry.subject.clone(), headers, entry.payload.clone().into())
-            .await
-            .unwrap()
-            .await
-            .unwrap_or_else(|e| panic!("{id}: the deciding move not stored: {e}"));
+        store_as_validator(&validator_js, id, "G*5b").await;
     }
 
     let (admin, _) = client(&url, "admin").await;
@@ -2216,4 +2170,70 @@ async fn a_thief_on_the_judges_queue_and_a_validator_killed_lose_no_verdict() {
             "{id}: {v:?}"
         );
     }
+}
+
+/// A thief with `user`'s password on each of `role`'s delivery queue groups, answering every
+/// delivery it gets with `+TERM`: how many game log entries it took, and its task.
+async fn steal_deliveries(
+    url: &str,
+    user: &str,
+    role: &str,
+) -> (
+    Arc<std::sync::atomic::AtomicUsize>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (thief, _) = client(url, user).await;
+    let mut deliveries = Vec::new();
+    for p in 0..shogi_proto::PARTITIONS {
+        let name = shogi_proto::consumer::partition(role, p);
+        deliveries.push(
+            thief
+                .queue_subscribe(arbiter_bus::deliver_subject(&name), name)
+                .await
+                .unwrap(),
+        );
+    }
+    thief.flush().await.unwrap();
+    let stolen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let took = stolen.clone();
+    let task = tokio::spawn(async move {
+        let mut all = futures::stream::select_all(deliveries);
+        while let Some(m) = all.next().await {
+            let Some(reply) = m.reply else { continue };
+            if subject::game_of_log(&m.subject).is_some() {
+                took.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            let _ = thief.publish(reply, "+TERM".into()).await;
+        }
+    });
+    (stolen, task)
+}
+
+/// Stores ply 1, `usi`, in game `id`'s log as the validator writes it (its message id, type
+/// and expected sequence), and nothing after: what a validator killed between the move and
+/// `.result` leaves.
+async fn store_as_validator(js: &async_nats::jetstream::Context, id: &str, usi: &str) {
+    let received_unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let entry = shogi_proto::event::LogEntry::Move(shogi_proto::v1::MoveAccepted {
+        game_id: id.to_owned(),
+        ply: 1,
+        usi: usi.into(),
+        sfen_after: String::new(),
+        gives_check: true,
+        position_hash: 0,
+        received_unix_ms,
+    })
+    .envelope(0);
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Nats-Msg-Id", entry.msg_id.as_str());
+    headers.insert("Nats-Expected-Last-Subject-Sequence", "0");
+    headers.insert(shogi_proto::MESSAGE_TYPE_HEADER, entry.message_type);
+    js.publish_with_headers(entry.subject.clone(), headers, entry.payload.clone().into())
+        .await
+        .unwrap()
+        .await
+        .unwrap_or_else(|e| panic!("{id}: the deciding move not stored: {e}"));
 }
