@@ -170,6 +170,7 @@ async fn serve_part(
     let stop_rx_flags = stop_rx.clone();
     let lag_stop = stop_rx.clone();
     let sweep_stop = stop_rx.clone();
+    let store_stop = stop_rx.clone();
     let validator = Validator::new(
         store::Bus::new(bus.clone()),
         stop_rx,
@@ -217,6 +218,14 @@ async fn serve_part(
     let sweep = AbortOnDrop(tokio::spawn(async move {
         sweeper.sweep_live_games(sweep_settings, sweep_stop).await;
     }));
+    // The store's use against its limit, for the alert before writes are refused.
+    let store_watch = AbortOnDrop(tokio::spawn(store::watch_usage(
+        bus.clone(),
+        config.stream.clone(),
+        config.store_limit_bytes,
+        config.store_interval,
+        store_stop,
+    )));
     // The check's backlog, on the consumers' lag gauge beside the workers'.
     let lag = AbortOnDrop(tokio::spawn(arbiter_runtime::lag::poll(
         bus.clone(),
@@ -282,7 +291,7 @@ async fn serve_part(
             grpc::serve(incoming, routes, &health, &options, shutdown, stop).await
         }
     };
-    drop((check, flags, sweep, lag));
+    drop((check, flags, sweep, store_watch, lag));
     served.map_err(Error::from)
 }
 

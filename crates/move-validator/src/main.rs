@@ -100,6 +100,11 @@ struct Args {
     /// recorded).
     #[arg(long, env = "MOVE_VALIDATOR_SWEEP_SECS", default_value_t = 60)]
     sweep_secs: u64,
+    /// MiB the NATS servers' JetStream file store may hold (their `max_file_store`): the limit
+    /// `shogi.store.limit` reports beside the stream's use, for the alert that fires before
+    /// writes are refused. Unset: the limit is not reported.
+    #[arg(long, env = "MOVE_VALIDATOR_STORE_LIMIT_MIB")]
+    store_limit_mib: Option<u64>,
     #[command(flatten)]
     telemetry: arbiter_telemetry::TelemetryArgs,
 }
@@ -148,6 +153,8 @@ async fn main() -> anyhow::Result<()> {
                 .then(|| Duration::from_secs(args.abandon_after_secs)),
             ..Default::default()
         },
+        store_limit_bytes: args.store_limit_mib.map(|m| m.saturating_mul(1024 * 1024)),
+        store_interval: Duration::from_secs(30),
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;
