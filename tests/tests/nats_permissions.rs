@@ -2029,3 +2029,211 @@ async fn wire_when_room(port: u16, user: &str) -> Wire {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// A worker's password stolen, and a validator killed at the worst moment: a second client
+/// with the judge's password joins each of the judge's delivery queue groups and answers
+/// every delivery it gets with `+TERM` (the judge never sees those moves, so never announces
+/// them), and for half the games the validator that stored the deciding move died before it
+/// recorded the verdict on `.result` (the move written into the log as the validator writes
+/// it, as the validator's user, and nothing after). Every game's verdict is on `.result` all
+/// the same, once: the running validator's sweep records what each log decides (docs/rules.md
+/// section 10), with no announcement to check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_thief_on_the_judges_queue_and_a_validator_killed_lose_no_verdict() {
+    let (_nats, url) = applied_server();
+    let dir = tempfile::Builder::new()
+        .prefix("arbiter-thief-")
+        .tempdir()
+        .unwrap()
+        .keep();
+    eprintln!("logs in {}", dir.display());
+    let (stolen, thief_task) = steal_deliveries(&url, "judge", "impasse-judge").await;
+
+    let port = free_port();
+    let mut validator_env = user_env("validator");
+    validator_env.push(("MOVE_VALIDATOR_SWEEP_SECS".into(), "1".into()));
+    let _validator = Proc::start_with_env(
+        "validator",
+        &bin("move-validator"),
+        &[
+            "--listen".into(),
+            format!("127.0.0.1:{port}"),
+            "--nats-url".into(),
+            url.clone(),
+        ],
+        &dir.join("validator.log"),
+        &env_refs(&validator_env),
+    );
+    let _judge = Proc::start_with_env(
+        "impasse-judge",
+        &bin("impasse-judge"),
+        &[
+            "--nats-url".into(),
+            url.clone(),
+            "--health-listen".into(),
+            format!("127.0.0.1:{}", free_port()),
+            "--leases".into(),
+        ],
+        &dir.join("impasse-judge.log"),
+        &env_refs(&user_env("judge")),
+    );
+    let addr = format!("127.0.0.1:{port}");
+    arbiter_tests::wait_serving(&addr, DEADLINE.get()).await;
+    let mut grpc = shogi_proto::v1::move_validator_client::MoveValidatorClient::new(
+        tonic::transport::Channel::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect_lazy(),
+    );
+    let (validator_raw, _) = client(&url, "validator").await;
+    let validator_js = async_nats::jetstream::new(validator_raw);
+    // Black mates at once with G*5b.
+    let ids: Vec<String> = (0..12).map(|i| format!("kept-{i}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        grpc.create_game(shogi_proto::v1::CreateGameRequest {
+            ruleset: None,
+            start: Some(shogi_proto::v1::StartPosition {
+                start: Some(shogi_proto::v1::start_position::Start::Sfen(
+                    "4k4/9/4G4/9/9/9/9/9/4K4 b G 1".into(),
+                )),
+            }),
+            game_id: id.clone(),
+            strict: false,
+        })
+        .await
+        .unwrap_or_else(|e| panic!("create {id}: {e:?}"));
+        if i % 2 == 0 {
+            let answer = grpc
+                .submit_move(shogi_proto::v1::SubmitMoveRequest {
+                    game_id: id.clone(),
+                    ply: 1,
+                    usi: "G*5b".into(),
+                    strict: false,
+                })
+                .await
+                .unwrap_or_else(|e| panic!("{id}: {e:?}"))
+                .into_inner();
+            assert!(answer.verdict.is_some(), "{id}: {answer:?}");
+            continue;
+        }
+        // The validator that stored this move was killed before `.result`.
+        store_as_validator(&validator_js, id, "G*5b").await;
+    }
+
+    let (admin, _) = client(&url, "admin").await;
+    let games = async_nats::jetstream::new(admin)
+        .get_stream(shogi_proto::STREAM)
+        .await
+        .unwrap();
+    let held = |filter: String| {
+        let games = games.clone();
+        async move {
+            let info = games.info_with_subjects(filter).await.unwrap();
+            info.map(|r| r.unwrap())
+                .filter(|(s, _)| std::future::ready(s.starts_with("shogi.game.kept-")))
+                .collect::<Vec<(String, usize)>>()
+                .await
+        }
+    };
+    let deadline = Instant::now() + DEADLINE.get();
+    let results = loop {
+        let results = held(subject::result("*")).await;
+        if results.len() == ids.len() || Instant::now() >= deadline {
+            break results;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let announced = held(subject::verdict("*")).await.len();
+    eprintln!(
+        "the thief took {} deliveries; {announced} of {} games announced on .verdict; {} \
+         recorded on .result",
+        stolen.load(std::sync::atomic::Ordering::SeqCst),
+        ids.len(),
+        results.len()
+    );
+    thief_task.abort();
+    for id in &ids {
+        let on_result = results
+            .iter()
+            .find(|(s, _)| *s == subject::result(id))
+            .map_or(0, |(_, n)| *n);
+        assert_eq!(on_result, 1, "{id}: verdicts on .result");
+        let m = games
+            .get_last_raw_message_by_subject(&subject::result(id))
+            .await
+            .unwrap();
+        let v = shogi_proto::event::decode_verdict(Some(shogi_proto::VERDICT_TYPE), &m.payload)
+            .unwrap();
+        assert_eq!(v.code_name, "checkmate", "{id}: {v:?}");
+        assert_eq!(
+            v.winner,
+            shogi_proto::v1::Color::Black as i32,
+            "{id}: {v:?}"
+        );
+    }
+}
+
+/// A thief with `user`'s password on each of `role`'s delivery queue groups, answering every
+/// delivery it gets with `+TERM`: how many game log entries it took, and its task.
+async fn steal_deliveries(
+    url: &str,
+    user: &str,
+    role: &str,
+) -> (
+    Arc<std::sync::atomic::AtomicUsize>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (thief, _) = client(url, user).await;
+    let mut deliveries = Vec::new();
+    for p in 0..shogi_proto::PARTITIONS {
+        let name = shogi_proto::consumer::partition(role, p);
+        deliveries.push(
+            thief
+                .queue_subscribe(arbiter_bus::deliver_subject(&name), name)
+                .await
+                .unwrap(),
+        );
+    }
+    thief.flush().await.unwrap();
+    let stolen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let took = stolen.clone();
+    let task = tokio::spawn(async move {
+        let mut all = futures::stream::select_all(deliveries);
+        while let Some(m) = all.next().await {
+            let Some(reply) = m.reply else { continue };
+            if subject::game_of_log(&m.subject).is_some() {
+                took.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            let _ = thief.publish(reply, "+TERM".into()).await;
+        }
+    });
+    (stolen, task)
+}
+
+/// Stores ply 1, `usi`, in game `id`'s log as the validator writes it (its message id, type
+/// and expected sequence), and nothing after: what a validator killed between the move and
+/// `.result` leaves.
+async fn store_as_validator(js: &async_nats::jetstream::Context, id: &str, usi: &str) {
+    let received_unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let entry = shogi_proto::event::LogEntry::Move(shogi_proto::v1::MoveAccepted {
+        game_id: id.to_owned(),
+        ply: 1,
+        usi: usi.into(),
+        sfen_after: String::new(),
+        gives_check: true,
+        position_hash: 0,
+        received_unix_ms,
+    })
+    .envelope(0);
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Nats-Msg-Id", entry.msg_id.as_str());
+    headers.insert("Nats-Expected-Last-Subject-Sequence", "0");
+    headers.insert(shogi_proto::MESSAGE_TYPE_HEADER, entry.message_type);
+    js.publish_with_headers(entry.subject.clone(), headers, entry.payload.clone().into())
+        .await
+        .unwrap()
+        .await
+        .unwrap_or_else(|e| panic!("{id}: the deciding move not stored: {e}"));
+}

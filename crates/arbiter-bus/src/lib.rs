@@ -309,6 +309,11 @@ pub struct StreamState {
     /// deleted): a count that only grows while the stream lives. A reader that finds it
     /// changed knows that some message it read is gone.
     pub removed: u64,
+    /// The bytes the stream's messages take in its store (0 on the embedded bus).
+    pub bytes: u64,
+    /// The stream's own byte limit, when it has one (the arbiter's streams have none: the
+    /// server's `max_file_store` bounds them).
+    pub max_bytes: Option<u64>,
 }
 
 /// The JetStream stream the bus lives in.

@@ -271,6 +271,8 @@ impl EventBus for MemoryBus {
         Ok(StreamState {
             last_sequence: lock(&self.inner.state).log.len() as u64,
             removed: 0,
+            bytes: 0,
+            max_bytes: None,
         })
     }
 

@@ -20,6 +20,8 @@
 //! | `arbiter.grpc.refused` | counter | | `reason`: gRPC calls and TLS handshakes refused ([`count_grpc_refused`]) |
 //! | `shogi.credential.calls` | counter | `{call}` | `shogi.credential`, `rpc.method`: calls a named credential made that its scope and quotas let through |
 //! | `shogi.credential.refused` | counter | `{call}` | `shogi.credential`, `shogi.refusal` (scope, games_per_second, live_games, calls_per_second, watch_streams) |
+//! | `shogi.store.used` | gauge | `By` | `messaging.destination.name` (the stream): the bytes the games' stream takes, polled by the validator |
+//! | `shogi.store.limit` | gauge | `By` | `messaging.destination.name`: the store's limit the validator is told of (the stream's own, or `--store-limit-mib`) |
 //! | `arbiter.health.serving` | gauge | | `grpc.health.service`: 1 while the service's grpc.health.v1 status is SERVING, 0 otherwise ([`record_serving`]) |
 //!
 //! The instruments are made on first use: install the meter provider ([`crate::init`]) before.
@@ -65,6 +67,10 @@ pub struct Metrics {
     /// Messages a durable consumer has not finished with (not delivered, or delivered and not
     /// acknowledged), polled from the bus on a timer.
     pub consumer_lag: Gauge<u64>,
+    /// The bytes the games' stream takes in the store, polled by the validator.
+    pub store_used: Gauge<u64>,
+    /// The store's limit, when the validator knows it.
+    pub store_limit: Gauge<u64>,
     /// Calls of a named credential let through, by credential and method.
     pub credential_calls: Counter<u64>,
     /// Calls of a named credential refused: outside its scope, or over one of its quotas.
@@ -157,6 +163,16 @@ pub fn metrics() -> &'static Metrics {
                 .with_description(
                     "Messages a durable consumer has not finished with: not delivered, or not acknowledged",
                 )
+                .build(),
+            store_used: meter
+                .u64_gauge("shogi.store.used")
+                .with_unit("By")
+                .with_description("Bytes the games' stream takes in the JetStream store")
+                .build(),
+            store_limit: meter
+                .u64_gauge("shogi.store.limit")
+                .with_unit("By")
+                .with_description("The JetStream store's limit for the games' stream")
                 .build(),
             credential_calls: meter
                 .u64_counter("shogi.credential.calls")
@@ -286,6 +302,19 @@ impl Metrics {
     /// Records how late a silent side was flagged: from its deadline to its time-up recorded.
     pub fn record_flag(&self, seconds: f64) {
         self.flag_delay.record(seconds, &[]);
+    }
+
+    /// Records the bytes the stream `stream` takes in its store, and the store's limit when
+    /// known.
+    pub fn record_store(&self, stream: &str, used: u64, limit: Option<u64>) {
+        let attrs = [KeyValue::new(
+            "messaging.destination.name",
+            stream.to_owned(),
+        )];
+        self.store_used.record(used, &attrs);
+        if let Some(limit) = limit {
+            self.store_limit.record(limit, &attrs);
+        }
     }
 
     /// Records a durable consumer's lag.

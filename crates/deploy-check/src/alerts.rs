@@ -584,6 +584,7 @@ fn every_metric_of_the_rules_and_the_dashboard_is_exported() {
             .arg(&password)
             .env("MOVE_VALIDATOR_AUTH_TOKEN", "scrape-token")
             .env_remove("MOVE_VALIDATOR_AUTH_TOKEN_FILE")
+            .env("MOVE_VALIDATOR_STORE_LIMIT_MIB", "1024")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -58,6 +58,14 @@ pub struct Config {
     pub lag_interval: Duration,
     /// Where the time a call was received is read (the system's clock; a test's own).
     pub time: crate::TimeSource,
+    /// The sweep over the live games: how often, how many at a time, and how long a game may
+    /// go without an entry before it is ended as abandoned (docs/rules.md section 10).
+    pub sweep: crate::SweepSettings,
+    /// The store's limit the games' stream is held to when it has none of its own: the NATS
+    /// servers' `max_file_store`, for `shogi.store.limit` and its alert; `None`: not reported.
+    pub store_limit_bytes: Option<u64>,
+    /// How often the store's use is read (one stream info).
+    pub store_interval: Duration,
 }
 
 /// Who announces a game's ending on its `.verdict` (`ResultCode::announcer`). Either way the
@@ -92,6 +100,9 @@ impl std::fmt::Debug for Config {
             .field("console", &self.console)
             .field("console_hosts", &self.console_hosts)
             .field("time", &self.time)
+            .field("sweep", &self.sweep)
+            .field("store_limit_bytes", &self.store_limit_bytes)
+            .field("store_interval", &self.store_interval)
             .finish()
     }
 }
@@ -117,6 +128,9 @@ impl Config {
             console_hosts: Vec::new(),
             lag_interval: arbiter_runtime::lag::INTERVAL,
             time: crate::TimeSource::system(),
+            sweep: crate::SweepSettings::default(),
+            store_limit_bytes: None,
+            store_interval: Duration::from_secs(30),
         }
     }
 
@@ -185,6 +199,27 @@ impl Config {
         }
         if self.lag_interval.is_zero() {
             return Err(ConfigError("lag interval must be positive".into()));
+        }
+        if self.store_interval.is_zero() {
+            return Err(ConfigError(
+                "the store's polling interval must be positive".into(),
+            ));
+        }
+        if self.sweep.interval.is_zero() || self.sweep.max_games == 0 {
+            return Err(ConfigError(
+                "the sweep's interval and games per sweep must be positive".into(),
+            ));
+        }
+        if self
+            .sweep
+            .abandon_after
+            .is_some_and(|a| a < self.sweep.interval)
+        {
+            return Err(ConfigError(format!(
+                "the abandon limit {:?} is below the sweep's interval {:?}",
+                self.sweep.abandon_after.unwrap_or_default(),
+                self.sweep.interval
+            )));
         }
         if let Some(bad) = self.console_hosts.iter().find(|h| {
             h.is_empty()

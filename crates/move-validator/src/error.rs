@@ -121,6 +121,20 @@ pub enum Error {
     /// storing it): nothing was written.
     #[error("bus unavailable: {0}")]
     BusUnavailable(String),
+    /// The bus refused a write because its store is full: JetStream at a storage limit (the
+    /// server's `max_file_store`, the account's or the stream's bytes). Nothing was written;
+    /// writes succeed again once an operator frees space (`streams prune`).
+    #[error(
+        "the bus's store is full: JetStream refused write {msg_id} at its storage limit \
+         (the server's max_file_store, or the account's or stream's max bytes: {reason}); \
+         nothing was stored, retry after the operator frees space (docs/runbooks/full-store.md)"
+    )]
+    StoreFull {
+        /// The write's message id.
+        msg_id: String,
+        /// What the server said.
+        reason: String,
+    },
     /// A write got no answer from the bus: it may be stored later.
     #[error(
         "the bus did not answer write {msg_id} ({reason}): it may still be stored; retry the same request"
@@ -170,6 +184,9 @@ impl Error {
             arbiter_bus::BusError::Publish { msg_id, reason } => {
                 Error::OutcomeUnknown { msg_id, reason }
             }
+            arbiter_bus::BusError::PublishRefused { msg_id, reason } if store_full(&reason) => {
+                Error::StoreFull { msg_id, reason }
+            }
             other => Error::BusUnavailable(other.to_string()),
         }
     }
@@ -185,6 +202,20 @@ impl Error {
             },
         }
     }
+}
+
+/// Whether JetStream's refusal of a publish says a storage limit was reached: the server's
+/// store (10023, "insufficient resources"), the account's ("resource limits exceeded for
+/// account"), or the stream's bytes ("maximum bytes exceeded").
+fn store_full(reason: &str) -> bool {
+    let reason = reason.to_ascii_lowercase();
+    [
+        "insufficient resources",
+        "resource limits exceeded",
+        "maximum bytes exceeded",
+    ]
+    .iter()
+    .any(|s| reason.contains(s))
 }
 
 impl From<shogi_proto::convert::FieldError> for Error {
@@ -313,6 +344,15 @@ pub fn to_status(err: Error) -> Status {
         }
         Error::BusUnavailable(_) => {
             details.info(ErrorReason::BusUnavailable, []);
+            Code::Unavailable
+        }
+        // Retryable once space is freed, as any refused write: the same reason, with the
+        // limit named for a client or an operator reading it.
+        Error::StoreFull { msg_id, .. } => {
+            details.info(
+                ErrorReason::BusUnavailable,
+                [("msg_id", msg_id), ("limit", "store".to_owned())],
+            );
             Code::Unavailable
         }
         Error::OutcomeUnknown { msg_id, .. } => {

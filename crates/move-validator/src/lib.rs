@@ -47,7 +47,7 @@ pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
 pub use games::footprint as cached_game_bytes;
 pub use pages::MAX_PAGE_PLIES;
 pub use service::moves::{legal_moves, validate_move};
-pub use service::{CacheLimits, READER, Validator};
+pub use service::{CacheLimits, READER, SweepSettings, Validator};
 pub use time::TimeSource;
 pub use tls::TlsConfig;
 
@@ -169,6 +169,8 @@ async fn serve_part(
     let mut check_stop = stop_rx.clone();
     let stop_rx_flags = stop_rx.clone();
     let lag_stop = stop_rx.clone();
+    let sweep_stop = stop_rx.clone();
+    let store_stop = stop_rx.clone();
     let validator = Validator::new(
         store::Bus::new(bus.clone()),
         stop_rx,
@@ -209,6 +211,21 @@ async fn serve_part(
             })
             .await;
     }));
+    // The live games swept on a timer: an ending no call recorded is recorded, a game nobody
+    // plays is ended as abandoned (`service/sweep.rs`).
+    let sweeper = validator.clone();
+    let sweep_settings = config.sweep;
+    let sweep = AbortOnDrop(tokio::spawn(async move {
+        sweeper.sweep_live_games(sweep_settings, sweep_stop).await;
+    }));
+    // The store's use against its limit, for the alert before writes are refused.
+    let store_watch = AbortOnDrop(tokio::spawn(store::watch_usage(
+        bus.clone(),
+        config.stream.clone(),
+        config.store_limit_bytes,
+        config.store_interval,
+        store_stop,
+    )));
     // The check's backlog, on the consumers' lag gauge beside the workers'.
     let lag = AbortOnDrop(tokio::spawn(arbiter_runtime::lag::poll(
         bus.clone(),
@@ -274,7 +291,7 @@ async fn serve_part(
             grpc::serve(incoming, routes, &health, &options, shutdown, stop).await
         }
     };
-    drop((check, flags, lag));
+    drop((check, flags, sweep, store_watch, lag));
     served.map_err(Error::from)
 }
 

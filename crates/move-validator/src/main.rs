@@ -88,6 +88,23 @@ struct Args {
         value_delimiter = ','
     )]
     console_hosts: Vec<String>,
+    /// Seconds a game may go without an entry in its log (a move, or its creation) before
+    /// the arbiter ends it as abandoned (`abort`, docs/rules.md section 10); 0: never.
+    #[arg(
+        long,
+        env = "MOVE_VALIDATOR_ABANDON_AFTER_SECS",
+        default_value_t = 7 * 24 * 3600
+    )]
+    abandon_after_secs: u64,
+    /// Seconds between two sweeps over the live games (abandoned games, endings not yet
+    /// recorded).
+    #[arg(long, env = "MOVE_VALIDATOR_SWEEP_SECS", default_value_t = 60)]
+    sweep_secs: u64,
+    /// MiB the NATS servers' JetStream file store may hold (their `max_file_store`): the limit
+    /// `shogi.store.limit` reports beside the stream's use, for the alert that fires before
+    /// writes are refused. Unset: the limit is not reported.
+    #[arg(long, env = "MOVE_VALIDATOR_STORE_LIMIT_MIB")]
+    store_limit_mib: Option<u64>,
     #[command(flatten)]
     telemetry: arbiter_telemetry::TelemetryArgs,
 }
@@ -130,6 +147,14 @@ async fn main() -> anyhow::Result<()> {
         console_hosts: args.console_hosts,
         lag_interval: arbiter_runtime::lag::INTERVAL,
         time: move_validator::TimeSource::system(),
+        sweep: move_validator::SweepSettings {
+            interval: Duration::from_secs(args.sweep_secs),
+            abandon_after: (args.abandon_after_secs > 0)
+                .then(|| Duration::from_secs(args.abandon_after_secs)),
+            ..Default::default()
+        },
+        store_limit_bytes: args.store_limit_mib.map(|m| m.saturating_mul(1024 * 1024)),
+        store_interval: Duration::from_secs(30),
     };
     // Checked before anything is bound.
     config.validate().context("invalid configuration")?;

@@ -42,3 +42,41 @@ impl Bus {
         self.inner.publish(out).await.map_err(Error::unavailable)
     }
 }
+
+/// Reports on `shogi.store.used` the bytes the games' stream `stream` takes in its store, and
+/// on `shogi.store.limit` the limit it is held to (the stream's own when it has one, else
+/// `limit`: the deployment's `max_file_store`), every `interval` until `stop` turns `true`,
+/// the first at once: one stream info a poll, so that an alert fires before writes are
+/// refused (deploy/prometheus, `ShogiStoreNearLimit`).
+pub async fn watch_usage(
+    bus: arbiter_bus::Bus,
+    stream: String,
+    limit: Option<u64>,
+    interval: std::time::Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut failing = false;
+    loop {
+        match bus.state().await {
+            Ok(state) => {
+                failing = false;
+                arbiter_telemetry::metrics().record_store(
+                    &stream,
+                    state.bytes,
+                    state.max_bytes.or(limit),
+                );
+            }
+            Err(e) => {
+                // Once a failure starts, not every tick while the bus is down.
+                if !failing {
+                    tracing::warn!(error = %e, "the store's use is not known");
+                }
+                failing = true;
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(interval) => {}
+            _ = stop.wait_for(|s| *s) => return,
+        }
+    }
+}

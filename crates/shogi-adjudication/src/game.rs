@@ -8,7 +8,7 @@ use crate::impasse::{
 };
 use crate::repetition::{Fourfold, History, RepetitionKind};
 use crate::ruleset::{CapMode, DeclarationTrigger, IllegalMovePolicy, OrdinaryResult, Ruleset};
-use crate::verdict::{Evidence, ResultCode, Verdict};
+use crate::verdict::{Abandoned, Evidence, ResultCode, Verdict};
 use shogi_rules::{Color, IllegalMove, Move, PieceKind, Position, Square};
 
 /// Why a game refused an action. A verdict is never an error: a forfeited illegal move or a lost
@@ -25,6 +25,24 @@ pub enum GameError {
     /// A declaration under a ruleset that has no declaration rule.
     #[error("declarations are not allowed by this ruleset")]
     NoDeclarationRule,
+}
+
+/// Why a game cannot be ended as abandoned ([`Game::abandon`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AbandonError {
+    /// It has ended already.
+    #[error("the game is over")]
+    GameOver,
+    /// It has not gone its limit without an entry.
+    #[error(
+        "the game is not abandoned: {idle_ms} ms since its last entry, below the limit of {limit_ms} ms"
+    )]
+    TooSoon {
+        /// The time since the last entry.
+        idle_ms: u64,
+        /// The limit.
+        limit_ms: u64,
+    },
 }
 
 /// Early warnings, issued after a ply that did not end the game. They are judged on the hashes
@@ -699,6 +717,27 @@ impl Game {
             self.plies(),
             ordinary_result,
         ))))
+    }
+
+    /// Ends the game as abandoned (`abort`, no winner, docs/rules.md section 10): nobody played
+    /// it for `evidence.limit_ms`, as its evidence shows; refused when it did not go that long.
+    pub fn abandon(&mut self, evidence: Abandoned) -> Result<&Verdict, AbandonError> {
+        if self.verdict.is_some() {
+            return Err(AbandonError::GameOver);
+        }
+        if !evidence.holds() {
+            return Err(AbandonError::TooSoon {
+                idle_ms: evidence.at_ms.saturating_sub(evidence.last_activity_ms),
+                limit_ms: evidence.limit_ms,
+            });
+        }
+        Ok(self.verdict.insert(Box::new(Verdict {
+            code: ResultCode::Abort,
+            winner: None,
+            ply: self.plies(),
+            ordinary_result: None,
+            evidence: Evidence::Abandoned(evidence),
+        })))
     }
 }
 

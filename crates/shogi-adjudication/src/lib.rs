@@ -55,7 +55,7 @@ pub use clock::{
     Allowance, Charge, ChargeRounding, Clock, ClockRules, MAX_BYOYOMI_PERIODS, MAX_CLOCK_GRACE_MS,
     MAX_CLOCK_TIME_MS, SideClock, TimeControl, TimeUp,
 };
-pub use game::{Declared, Game, GameError, PlyOutcome, Warning};
+pub use game::{AbandonError, Declared, Game, GameError, PlyOutcome, Warning};
 pub use handicap::Handicap;
 pub use impasse::{
     AgreementReport, DeclarationCondition, DeclarationContext, DeclarationOutcome,
@@ -69,4 +69,4 @@ pub use ruleset::{
     AgreementTie, CapMode, DeclarationRule, DeclarationTrigger, FailedDeclaration,
     IllegalMovePolicy, OrdinaryResult, Ruleset,
 };
-pub use verdict::{Announcer, Evidence, ResultCode, Verdict};
+pub use verdict::{Abandoned, Announcer, Evidence, ResultCode, Verdict};

@@ -223,6 +223,28 @@ pub enum Evidence {
         /// The platform's words (for an illegal move, the line the player sent).
         note: String,
     },
+    /// An `abort` the arbiter decided: nobody played the game for longer than the abandon
+    /// limit (docs/rules.md section 10).
+    Abandoned(Abandoned),
+}
+
+/// The evidence of an abandoned game (docs/rules.md section 10): times in milliseconds on the
+/// arbiter's clock, given by the caller (the adjudication layer reads no clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Abandoned {
+    /// When the game's last entry (its creation, or its last move) was stored.
+    pub last_activity_ms: u64,
+    /// How long a game may go without an entry.
+    pub limit_ms: u64,
+    /// When the arbiter found the game abandoned: at least `limit_ms` after the last entry.
+    pub at_ms: u64,
+}
+
+impl Abandoned {
+    /// Whether the game had gone `limit_ms` without an entry at `at_ms`.
+    pub fn holds(&self) -> bool {
+        self.at_ms.saturating_sub(self.last_activity_ms) >= self.limit_ms
+    }
 }
 
 /// How a game ended: a value, never an error (docs/rules.md section 7).

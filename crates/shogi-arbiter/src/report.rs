@@ -103,6 +103,12 @@ pub fn verdict_sentence(v: &Verdict) -> String {
             up.charged_ms,
             up.available_ms
         ),
+        Evidence::Abandoned(a) => format!(
+            "Aborted after ply {}: nobody played for {} ms (the limit is {} ms).",
+            v.ply,
+            a.at_ms.saturating_sub(a.last_activity_ms),
+            a.limit_ms
+        ),
     }
 }
 

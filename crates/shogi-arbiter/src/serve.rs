@@ -51,6 +51,10 @@ pub struct ServeArgs {
     /// value); neither means no authentication.
     #[arg(long, env = "MOVE_VALIDATOR_AUTH_TOKEN_FILE")]
     auth_token_file: Option<std::path::PathBuf>,
+    /// MiB the NATS servers' JetStream file store may hold (their max_file_store), reported
+    /// as shogi.store.limit beside the games' stream's bytes; unset: not reported.
+    #[arg(long, env = "MOVE_VALIDATOR_STORE_LIMIT_MIB")]
+    store_limit_mib: Option<u64>,
     /// Also serve the CSA protocol (shogi-server's dialect) on this address, for engines and
     /// tournament software written for shogi-server; its games are arbiter games.
     #[arg(long, env = "SHOGI_ARBITER_CSA_LISTEN")]
@@ -82,6 +86,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     config.validator.grace_period = Duration::from_secs(args.grace_secs);
     config.validator.console = !args.no_console;
+    config.validator.store_limit_bytes =
+        args.store_limit_mib.map(|m| m.saturating_mul(1024 * 1024));
     config.validator.console_hosts = args.console_hosts.clone();
     config.validator.auth_token =
         move_validator::auth_token_from_env_or(args.auth_token_file.as_deref())

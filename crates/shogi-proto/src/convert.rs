@@ -4,9 +4,9 @@
 
 use crate::v1 as pb;
 use shogi_adjudication::{
-    AgreementTie, CapMode, ChargeRounding, DeclarationReport, DeclarationRule, DeclarationTrigger,
-    Evidence, FailedDeclaration, Game, IllegalMovePolicy, OrdinaryResult, ResultCode, Ruleset,
-    SideClock, TimeUp, Verdict, Warning,
+    Abandoned, AgreementTie, CapMode, ChargeRounding, DeclarationReport, DeclarationRule,
+    DeclarationTrigger, Evidence, FailedDeclaration, Game, IllegalMovePolicy, OrdinaryResult,
+    ResultCode, Ruleset, SideClock, TimeUp, Verdict, Warning,
 };
 use shogi_rules::{Color, IllegalKind, Move, Position};
 
@@ -251,6 +251,7 @@ pub fn verdict_pb(game_id: &str, verdict: &Verdict) -> pb::Verdict {
             Some(E::Reported(pb::ReportedEvidence { note: note.clone() }))
         }
         Evidence::TimeUp(up) => Some(E::TimeUp(time_up_pb(up))),
+        Evidence::Abandoned(a) => Some(E::Abandoned(abandoned_pb(a))),
     };
     pb::Verdict {
         game_id: game_id.to_owned(),
@@ -261,6 +262,24 @@ pub fn verdict_pb(game_id: &str, verdict: &Verdict) -> pb::Verdict {
         evidence,
         code_name: verdict.code.as_str().to_owned(),
         received_unix_ms: 0,
+    }
+}
+
+/// An abandonment's evidence as its message.
+pub fn abandoned_pb(a: &Abandoned) -> pb::AbandonedEvidence {
+    pb::AbandonedEvidence {
+        last_activity_unix_ms: unix_ms(a.last_activity_ms),
+        limit_ms: a.limit_ms,
+        at_unix_ms: unix_ms(a.at_ms),
+    }
+}
+
+/// An abandonment's evidence read from its message.
+pub fn abandoned_from_pb(a: &pb::AbandonedEvidence) -> Abandoned {
+    Abandoned {
+        last_activity_ms: from_unix_ms(a.last_activity_unix_ms),
+        limit_ms: a.limit_ms,
+        at_ms: from_unix_ms(a.at_unix_ms),
     }
 }
 

@@ -694,6 +694,12 @@ impl Replay {
                     )));
                 }
             }
+            // The arbiter's abort of a game nobody played: its evidence must show the limit
+            // reached (docs/rules.md section 10).
+            (ResultCode::Abort, Some(pb::verdict::Evidence::Abandoned(a))) => {
+                game.abandon(convert::abandoned_from_pb(a))
+                    .map_err(|e| bad(&e.to_string()))?;
+            }
             (
                 ResultCode::Resignation
                 | ResultCode::Timeout

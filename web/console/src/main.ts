@@ -247,6 +247,9 @@ function verdictView(v: Verdict): HTMLElement[] {
     case "timeUp":
       out.push(timeUpView(v, ev.value));
       break;
+    case "abandoned":
+      line({}, `Nobody played for ${Math.round(Number(ev.value.limitMs) / 1000)} s (the abandon limit).`);
+      break;
   }
   return out;
 }

@@ -435,6 +435,8 @@ impl EventBus for JetStreamBus {
         Ok(StreamState {
             last_sequence: s.last_sequence,
             removed: s.last_sequence.saturating_sub(s.messages),
+            bytes: s.bytes,
+            max_bytes: u64::try_from(info.config.max_bytes).ok().filter(|&b| b > 0),
         })
     }
 

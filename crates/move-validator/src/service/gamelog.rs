@@ -36,6 +36,10 @@ pub(super) enum SettledBy {
     Creation,
     /// The check of an owner's announcement of it (`check.rs`).
     Check,
+    /// The sweep over the live games (`sweep.rs`): an ending no call recorded (the instance
+    /// killed first, the announcement missing), or a game abandoned. Running alone, it also
+    /// announces, as the call would have.
+    Sweep,
 }
 
 /// What [`Validator::settle`] did.
@@ -113,7 +117,9 @@ impl Validator {
             replay.note_result_recorded();
         }
         let announces = match by {
-            SettledBy::Call => self.inner.announcements == Announcements::ByValidator,
+            SettledBy::Call | SettledBy::Sweep => {
+                self.inner.announcements == Announcements::ByValidator
+            }
             SettledBy::Creation => true,
             SettledBy::Check => false,
         };

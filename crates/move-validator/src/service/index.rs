@@ -31,7 +31,7 @@ use shogi_proto::subject::{self, Kind};
 use shogi_proto::v1 as pb;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 /// How many creation events one ListGames call looks at most, so that a `live_only` call over
 /// a stream of finished games answers in bounded time (with a token to go on from).
@@ -60,6 +60,9 @@ pub(super) struct GameIndex {
     live_by: HashMap<Arc<str>, u32>,
     /// When the last catch-up that completed started.
     caught_up: Option<Instant>,
+    /// Every game read without a verdict on its `.result` yet, by id, with when the bus stored
+    /// its creation: what the sweep looks at (`sweep.rs`).
+    live: BTreeMap<String, Option<SystemTime>>,
 }
 
 /// One page of the index.
@@ -108,6 +111,9 @@ impl GameIndex {
                 let game = summary(&msg);
                 if let Some(game) = &game {
                     self.count_live(&msg, &game.game_id);
+                    if !self.verdicts.contains_key(&game.game_id) {
+                        self.live.insert(game.game_id.clone(), msg.time);
+                    }
                 }
                 self.created.insert(msg.sequence, game);
             }
@@ -119,6 +125,7 @@ impl GameIndex {
                 if let Some((id, Kind::Result)) = subject::parse(&msg.subject) {
                     let verdict = decode_verdict(msg.message_type.as_deref(), &msg.payload).ok();
                     self.verdicts.insert(id.to_owned(), verdict);
+                    self.live.remove(id);
                     if let Some(creator) = self.creator_of.remove(id)
                         && let Some(n) = self.live_by.get_mut(&creator)
                     {
@@ -150,6 +157,25 @@ impl GameIndex {
         };
         *self.live_by.entry(name.clone()).or_default() += 1;
         self.creator_of.insert(game_id.to_owned(), name);
+    }
+
+    /// At most `max` games without a verdict, as far as the index has read, each with when its
+    /// creation was stored: those after `after` in id order first, then from the first id, so
+    /// that successive calls given the last id returned go round every live game.
+    pub(super) fn live_games(
+        &self,
+        after: Option<&str>,
+        max: usize,
+    ) -> Vec<(String, Option<SystemTime>)> {
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        let after = after.unwrap_or("");
+        // Ids are never empty: from "" on is every id, and up to "" none.
+        self.live
+            .range::<str, _>((Excluded(after), Unbounded))
+            .chain(self.live.range::<str, _>((Unbounded, Included(after))))
+            .take(max.min(self.live.len()))
+            .map(|(id, at)| (id.clone(), *at))
+            .collect()
     }
 
     /// How many games the credential `name` created that have no verdict, as far as the

@@ -13,6 +13,8 @@
 //! - `endings`: Declare, EvaluateImpasse and EndGame;
 //! - `queries`: GetGame, ListGames, AnalyzeGame and WatchGame;
 //! - `index`: ListGames' index of the games' creations and verdicts, read from the bus;
+//! - `sweep`: the timer over the live games that records an ending no call recorded and ends
+//!   a game nobody plays (abandoned);
 //! - `rpc`: the tonic trait: per call the game and the ply on the call's span, then the method
 //!   above that does the work (the span, the caller's trace and the RPC metrics are the layer's
 //!   around the service, `crate::calls`).
@@ -31,6 +33,7 @@ mod index;
 pub(crate) mod moves;
 mod queries;
 mod rpc;
+mod sweep;
 
 use crate::config::Announcements;
 use crate::error::Error;
@@ -44,6 +47,8 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, watch};
+
+pub use sweep::SweepSettings;
 
 /// How many times a write retries after losing a race for a game before answering ABORTED.
 const MAX_ATTEMPTS: usize = 5;

@@ -151,6 +151,18 @@ groups:
           summary: {{`'{{ $labels.pod }}: JetStream file store {{ $value | humanizePercentage }} of its limit'`}}
           description: When the store is full, JetStream refuses every write and the validator answers UNAVAILABLE to every move.
           runbook_url: {{ $url }}/NatsStoreNearLimit.md
+      - alert: ShogiStoreNearLimit
+        expr: |
+          max by (namespace, messaging_destination_name) (shogi_store_used_bytes{ {{- $ns -}} })
+            / max by (namespace, messaging_destination_name) (shogi_store_limit_bytes{ {{- $ns -}} })
+            > {{ $a.store.ratio }}
+        for: {{ $a.store.for }}
+        labels:
+          severity: warning
+        annotations:
+          summary: {{`'{{ $labels.messaging_destination_name }}: {{ $value | humanizePercentage }} of the store''s limit'`}}
+          description: The games' stream, as the validator reads it, holds more than the threshold of the NATS servers' max_file_store; at the limit JetStream refuses every write and the validator answers UNAVAILABLE naming the store.
+          runbook_url: {{ $url }}/ShogiStoreNearLimit.md
       - alert: NatsReplicaNotCurrent
         expr: |
           nats_healthz_status{ {{- $ns -}} } == 1
