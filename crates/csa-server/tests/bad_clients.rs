@@ -250,9 +250,19 @@ async fn a_flood_of_connections_is_refused_in_bounds_and_stalls_no_game() {
         .text()
         .lines()
         .filter(|l| l.contains("connections refused"))
-        .filter_map(|l| l.split("refused=").nth(1)?.split_whitespace().next()?.parse::<u64>().ok())
+        .filter_map(|l| {
+            l.split("refused=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
         .sum();
-    assert_eq!(ended, total, "{ended} of {total} closed, {told} told, {refused} refusals logged");
+    assert_eq!(
+        ended, total,
+        "{ended} of {total} closed, {told} told, {refused} refusals logged"
+    );
     assert!(told >= 1, "none told why");
     shuffle(&mut b, &mut w, 2).await;
     let logged = log()
