@@ -253,14 +253,30 @@ fn query_name(cmd: &Command) -> &'static str {
     }
 }
 
+/// How many refusals may be written at once; a connection over the limit beyond them is closed
+/// without a word, so that a flood of connections holds no more than this many sockets past the
+/// limit.
+const REFUSALS_AT_ONCE: usize = 64;
+
+/// How long a refusal may take to write: a client that does not read it is not waited for.
+const REFUSAL_WRITE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How often a run of refusals is logged: one line a period, with the count, not one a
+/// connection (a flood would write the log full).
+const REFUSAL_LOG_PERIOD: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Accepts connections until `shutdown`: at most `max_connections` at once, one more is told
-/// so and closed.
+/// so and closed (at most [`REFUSALS_AT_ONCE`] told at once, the rest closed at once), and the
+/// refusals are logged one line a second.
 pub async fn accept(
     listener: TcpListener,
     lobby: Arc<Lobby>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
-    let slots = Arc::new(Semaphore::new(lobby.config.max_connections));
+    let limit = lobby.config.max_connections;
+    let slots = Arc::new(Semaphore::new(limit));
+    let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE));
+    let mut refused = Refused::default();
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {
@@ -273,8 +289,14 @@ pub async fn accept(
                     tokio::spawn(conn::serve(stream, peer, lobby.clone(), permit));
                 }
                 Err(_) => {
-                    tracing::warn!(%peer, limit = lobby.config.max_connections, "connection refused: too many connections");
-                    tokio::spawn(conn::refuse(stream, lobby.config.write_timeout));
+                    refused.one(peer, limit);
+                    if let Ok(permit) = refusals.clone().try_acquire_owned() {
+                        let bound = lobby.config.write_timeout.min(REFUSAL_WRITE);
+                        tokio::spawn(async move {
+                            conn::refuse(stream, bound).await;
+                            drop(permit);
+                        });
+                    }
                 }
             },
             Err(e) => {
@@ -283,6 +305,28 @@ pub async fn accept(
                 tracing::warn!(error = %e, "accept failed");
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             }
+        }
+    }
+}
+
+/// The refusals since the last line logged.
+#[derive(Debug, Default)]
+struct Refused {
+    count: u64,
+    logged: Option<tokio::time::Instant>,
+}
+
+impl Refused {
+    fn one(&mut self, peer: std::net::SocketAddr, limit: usize) {
+        self.count += 1;
+        let now = tokio::time::Instant::now();
+        if self
+            .logged
+            .is_none_or(|at| now.duration_since(at) >= REFUSAL_LOG_PERIOD)
+        {
+            tracing::warn!(%peer, limit, refused = self.count, "connections refused: too many connections");
+            self.count = 0;
+            self.logged = Some(now);
         }
     }
 }

@@ -5,6 +5,7 @@ use anyhow::Context as _;
 use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The CSA protocol front end: engines written for shogi-server play through the arbiter.
 #[derive(Parser, Debug)]
@@ -20,6 +21,13 @@ struct Args {
     /// CSA_ARBITER_TOKEN, never a flag's value).
     #[arg(long, env = "CSA_ARBITER_TOKEN_FILE")]
     arbiter_token_file: Option<PathBuf>,
+    /// Where grpc.health.v1 is served (SERVING while the front end accepts connections), for
+    /// a probe; none when unset.
+    #[arg(long, env = "CSA_HEALTH_LISTEN")]
+    health_listen: Option<SocketAddr>,
+    /// How long the front end gets to stop after SIGTERM.
+    #[arg(long, env = "CSA_GRACE_SECS", default_value_t = 10)]
+    grace_secs: u64,
     #[command(flatten)]
     csa: csa_server::CsaArgs,
     #[command(flatten)]
@@ -40,6 +48,7 @@ fn main() -> anyhow::Result<()> {
     };
     let config = args.csa.config(&args.arbiter, token);
     config.validate().context("invalid configuration")?;
+    anyhow::ensure!(args.grace_secs > 0, "--grace-secs must be positive");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -52,7 +61,16 @@ fn main() -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("bind {}", args.listen))?;
-        csa_server::run(listener, config, shutdown)
+        // A composition of one part over the embedded bus, which it does not use: the health
+        // endpoint and the drain are every service's.
+        let composition = arbiter_runtime::compose::Composition {
+            bus: arbiter_runtime::streams::BusConfig::Embedded,
+            client_name: "csa-server".to_owned(),
+            parts: vec![csa_server::part(listener, config)],
+            health: args.health_listen,
+            grace_period: Duration::from_secs(args.grace_secs),
+        };
+        arbiter_runtime::compose::run(composition, shutdown)
             .await
             .context("csa-server")
     })

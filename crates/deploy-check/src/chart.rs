@@ -22,6 +22,19 @@ pub(crate) const CHART_RENDERINGS: &[(&str, &[&str])] = &[
         "values-full.yaml",
         &["--values", "deploy/helm/values-full.yaml"],
     ),
+    (
+        "the CSA front end on",
+        &[
+            "--set",
+            "csa.enabled=true",
+            "--set",
+            "csa.recordDir.enabled=true",
+            "--set",
+            "csa.recordDir.existingClaim=csa-records",
+            "--set",
+            "validator.authToken.existingSecret=move-validator-token",
+        ],
+    ),
 ];
 
 /// The objects `helm template` renders from the chart with `args`, each with the template
@@ -556,6 +569,21 @@ fn broken_chart_values_fail_the_rendering() {
         (
             &["--set", "nats.tls.enabled=true"],
             "nats.tls.existingSecret",
+        ),
+        (
+            &["--set", "csa.enabled=true,csa.replicas=2"],
+            "runs as one pod",
+        ),
+        (
+            &[
+                "--set",
+                "csa.enabled=true,validator.tls.enabled=true,validator.tls.existingSecret=t",
+            ],
+            "calls the validator in plaintext",
+        ),
+        (
+            &["--set", "csa.enabled=true,csa.recordDir.enabled=true"],
+            "csa.recordDir.existingClaim",
         ),
     ];
     for (args, expect) in cases {

@@ -143,6 +143,16 @@ pub(crate) fn compose_problems(file: &str, c: &Value) -> Vec<String> {
             ));
         }
     }
+    let csa_servers = services
+        .values()
+        .filter(|s| array_at(s, "/command").first().and_then(Value::as_str) == Some("csa-server"))
+        .count();
+    if csa_servers > 1 {
+        problems.push(format!(
+            "{file}: {csa_servers} csa-server services: its pairing is one process's \
+                 (docs/csa.md, \"Running more than one\"); run one"
+        ));
+    }
     if nats_nodes != 3 {
         problems.push(format!("{file}: {nats_nodes} NATS nodes, not 3"));
     }
@@ -173,6 +183,12 @@ services:
       { REPETITION_WATCHER_HEALTH_LISTEN: '0.0.0.0:50061', REPETITION_WATCHER_INSTANCES: '2', REPETITION_WATCHER_INSTANCE: '0' }
     healthcheck: { test: [CMD, bash, -c, 'exec 3<>/dev/tcp/127.0.0.1/50061'] }
   watcher-1: { <<: *watcher, environment: { <<: *watcher-env, REPETITION_WATCHER_INSTANCE: '1' } }
+  csa-server: &csa
+    image: shogi-arbiter:0.1.0
+    command: [csa-server]
+    read_only: true
+    environment: { CSA_LISTEN: '0.0.0.0:4081', CSA_HEALTH_LISTEN: '0.0.0.0:50063' }
+    healthcheck: { test: [CMD, bash, -c, 'exec 3<>/dev/tcp/127.0.0.1/50063'] }
 volumes: { n1: }
 ";
     let compose = |text: &str| compose_problems("c.yml", &parse_documents(text).unwrap()[0]);
@@ -211,6 +227,11 @@ volumes: { n1: }
             &["healthcheck tests elsewhere", "healthcheck tests elsewhere"],
         ),
         ("  nats-3:", "  #nats-3:", &["2 NATS nodes"]),
+        (
+            "volumes: { n1: }",
+            "  csa-server-2: { <<: *csa }\nvolumes: { n1: }",
+            &["2 csa-server services"],
+        ),
     ];
     check(compose(good), &[]);
     for (from, to, expect) in cases {

@@ -1,7 +1,7 @@
 //! The environment variables the deploy files set are the ones the binaries read.
 
 use crate::replicas::REPLICAS_VAR;
-use crate::support::{BINARIES, array_at, check, object_at, str_at};
+use crate::support::{BINARIES, array_at, check, env_prefix, object_at, opens_bus, str_at};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -13,13 +13,13 @@ use std::path::Path;
 pub(crate) fn env_name_problems(root: &Path, names: &BTreeSet<String>) -> Vec<String> {
     let mut problems = Vec::new();
     for (binary, dir) in BINARIES {
-        let prefix = format!("{}_", binary.to_ascii_uppercase().replace('-', "_"));
+        let prefix = format!("{}_", env_prefix(binary));
         let mut wanted: Vec<&String> = names.iter().filter(|n| n.starts_with(&prefix)).collect();
         if *binary == "move-validator" {
             // The shared variables, read by every service; move-validator (and the
             // arbiter-bus flags it flattens) define them.
             wanted.extend(names.iter().filter(|n| n.starts_with("NATS_")));
-        } else {
+        } else if opens_bus(binary) {
             wanted.extend(names.iter().filter(|n| *n == REPLICAS_VAR));
         }
         let src = root.join(dir).join("src");
@@ -125,7 +125,14 @@ fn variables_must_be_declared_by_the_crates() {
         r#"#[arg(env = "NATS_URL")] pub const ROLE_VARIABLES: [&str; 1] = ["HEALTH_LISTEN"];"#,
     )
     .expect("write a scratch cli.rs");
+    // The CSA front end's variables start `CSA_`, not `CSA_SERVER_`.
+    let csa = root.join("crates/csa-server/src");
+    std::fs::create_dir_all(&csa).expect("create a scratch csa-server");
+    std::fs::write(csa.join("main.rs"), r#"#[arg(long, env = "CSA_LISTEN")]"#)
+        .expect("write its main.rs");
     let names: BTreeSet<String> = [
+        "CSA_LISTEN",
+        "CSA_LISTENER",
         "MOVE_VALIDATOR_LISTEN",
         "MOVE_VALIDATOR_LISTEN_ADDR",
         "NATS_URL",
@@ -146,6 +153,7 @@ fn variables_must_be_declared_by_the_crates() {
             "sets NATS_TLS_CAFILE for move-validator",
             "sets REPETITION_WATCHER_NATS_URL for repetition-watcher",
             "no crates/impasse-judge/src",
+            "sets CSA_LISTENER for csa-server",
         ],
     );
 }

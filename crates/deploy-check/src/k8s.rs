@@ -4,8 +4,8 @@
 
 use crate::images::IMAGE_UID;
 use crate::support::{
-    CONFIG_MAP, GOOD_DEPLOYMENT, array_at, check, k8s_from, listen_port, listen_setting, object_at,
-    str_at,
+    CONFIG_MAP, GOOD_DEPLOYMENT, array_at, check, env_prefix, k8s_from, listen_port,
+    listen_setting, object_at, str_at,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -223,11 +223,19 @@ fn instance_problems(
     config: &BTreeMap<String, String>,
     problems: &mut Vec<String>,
 ) {
-    let prefix = binary.to_ascii_uppercase().replace('-', "_");
+    let prefix = env_prefix(binary);
     let replicas = workload
         .pointer("/spec/replicas")
         .and_then(Value::as_u64)
         .unwrap_or(1);
+    // The CSA front end pairs players in its own memory: two replicas behind one Service
+    // would leave players waiting on different pods unpaired.
+    if binary == "csa-server" && replicas > 1 {
+        problems.push(format!(
+            "{at}: {replicas} replicas of csa-server: its pairing is one process's \
+                 (docs/csa.md, \"Running more than one\"); run one"
+        ));
+    }
     let leased = config
         .get(&format!("{prefix}_LEASES"))
         .is_some_and(|v| v == "true");
@@ -275,6 +283,34 @@ fn a_complete_deployment_passes() {
     check(
         k8s_problems(&k8s_from(&format!("{CONFIG_MAP}---{GOOD_DEPLOYMENT}"))),
         &[],
+    );
+}
+
+#[test]
+fn the_csa_front_end_runs_one_replica_probed_on_its_health_port() {
+    let config = "
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: cfg, namespace: shogi-arbiter }
+data: { CSA_LISTEN: '0.0.0.0:4081', CSA_HEALTH_LISTEN: '0.0.0.0:50063' }
+";
+    let csa = GOOD_DEPLOYMENT
+        .replace("args: [move-validator]", "args: [csa-server]")
+        .replace(
+            "ports: [{ name: grpc, containerPort: 50051 }]",
+            "ports: [{ name: csa, containerPort: 4081 }, { name: health, containerPort: 50063 }]",
+        )
+        .replace("port: 50051", "port: 50063");
+    check(k8s_problems(&k8s_from(&format!("{config}---{csa}"))), &[]);
+    let two = csa.replace("spec:\n  selector", "spec:\n  replicas: 2\n  selector");
+    check(
+        k8s_problems(&k8s_from(&format!("{config}---{two}"))),
+        &["2 replicas of csa-server"],
+    );
+    let csa_probed = csa.replace("port: 50063", "port: 4081");
+    check(
+        k8s_problems(&k8s_from(&format!("{config}---{csa_probed}"))),
+        &["listens on 50063 but is probed elsewhere"],
     );
 }
 

@@ -2,8 +2,8 @@
 //! compose and in Kubernetes.
 
 use crate::support::{
-    BINARIES, CONFIG_MAP, GOOD_DEPLOYMENT, array_at, check, k8s_from, object_at, parse_documents,
-    str_at,
+    BINARIES, CONFIG_MAP, GOOD_DEPLOYMENT, array_at, check, k8s_from, object_at, opens_bus,
+    parse_documents, str_at,
 };
 use serde_json::Value;
 
@@ -32,7 +32,9 @@ pub(crate) fn compose_replica_problems(file: &str, c: &Value) -> Vec<String> {
         .iter()
         .filter(|(_, s)| {
             let binary = array_at(s, "/command").first().and_then(Value::as_str);
-            BINARIES.iter().any(|(n, _)| Some(*n) == binary)
+            BINARIES
+                .iter()
+                .any(|(n, _)| Some(*n) == binary && opens_bus(n))
         })
         .filter_map(|(name, s)| {
             let got = s

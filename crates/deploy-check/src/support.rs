@@ -13,7 +13,25 @@ pub(crate) const BINARIES: &[(&str, &str)] = &[
     ("move-validator", "crates/move-validator"),
     ("repetition-watcher", "crates/repetition-watcher"),
     ("impasse-judge", "crates/impasse-judge"),
+    ("csa-server", "crates/csa-server"),
 ];
+
+/// Whether `binary` opens the bus (and so creates the streams when they are missing, with the
+/// replicas it is given): every one but the CSA front end, which reaches the arbiter over its
+/// gRPC contract only.
+pub(crate) fn opens_bus(binary: &str) -> bool {
+    binary != "csa-server"
+}
+
+/// The prefix of `binary`'s environment variables: its name in upper case with `_` for `-`
+/// (`MOVE_VALIDATOR`), but `CSA` for the CSA front end, whose flags `shogi-arbiter serve`
+/// shares (`CSA_MAX_MOVES`).
+pub(crate) fn env_prefix(binary: &str) -> String {
+    if binary == "csa-server" {
+        return "CSA".to_owned();
+    }
+    binary.to_ascii_uppercase().replace('-', "_")
+}
 
 pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -109,15 +127,16 @@ pub(crate) fn listen_port(address: &str) -> Result<u64, String> {
         .map_err(|_| format!("listen address {address:?} has no numeric port"))
 }
 
-/// The variable that holds `binary`'s listen address: `<PREFIX>_LISTEN` (gRPC service) or
-/// `<PREFIX>_HEALTH_LISTEN` (health endpoint only), with its value.
+/// The variable that holds the address `binary`'s health is served on, with its value: its
+/// health endpoint (`<PREFIX>_HEALTH_LISTEN`) where it has one of its own, else its gRPC
+/// service's (`<PREFIX>_LISTEN`), which serves health beside it.
 pub(crate) fn listen_setting<'a>(
     binary: &str,
     env: &'a BTreeMap<String, String>,
 ) -> Option<&'a str> {
-    let prefix = binary.to_ascii_uppercase().replace('-', "_");
-    env.get(&format!("{prefix}_LISTEN"))
-        .or_else(|| env.get(&format!("{prefix}_HEALTH_LISTEN")))
+    let prefix = env_prefix(binary);
+    env.get(&format!("{prefix}_HEALTH_LISTEN"))
+        .or_else(|| env.get(&format!("{prefix}_LISTEN")))
         .map(String::as_str)
 }
 
