@@ -16,6 +16,8 @@ const LINE_DEADLINE: Deadline = Deadline::secs(20);
 /// connects pending past the deadline, neither accepted nor reset, in the kernel's queues below
 /// the front end's `accept`.
 const FLOOD: usize = 400;
+/// How many of the flood's connections are opened at once.
+const WAVE: usize = 50;
 
 /// Every test's log, at the most detailed level: one subscriber for the process.
 fn log() -> &'static LogBuffer {
@@ -212,19 +214,25 @@ async fn a_flood_of_connections_is_refused_in_bounds_and_stalls_no_game() {
     .await;
     // Hundreds of connections at once, none reading: two fill the limit, the rest are refused
     // (answered or closed), and the game goes on.
-    let flood: Vec<_> = (0..FLOOD)
-        .map(|_| {
-            let addr = front.csa.clone();
-            tokio::spawn(async move { TcpStream::connect(addr).await })
-        })
-        .collect();
-    shuffle(&mut b, &mut w, 4).await;
+    // In waves of `WAVE` connects at once: a burst of hundreds of SYNs at one listener on
+    // loopback leaves some connections established on the client's side that the kernel never
+    // queues for the server's accept (seen: 86 of 400 never accepted in 20 s, 1 run in 3),
+    // which no server can close.
     let mut streams = Vec::new();
-    for f in flood {
-        if let Ok(Ok(s)) = f.await {
-            streams.push(s);
+    for wave in 0..FLOOD.div_ceil(WAVE) {
+        let flood: Vec<_> = (wave * WAVE..FLOOD.min((wave + 1) * WAVE))
+            .map(|_| {
+                let addr = front.csa.clone();
+                tokio::spawn(async move { TcpStream::connect(addr).await })
+            })
+            .collect();
+        for f in flood {
+            if let Ok(Ok(s)) = f.await {
+                streams.push(s);
+            }
         }
     }
+    shuffle(&mut b, &mut w, 4).await;
     // Every connection ends (those past the limit at once, told so first or not; the two
     // within it when their login time runs out).
     let reads: Vec<_> = streams

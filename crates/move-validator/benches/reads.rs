@@ -236,14 +236,9 @@ async fn main() {
             .unwrap();
     }
     for i in (0..GAMES).step_by(4) {
-        c.end_game(pb::EndGameRequest {
-            game_id: format!("list-{i:04}"),
-            reason: pb::EndReason::Resignation as i32,
-            loser: pb::Color::Black as i32,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        c.end_game(black_resigns(&format!("list-{i:04}")))
+            .await
+            .unwrap();
     }
     let bus: Arc<dyn EventBus> = Arc::new(
         JetStreamBus::connect(
@@ -368,4 +363,14 @@ async fn main() {
         analyze(12_000, 100),
     )
     .await;
+}
+
+/// Black's resignation of `game_id`, as a platform reports it.
+fn black_resigns(game_id: &str) -> pb::EndGameRequest {
+    pb::EndGameRequest {
+        game_id: game_id.to_owned(),
+        reason: pb::EndReason::Resignation as i32,
+        loser: pb::Color::Black as i32,
+        ..Default::default()
+    }
 }
