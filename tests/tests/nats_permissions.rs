@@ -1497,7 +1497,7 @@ async fn write_game(js: &async_nats::jetstream::Context, id: &str, resigned: boo
         )
         .encode_to_vec();
         put(js, subject::moves(id), shogi_proto::VERDICT_TYPE, v.clone()).await;
-        put(js, subject::verdict(id), shogi_proto::VERDICT_TYPE, v).await;
+        put(js, subject::result(id), shogi_proto::VERDICT_TYPE, v).await;
     }
 }
 
@@ -1518,7 +1518,8 @@ fn pb_created(id: &str) -> Vec<u8> {
 }
 
 /// `streams prune` as admin, as deploy/STREAMS.md says to run it (issue 20): a game is
-/// finished when the replay of its log says so, not when its `.verdict` holds something; an
+/// finished when the replay of its log says so, not when its `.result` holds something (the
+/// games named on `.result` are the candidates, as ListGames reads them); an
 /// id read from a subject is checked before it names a file; the records are on disk before
 /// the purge; and entries set aside cost no publish it may not make.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1528,11 +1529,11 @@ async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_direc
     let js = async_nats::jetstream::new(validator);
     // Finished, with two entries the replay sets aside.
     write_game(&js, "done", true, 2).await;
-    // Live, and something that is not its verdict on its `.verdict`.
+    // Live, and something that is not its verdict on its `.result`.
     write_game(&js, "live", false, 0).await;
     put(
         &js,
-        subject::verdict("live"),
+        subject::result("live"),
         "",
         br#"{"type":"io.nats.jetstream.api.v1.stream_info_response"}"#.to_vec(),
     )
@@ -1553,7 +1554,7 @@ async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_direc
     .await;
     put(
         &js,
-        subject::verdict(&evil),
+        subject::result(&evil),
         shogi_proto::VERDICT_TYPE,
         Vec::new(),
     )
