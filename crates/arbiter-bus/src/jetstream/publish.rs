@@ -111,9 +111,10 @@ impl JetStreamBus {
     /// What a refusal for a wrong expected sequence means: ours stored before (a duplicate), a
     /// message of someone else's stored after `expected` (a conflict), or nothing stored after
     /// it though the subject's last message is the one expected: a publish to the subject
-    /// proposed and not yet stored, ours or another's (in flight). A subject whose last
-    /// message is older than `expected`, or gone, is a conflict too (purged: the writer's copy
-    /// is stale).
+    /// proposed and not yet stored, ours or another's (in flight); or a last message past
+    /// `expected` that the read after `expected` did not find (a replica behind: read again,
+    /// in flight). A subject whose last message is older than `expected`, or gone, is a
+    /// conflict (purged: the writer's copy is stale).
     async fn after_wrong_sequence(
         &self,
         subject: &str,
@@ -151,12 +152,18 @@ impl JetStreamBus {
         let last = EventBus::last(self, subject)
             .await?
             .map_or(0, |m| m.sequence);
-        Ok(if last == expected {
-            Stored::InFlight(
+        Ok(match last.cmp(&expected) {
+            std::cmp::Ordering::Equal => Stored::InFlight(
                 "the server refused the expected sequence with a publish to the subject not yet stored",
-            )
-        } else {
-            Stored::Done(Published::Conflict)
+            ),
+            // Something is stored after the expected entry, yet the read of the entry after it
+            // found nothing: the two reads were answered by servers at different points (a
+            // replica behind its leader). Which writer's it is is read again: a guarded write
+            // carries no message id the server could answer a retry's duplicate by.
+            std::cmp::Ordering::Greater => Stored::InFlight(
+                "the subject's entry after the expected sequence is stored but not yet readable here",
+            ),
+            std::cmp::Ordering::Less => Stored::Done(Published::Conflict),
         })
     }
 }
