@@ -47,8 +47,15 @@ fn rollout(
     problems: &mut Vec<String>,
 ) {
     let unavailable = d.pointer("/spec/strategy/rollingUpdate/maxUnavailable");
-    if str_at(d, "/spec/strategy/type") != Some("RollingUpdate")
-        || !matches!(unavailable, Some(v) if v == 0 || v == "0%")
+    // The CSA front end pairs players in one process's memory: two pods at once would split
+    // its lobby, so it is recreated, never rolled (docs/csa.md, "Running more than one").
+    let one_lobby = array_at(d, "/spec/template/spec/containers")
+        .iter()
+        .any(|c| array_at(c, "/args").first().and_then(Value::as_str) == Some("csa-server"));
+    let recreated = one_lobby && str_at(d, "/spec/strategy/type") == Some("Recreate");
+    if !recreated
+        && (str_at(d, "/spec/strategy/type") != Some("RollingUpdate")
+            || !matches!(unavailable, Some(v) if v == 0 || v == "0%"))
     {
         problems.push(format!(
             "{what}: its rollout may take a pod away before its replacement is ready \
@@ -117,9 +124,10 @@ fn grace_seconds(c: &Value, config: &BTreeMap<String, String>) -> Option<u64> {
         .then(|| config.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .into_iter()
         .flatten();
-    // Its own prefix: the binary it runs, upper-cased (move-validator -> MOVE_VALIDATOR).
+    // Its own prefix: the binary it runs, upper-cased (move-validator -> MOVE_VALIDATOR), or
+    // CSA for the CSA front end.
     let binary = array_at(c, "/args").first().and_then(Value::as_str)?;
-    let want = format!("{}_GRACE_SECS", binary.to_uppercase().replace('-', "_"));
+    let want = format!("{}_GRACE_SECS", crate::support::env_prefix(binary));
     own.chain(from_config)
         .find(|(k, _)| *k == want)
         .and_then(|(_, v)| v.parse().ok())
