@@ -491,18 +491,16 @@ type Waiters = Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<(Instant, 
 async fn settle(js: &async_nats::jetstream::Context) {
     let stream = js.get_stream(shogi_proto::STREAM).await.unwrap();
     // The stack's worker: both roles on one consumer a partition (issue 38).
-    for role in [Role::Both] {
-        for p in 0..shogi_proto::PARTITIONS {
-            let name = WorkerConfig::new(role).durable(p).name;
-            loop {
-                if let Ok(info) = stream.consumer_info(&name).await
-                    && info.num_pending == 0
-                    && info.num_ack_pending == 0
-                {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
+    for p in 0..shogi_proto::PARTITIONS {
+        let name = WorkerConfig::new(Role::Both).durable(p).name;
+        loop {
+            if let Ok(info) = stream.consumer_info(&name).await
+                && info.num_pending == 0
+                && info.num_ack_pending == 0
+            {
+                break;
             }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 }

@@ -210,6 +210,36 @@ fn code_name(code: i32) -> String {
         .to_ascii_lowercase()
 }
 
+/// The games' stream on `nats`, as the services open it.
+async fn jetstream(nats: &test_support::NatsServer) -> Bus {
+    Arc::new(
+        JetStreamBus::connect(
+            &arbiter_bus::NatsOptions::new(nats.url()),
+            "pipeline-test",
+            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
+        )
+        .await
+        .unwrap(),
+    )
+}
+
+/// Plays game `id` from the start position under `csa` with a cap of 10 moves, to the cap.
+async fn play_to_the_cap(client: &mut MoveValidatorClient<Channel>, id: &str) {
+    let moves: Vec<String> = "7g7f 3c3d 2g2f 8c8d 2f2e 8d8e 6i7h 4a3b 2e2d 2c2d"
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let ruleset = pb::Ruleset {
+        preset: "csa".into(),
+        overrides: Some(pb::RulesetOverrides {
+            move_cap: Some(10),
+            ..Default::default()
+        }),
+    };
+    let start = shogi_rules::Position::startpos().to_sfen();
+    play(client, id, &start, Some(ruleset), &moves).await;
+}
+
 async fn fixtures_end_once(arbiter: &mut Arbiter, prefix: &str) {
     let fixtures = repetition_fixtures();
     assert!(fixtures.len() >= 10, "too few fixtures");
@@ -263,15 +293,7 @@ async fn repetition_fixtures_end_once_on_the_embedded_bus() {
 #[tokio::test]
 async fn two_instances_of_each_share_the_games_on_jetstream() {
     let nats = test_support::NatsServer::start();
-    let bus: Bus = Arc::new(
-        JetStreamBus::connect(
-            &arbiter_bus::NatsOptions::new(nats.url()),
-            "pipeline-test",
-            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
-        )
-        .await
-        .unwrap(),
-    );
+    let bus = jetstream(&nats).await;
     let mut arbiter = start(bus, 2).await;
     fixtures_end_once(&mut arbiter, "js").await;
     for (i, w) in arbiter.watchers.iter().enumerate() {
@@ -292,40 +314,13 @@ async fn two_instances_of_each_share_the_games_on_jetstream() {
 #[tokio::test]
 async fn both_roles_on_one_consumer_end_each_game_once_on_jetstream() {
     let nats = test_support::NatsServer::start();
-    let bus: Bus = Arc::new(
-        JetStreamBus::connect(
-            &arbiter_bus::NatsOptions::new(nats.url()),
-            "pipeline-test",
-            &arbiter_bus::StreamSettings::new(shogi_proto::STREAM, shogi_proto::STREAM_SUBJECTS),
-        )
-        .await
-        .unwrap(),
-    );
+    let bus = jetstream(&nats).await;
     let mut arbiter = start_roles(bus.clone().into(), &[Role::Both], 1, None).await;
     fixtures_end_once(&mut arbiter, "both").await;
     let both = &arbiter.watchers[0];
     assert!(Stats::get(&both.warnings) > 0, "third occurrences warned");
-    let moves: Vec<String> = "7g7f 3c3d 2g2f 8c8d 2f2e 8d8e 6i7h 4a3b 2e2d 2c2d"
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    let ruleset = pb::Ruleset {
-        preset: "csa".into(),
-        overrides: Some(pb::RulesetOverrides {
-            move_cap: Some(10),
-            ..Default::default()
-        }),
-    };
-    let start = shogi_rules::Position::startpos().to_sfen();
     let ended = Stats::get(&both.verdicts);
-    play(
-        &mut arbiter.client,
-        "both-cap",
-        &start,
-        Some(ruleset),
-        &moves,
-    )
-    .await;
+    play_to_the_cap(&mut arbiter.client, "both-cap").await;
     let v = verdict(&arbiter.bus, "both-cap").await;
     assert_eq!(code_name(v.code), "max_moves");
     wait_for(
@@ -395,19 +390,7 @@ async fn the_stack_on_leases_ends_each_game_once_on_jetstream() {
 #[tokio::test]
 async fn move_cap_is_announced_by_the_judge() {
     let mut arbiter = start(Arc::new(MemoryBus::default()), 1).await;
-    let moves: Vec<String> = "7g7f 3c3d 2g2f 8c8d 2f2e 8d8e 6i7h 4a3b 2e2d 2c2d"
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    let ruleset = pb::Ruleset {
-        preset: "csa".into(),
-        overrides: Some(pb::RulesetOverrides {
-            move_cap: Some(10),
-            ..Default::default()
-        }),
-    };
-    let start = shogi_rules::Position::startpos().to_sfen();
-    play(&mut arbiter.client, "cap-1", &start, Some(ruleset), &moves).await;
+    play_to_the_cap(&mut arbiter.client, "cap-1").await;
     let v = verdict(&arbiter.bus, "cap-1").await;
     assert_eq!(code_name(v.code), "max_moves");
     wait_for(
