@@ -7,7 +7,7 @@
 # memory) and nats-server's live heap after each collection (Go's gctrace, median and largest
 # over the run), read through tools/nats-server-gctrace.sh.
 #
-#   tools/bench-pair.sh ../base [ROUNDS]        (E2E_TARGET, default 5000 moves/s)
+#   tools/bench-pair.sh ../base [ROUNDS]   (E2E_TARGET, default 5000 moves/s; E2E_SECS, 10 s)
 #
 # Build both first (`cargo bench -p arbiter-stack --bench pipeline --no-run` in each), so that
 # no run waits on a compile.

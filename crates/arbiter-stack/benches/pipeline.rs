@@ -367,8 +367,9 @@ const DRIVERS: usize = 50;
 /// until the pipeline falls short of its target), then the tail is measured for 10 s at half
 /// of it (issue 24, goal 2: p99 <= 10 ms there). `E2E_TARGET=5000[,10000...]` measures 10 s
 /// windows at those targets instead, as the earlier tables did. `E2E_RUNS=N` repeats the
-/// measured window(s) N times on the same stack. Each measured window prints the hops of its
-/// `E2E_TIMELINE` (5) slowest verdicts and of its median one.
+/// measured window(s) N times on the same stack; `E2E_SECS` sets their length (10 s). Each
+/// measured window prints the hops of its `E2E_TIMELINE` (5) slowest verdicts and of its
+/// median one.
 async fn e2e(bus: &Opened, nats: &test_support::NatsServer, games: &[Vec<Move>]) {
     let fixed: Vec<f64> = std::env::var("E2E_TARGET")
         .ok()
@@ -378,6 +379,12 @@ async fn e2e(bus: &Opened, nats: &test_support::NatsServer, games: &[Vec<Move>])
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
+    // How long each measured window lasts, in seconds (10; 120 and more fill nats-server's
+    // two-minute duplicate window, which its heap holds).
+    let secs: u64 = std::env::var("E2E_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
     // How many of the slowest verdicts' timelines each measured window prints.
     let slowest: usize = std::env::var("E2E_TIMELINE")
         .ok()
@@ -433,7 +440,7 @@ async fn e2e(bus: &Opened, nats: &test_support::NatsServer, games: &[Vec<Move>])
         for run in 1..=runs {
             for &target in &fixed {
                 settle(&js).await;
-                let w = load.window(target, 10, next_tag()).await;
+                let w = load.window(target, secs, next_tag()).await;
                 w.report(&format!("end to end (run {run})"));
                 timeline(&js, &w.probes, slowest).await;
             }
@@ -468,7 +475,7 @@ async fn e2e(bus: &Opened, nats: &test_support::NatsServer, games: &[Vec<Move>])
     let mut met = 0;
     for run in 1..=runs {
         settle(&js).await;
-        let w = load.window(half, 10, next_tag()).await;
+        let w = load.window(half, secs, next_tag()).await;
         w.report(&format!(
             "end to end at half the saturation rate (run {run})"
         ));
