@@ -29,14 +29,28 @@ pub struct Front {
 /// The arbiter on an embedded bus, and the front end in front of it with its config as `tune`
 /// leaves it.
 pub async fn start(tune: impl FnOnce(&mut csa_server::Config)) -> Front {
+    start_with(arbiter_stack::StackConfig::default(), tune).await
+}
+
+/// The same with the arbiter's settings `arbiter`; its URL is `https://` when its validator
+/// serves TLS.
+pub async fn start_with(
+    arbiter: arbiter_stack::StackConfig,
+    tune: impl FnOnce(&mut csa_server::Config),
+) -> Front {
+    let scheme = if arbiter.validator.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let bus: Bus = Arc::new(MemoryBus::default());
     let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind gRPC");
-    let stack = arbiter_stack::Stack::start(grpc, bus, arbiter_stack::StackConfig::default())
+    let stack = arbiter_stack::Stack::start(grpc, bus, arbiter)
         .await
         .expect("start the arbiter");
-    let grpc = format!("http://{}", stack.addr());
+    let grpc = format!("{scheme}://{}", stack.addr());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind CSA");
