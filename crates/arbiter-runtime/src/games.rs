@@ -1,7 +1,8 @@
-//! Games read from the bus: the creation event, then the log entry by entry through
-//! [`Replay::apply`], the one policy for every reader. An entry set aside is copied to
+//! Games on the bus, read and written through a service's one [`GameLog`]: the creation event,
+//! then the log entry by entry through [`Replay::apply`], the one policy for every service
+//! that reads a log. An entry set aside goes to the service's [`AsideLedger`]: copied to
 //! `shogi.aside.<game_id>` (stream `SHOGI_ASIDE`) with its sequence, reason and type in headers,
-//! counted per reader and reason, and logged at WARN (ERROR for an entry on `.verdict` that is
+//! counted per service and reason, and logged at WARN (ERROR for an entry on `.verdict` that is
 //! not the verdict): counted every time, logged at most once a second per reason, with the
 //! count of the lines left out since; the game goes on from its valid entries.
 
@@ -26,18 +27,28 @@ pub enum ReadError {
     Unreadable(#[from] Unreadable),
 }
 
-/// Who reads games, as its copies set aside and its counts name it.
+/// A service's handle on the games' logs on the bus: it reads a game (its creation event, then
+/// its log through [`Replay::apply`]), writes its verdict ([`GameLog::announce`] on `.verdict`,
+/// [`GameLog::record`] on `.result`), checks an announcement against the log, and hands every
+/// entry it sets aside to its [`AsideLedger`].
 #[derive(Debug)]
-pub struct Reader {
+pub struct GameLog {
+    aside: AsideLedger,
+}
+
+/// What one service set aside from the logs it read, under its name: each entry counted per
+/// reason, logged (at most once a second per reason), and copied to `SHOGI_ASIDE` once.
+#[derive(Debug)]
+pub struct AsideLedger {
     name: &'static str,
     counts: [AtomicU64; AsideReason::ALL.len()],
     /// Whether an entry set aside is copied to `SHOGI_ASIDE` (the services), or only logged
     /// and counted (the operators' tools, whose users may not publish there).
     copies: bool,
-    /// The entries (game, sequence) this reader copied aside already: a game read again (a
+    /// The entries (game, sequence) this ledger copied aside already: a game read again (a
     /// cache eviction, a restart of the game's replay) copies none of them again, where the
-    /// message id alone dedupes only within the stream's 2-minute window (issue 20). Forgotten
-    /// past [`MAX_COPIED`] entries.
+    /// message id alone dedupes only within the stream's 2-minute window. Forgotten past
+    /// [`MAX_COPIED`] entries.
     copied: Mutex<Option<HashSet<(String, u64)>>>,
     /// Per reason, when an entry set aside was last logged and how many were not since: a
     /// flood of forged entries is one line a second, not one an entry.
@@ -48,48 +59,24 @@ pub struct Reader {
 /// quotes what the entry holds, which whoever wrote it chose.
 const LOGGED_DETAIL_MAX: usize = 512;
 
-/// How many copied entries a reader remembers.
+/// How many copied entries a ledger remembers.
 const MAX_COPIED: usize = 100_000;
 
-impl Reader {
-    /// A reader named `name` (`move-validator`, `repetition-watcher`, ...).
-    pub const fn new(name: &'static str) -> Reader {
-        Reader::with_copies(name, true)
+impl GameLog {
+    /// The game logs as read and written by the service whose set-asides `aside` keeps.
+    pub const fn new(aside: AsideLedger) -> GameLog {
+        GameLog { aside }
     }
 
-    /// A reader named `name` that logs and counts what it sets aside but copies nothing to
-    /// `SHOGI_ASIDE`: `shogi-arbiter export` and `streams prune`, which run as users that may
-    /// not publish there (a refused copy would wait out the publish timeout, for each entry).
-    pub const fn counting_only(name: &'static str) -> Reader {
-        Reader::with_copies(name, false)
-    }
-
-    const fn with_copies(name: &'static str, copies: bool) -> Reader {
-        Reader {
-            name,
-            counts: [const { AtomicU64::new(0) }; AsideReason::ALL.len()],
-            copies,
-            copied: Mutex::new(None),
-            logged: Mutex::new([(None, 0); AsideReason::ALL.len()]),
-        }
-    }
-
-    /// Its name.
+    /// The name of the service it serves (`move-validator`, `repetition-watcher`, ...), as its
+    /// ledger's copies and counts name it.
     pub fn name(&self) -> &'static str {
-        self.name
+        self.aside.name
     }
 
-    /// How many entries it set aside for `reason`.
-    pub fn set_aside(&self, reason: AsideReason) -> u64 {
-        self.counts[reason as usize].load(Ordering::Relaxed)
-    }
-
-    /// Every reason with its count, for the `shogi.events.set_aside` metric.
-    pub fn counts(&self) -> Vec<(&'static str, u64)> {
-        AsideReason::ALL
-            .iter()
-            .map(|r| (r.as_str(), self.set_aside(*r)))
-            .collect()
+    /// What it set aside.
+    pub fn aside(&self) -> &AsideLedger {
+        &self.aside
     }
 
     /// Reads game `game_id`'s creation event: the game with no log entry read yet, or `None`
@@ -105,12 +92,13 @@ impl Reader {
         )?))
     }
 
-    /// Applies one entry read from the game's log; one set aside is logged, counted and copied
-    /// aside (a failed copy is logged: the entry itself stays in the game stream).
+    /// Applies one entry read from the game's log; one set aside goes to the ledger (logged,
+    /// counted and copied aside; a failed copy is logged: the entry itself stays in the game
+    /// stream).
     pub async fn apply(&self, bus: &Bus, replay: &mut Replay, msg: &Message) -> Applied {
         let applied = replay.apply(msg.entry());
         if let Applied::SetAside(aside) = &applied {
-            self.put_aside(bus, replay.id(), msg, aside).await;
+            self.aside.put(bus, replay.id(), msg, aside).await;
         }
         applied
     }
@@ -123,10 +111,49 @@ impl Reader {
         }
         Ok(())
     }
+}
 
-    /// Copies the entry `copy` set aside to `shogi.aside.<game_id>`, once per reader (the
-    /// message id), with why, for an operator to inspect.
-    pub async fn put_aside(&self, bus: &Bus, game_id: &str, copy: &Message, aside: &SetAside) {
+impl AsideLedger {
+    /// A ledger named `name` (`move-validator`, `repetition-watcher`, ...) that copies each
+    /// entry set aside to `SHOGI_ASIDE`.
+    pub const fn copying(name: &'static str) -> AsideLedger {
+        AsideLedger::with_copies(name, true)
+    }
+
+    /// A ledger named `name` that logs and counts what is set aside but copies nothing to
+    /// `SHOGI_ASIDE`: `shogi-arbiter export` and `streams prune`, which run as users that may
+    /// not publish there (a refused copy would wait out the publish timeout, for each entry).
+    pub const fn counting_only(name: &'static str) -> AsideLedger {
+        AsideLedger::with_copies(name, false)
+    }
+
+    const fn with_copies(name: &'static str, copies: bool) -> AsideLedger {
+        AsideLedger {
+            name,
+            counts: [const { AtomicU64::new(0) }; AsideReason::ALL.len()],
+            copies,
+            copied: Mutex::new(None),
+            logged: Mutex::new([(None, 0); AsideReason::ALL.len()]),
+        }
+    }
+
+    /// How many entries were set aside for `reason`.
+    pub fn count(&self, reason: AsideReason) -> u64 {
+        self.counts[reason as usize].load(Ordering::Relaxed)
+    }
+
+    /// Every reason with its count, for the `shogi.events.set_aside` metric.
+    pub fn counts(&self) -> Vec<(&'static str, u64)> {
+        AsideReason::ALL
+            .iter()
+            .map(|r| (r.as_str(), self.count(*r)))
+            .collect()
+    }
+
+    /// Sets aside the entry `copy`: counts it, logs it, and copies it to
+    /// `shogi.aside.<game_id>`, once per ledger (the message id), with why, for an operator
+    /// to inspect.
+    pub async fn put(&self, bus: &Bus, game_id: &str, copy: &Message, aside: &SetAside) {
         self.counts[aside.reason as usize].fetch_add(1, Ordering::Relaxed);
         let seq = copy.sequence;
         if let Some(not_logged_since_last) = self.to_log(aside.reason) {
@@ -197,9 +224,9 @@ impl Reader {
     }
 }
 
-impl Reader {
+impl AsideLedger {
     /// Whether the entry at `seq` of `game_id` is copied aside for the first time by this
-    /// reader (and remembers it).
+    /// ledger (and remembers it).
     fn first_copy(&self, game_id: &str, seq: u64) -> bool {
         let mut copied = self.copied.lock().unwrap_or_else(|e| e.into_inner());
         let copied = copied.get_or_insert_with(HashSet::new);
@@ -210,7 +237,7 @@ impl Reader {
     }
 }
 
-/// What [`Reader::announce`] did.
+/// What [`GameLog::announce`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Announced {
     /// The verdict is stored on `.verdict` at this sequence.
@@ -223,7 +250,7 @@ pub enum Announced {
 /// it gives up (each one is set aside and logged at ERROR).
 const MAX_BAD_VERDICTS: usize = 8;
 
-impl Reader {
+impl GameLog {
     /// Announces `verdict` on its game's `.verdict`, which holds the game's one verdict: the
     /// publish expects the subject empty. When it is not, what is there is read: the same
     /// verdict is an earlier announcement ([`Announced::Already`]); anything else (not a
@@ -252,7 +279,7 @@ impl Reader {
                     reason: AsideReason::BadVerdict,
                     detail,
                 };
-                self.put_aside(bus, id, &found, &aside).await;
+                self.aside.put(bus, id, &found, &aside).await;
                 expect = found.sequence;
             } else {
                 return Ok(Announced::Already);
@@ -267,13 +294,13 @@ impl Reader {
     }
 }
 
-impl Reader {
+impl GameLog {
     /// Checks `found`, an announcement on game `game_id`'s `.verdict`, against `decided`, the
-    /// verdict this reader's replay of the game's log decides (`None`: no ending yet): `Ok` when
+    /// verdict this service's replay of the game's log decides (`None`: no ending yet): `Ok` when
     /// it is that verdict; otherwise (a false verdict written with a worker's credential, an
     /// announcement the log does not bear out) it is set aside ([`AsideReason::BadVerdict`]),
     /// logged at ERROR and counted, and what it is comes back in words. Whatever it says, what
-    /// reaches the platforms is the log's verdict, recorded by [`Reader::record`]: an
+    /// reaches the platforms is the log's verdict, recorded by [`GameLog::record`]: an
     /// announcement only wakes the check up, so a game whose log has ended gets its `.result`
     /// from whatever lands on its `.verdict` first.
     pub async fn check_announcement(
@@ -299,12 +326,12 @@ impl Reader {
                 reason: AsideReason::BadVerdict,
                 detail: detail.clone(),
             };
-            self.put_aside(bus, game_id, found, &aside).await;
+            self.aside.put(bus, game_id, found, &aside).await;
         }
         announcement
     }
 
-    /// Records `verdict`, which this reader's replay of the log decided, on its game's
+    /// Records `verdict`, which this service's replay of the log decided, on its game's
     /// `.result` (what the platforms hear), expecting the subject empty: stored, or there
     /// already. Only the validator records, and only the verdict its own replay of the log
     /// decides (`settle` in the validator's game log).
@@ -324,7 +351,7 @@ impl Reader {
                                 game_id,
                                 seq = m.sequence,
                                 %detail,
-                                reader = self.name,
+                                reader = self.name(),
                                 "the game's .result holds another verdict than its log decides: left as it is"
                             );
                         }
@@ -390,9 +417,9 @@ mod tests {
     use std::time::Duration;
 
     /// A game read again past the bus's duplicate window (here: none) copies its bad entry
-    /// aside once, not at every rebuild (issue 20).
+    /// aside once, not at every rebuild.
     #[tokio::test]
-    async fn an_entry_is_copied_aside_once_per_reader() {
+    async fn an_entry_is_copied_aside_once_per_ledger() {
         let bus: Bus = Arc::new(MemoryBus::new(Duration::ZERO));
         let created = pb::GameCreated {
             created_unix_ms: 0,
@@ -413,10 +440,10 @@ mod tests {
         ))
         .await
         .unwrap();
-        let reader = Reader::new("test");
+        let log = GameLog::new(AsideLedger::copying("test"));
         for _ in 0..3 {
-            let mut replay = reader.load(&bus, "g").await.unwrap().unwrap();
-            reader.catch_up(&bus, &mut replay).await.unwrap();
+            let mut replay = log.load(&bus, "g").await.unwrap().unwrap();
+            log.catch_up(&bus, &mut replay).await.unwrap();
         }
         let mut copies = 0;
         let mut from = 1;
@@ -426,7 +453,7 @@ mod tests {
         }
         assert_eq!(copies, 1);
         assert_eq!(
-            reader.set_aside(AsideReason::Garbage),
+            log.aside().count(AsideReason::Garbage),
             3,
             "counted at each read"
         );
@@ -438,7 +465,7 @@ mod tests {
     #[tokio::test]
     async fn the_check_sets_aside_what_the_log_does_not_bear_out() {
         let bus: Bus = Arc::new(MemoryBus::new(Duration::ZERO));
-        let reader = Reader::new("test");
+        let log = GameLog::new(AsideLedger::copying("test"));
         let truth = pb::Verdict {
             game_id: "g".into(),
             code: pb::ResultCode::Repetition as i32,
@@ -487,7 +514,7 @@ mod tests {
 
         // Before the log decides an ending: set aside.
         let seq = stored(bus.publish(announce(&forged, 0)).await.unwrap());
-        let checked = reader
+        let checked = log
             .check_announcement(&bus, "g", &message(seq).await, None)
             .await;
         assert!(checked.is_err());
@@ -495,27 +522,24 @@ mod tests {
 
         // After: a false announcement is set aside; the log's verdict is what is recorded.
         let seq = stored(bus.publish(announce(&forged, 1)).await.unwrap());
-        let checked = reader
+        let checked = log
             .check_announcement(&bus, "g", &message(seq).await, Some(&truth))
             .await;
         assert!(checked.is_err(), "{checked:?}");
         assert!(matches!(
-            reader.record(&bus, &truth).await.unwrap(),
+            log.record(&bus, &truth).await.unwrap(),
             Announced::Stored(_)
         ));
         assert_eq!(result().await, std::slice::from_ref(&truth));
 
         // The true announcement: not set aside; recorded again, nothing new.
         let seq = stored(bus.publish(announce(&truth, 2)).await.unwrap());
-        let checked = reader
+        let checked = log
             .check_announcement(&bus, "g", &message(seq).await, Some(&truth))
             .await;
         assert_eq!(checked, Ok(()));
-        assert_eq!(
-            reader.record(&bus, &truth).await.unwrap(),
-            Announced::Already
-        );
+        assert_eq!(log.record(&bus, &truth).await.unwrap(), Announced::Already);
         assert_eq!(result().await, [truth]);
-        assert_eq!(reader.set_aside(AsideReason::BadVerdict), 2);
+        assert_eq!(log.aside().count(AsideReason::BadVerdict), 2);
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// The validator's durable consumer of every announcement on `.verdict`
 /// ([`shogi_proto::consumer::VERDICT_CHECK`]), shared by its instances, which record on
-/// `.result` only what the log decides (`arbiter_runtime::games::Reader::check`). `replicas`:
+/// `.result` only what the log decides (`arbiter_runtime::games::GameLog::check_announcement`). `replicas`:
 /// servers keeping its state (`None`: as the stream); `storage`: where they keep it, as the
 /// workers' consumers (memory from three replicas by default: after a restart of every server
 /// it checks the announcements again from the first, and finds each verdict recorded).

@@ -22,123 +22,13 @@ use csa_protocol::{
 use shogi_rules::{Color, Position};
 use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
-use test_support::Deadline;
+use std::time::Instant;
+use test_support::{Deadline, ShogiServer, wait_for};
 
-/// How long shogi-server may take to start and listen.
-const READY: Deadline = Deadline::secs(30);
 /// How long an answer may take.
 const ANSWER_WAIT: Deadline = Deadline::secs(15);
 /// The revision shogi-server's `%%VERSION` names, given to the shadow sessions.
 const REVISION: &str = "20201206";
-
-/// shogi-server as a daemon in a temporary directory (its records, logs and players file go
-/// there), stopped on drop.
-struct ShogiServer {
-    port: u16,
-    pid: u32,
-    dir: tempfile::TempDir,
-}
-
-fn require_ruby() {
-    let ok = Command::new("ruby")
-        .args(["-e", "require 'webrick'"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "shogi-server needs Ruby with webrick: run tools/setup.sh, or \
-         apt-get install --no-install-recommends ruby ruby-test-unit"
-    );
-}
-
-/// Polls `f` until it returns `Some`, or panics after `deadline` with `what`.
-fn wait_for<T>(deadline: Deadline, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let until = Instant::now() + deadline.get();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < until, "{what}: not within {deadline:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-impl ShogiServer {
-    fn start() -> ShogiServer {
-        require_ruby();
-        let script = test_support::shared("third_party/shogi-server/shogi-server");
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        // `--daemon` puts records, logs and players.yaml in the directory given (else beside
-        // the script) and detaches. Port 0: the system picks a free one, and WEBrick's start
-        // line in the log names it with the daemon's pid.
-        let out = Command::new("ruby")
-            .arg(&script)
-            .arg("--daemon")
-            .arg(dir.path())
-            .args(["--max-moves", "256", "test", "0"])
-            .current_dir(dir.path())
-            .output()
-            .expect("run ruby shogi-server");
-        assert!(
-            out.status.success(),
-            "shogi-server did not start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let log = dir.path().join("shogi-server.log");
-        let (pid, port) = wait_for(READY, "shogi-server's start line in its log", || {
-            let text = std::fs::read_to_string(&log).ok()?;
-            let rest = text.split("GenericServer#start: pid=").nth(1)?;
-            let (pid, rest) = rest.split_once(" port=")?;
-            let port = rest.lines().next()?.trim();
-            Some((pid.parse().ok()?, port.parse().ok()?))
-        });
-        let server = ShogiServer { port, pid, dir };
-        wait_for(READY, "shogi-server listening", || {
-            TcpStream::connect(("127.0.0.1", port)).ok()
-        });
-        server
-    }
-
-    fn connect(&self, who: &str) -> Client {
-        Client::connect(self.port, who)
-    }
-}
-
-impl Drop for ShogiServer {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            // What the server saw, for the failure's report.
-            let log = std::fs::read_to_string(self.dir.path().join("shogi-server.log"));
-            eprintln!(
-                "shogi-server.log:\n{}",
-                log.unwrap_or_else(|e| e.to_string())
-            );
-        }
-        let _ = Command::new("kill").arg(self.pid.to_string()).status();
-        let proc = PathBuf::from(format!("/proc/{}", self.pid));
-        let until = Instant::now() + READY.get();
-        while proc_alive(&proc) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if proc_alive(&proc) {
-            let _ = Command::new("kill")
-                .args(["-9", &self.pid.to_string()])
-                .status();
-        }
-    }
-}
-
-/// Whether the process exists and is not a zombie.
-fn proc_alive(proc: &Path) -> bool {
-    std::fs::read_to_string(proc.join("stat")).is_ok_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .is_some_and(|r| r.trim_start().starts_with('Z'))
-    })
-}
 
 /// A client connection that checks every line the server sends parses.
 struct Client {
@@ -243,7 +133,7 @@ struct Pair {
 impl Pair {
     fn new(server: &ShogiServer, who: &str) -> Pair {
         Pair {
-            client: server.connect(who),
+            client: Client::connect(server.port(), who),
             shadow: Session::new(REVISION),
         }
     }
@@ -344,7 +234,7 @@ fn echo(a: &mut Pair, b: &mut Pair) -> TimedMove {
 
 #[test]
 fn sessions_against_shogi_server_agree_line_for_line() {
-    let server = ShogiServer::start();
+    let server = ShogiServer::start(256);
     x1_game_with_held_and_repeated_moves(&server);
     csa_mode_game_to_sennichite(&server);
     handicap_stop_watch_reject_and_chudan(&server);

@@ -1,11 +1,12 @@
-//! The arbiter as the front end calls it: the gRPC `MoveValidator` client with the bearer
-//! token on every call, as any platform calls it.
+//! The arbiter as the front end calls it: the gRPC `MoveValidator` client, over TLS when
+//! configured, with the bearer token on every call, as any platform calls it.
 
 use crate::Error;
+use arbiter_runtime::tls::ClientTls;
 use shogi_proto::v1 as pb;
 use shogi_proto::v1::move_validator_client::MoveValidatorClient;
 use tonic::metadata::MetadataValue;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 /// A client of the arbiter; cheap to clone (one HTTP/2 channel).
 #[derive(Debug, Clone)]
@@ -15,14 +16,14 @@ pub struct Arbiter {
 }
 
 impl Arbiter {
-    /// A client of the arbiter at `url`, connected on first use (so that the front end may
-    /// start before the arbiter answers).
-    pub fn connect(url: &str, token: Option<&str>) -> Result<Arbiter, Error> {
-        let endpoint =
-            Endpoint::from_shared(url.to_owned()).map_err(|source| Error::ArbiterUrl {
-                url: url.to_owned(),
-                source,
-            })?;
+    /// A client of the arbiter at `url` (over TLS with `tls`), connected on first use (so
+    /// that the front end may start before the arbiter answers).
+    pub fn connect(
+        url: &str,
+        tls: Option<&ClientTls>,
+        token: Option<&str>,
+    ) -> Result<Arbiter, Error> {
+        let endpoint = arbiter_runtime::tls::endpoint(url, tls)?;
         let token = match token {
             Some(t) => Some(
                 format!("Bearer {t}")

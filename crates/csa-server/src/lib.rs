@@ -30,6 +30,7 @@ pub mod record;
 mod time;
 
 use arbiter_runtime::compose::{BoxError, Context, Part, Started};
+use arbiter_runtime::tls::ClientTls;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,6 +44,9 @@ pub use arbiter::Arbiter;
 pub struct Config {
     /// The arbiter's gRPC URL (`http://127.0.0.1:50051`).
     pub arbiter: String,
+    /// TLS towards the arbiter, which an `https://` URL needs: the CA to trust, and the
+    /// front end's certificate for an arbiter that requires client certificates.
+    pub tls: Option<ClientTls>,
     /// The bearer token every MoveValidator call carries, if the arbiter wants one.
     pub token: Option<String>,
     /// `Max_Moves`: the move cap in plies (shogi-server's `--max-moves`, 256; 0 for none).
@@ -96,6 +100,7 @@ impl Config {
     pub fn new(arbiter: &str) -> Config {
         Config {
             arbiter: arbiter.to_owned(),
+            tls: None,
             token: None,
             max_moves: 256,
             least_time_per_move: 0,
@@ -130,6 +135,8 @@ impl Config {
         }
         csa_protocol::check_identifier(&self.event)
             .map_err(|e| Error::Config(format!("event {:?}: {e}", self.event)))?;
+        // The URL, and the TLS files read and checked.
+        arbiter_runtime::tls::endpoint(&self.arbiter, self.tls.as_ref())?;
         Ok(())
     }
 }
@@ -140,14 +147,9 @@ pub enum Error {
     /// A setting out of range.
     #[error("configuration: {0}")]
     Config(String),
-    /// The arbiter's URL is not one.
-    #[error("arbiter url {url:?}: {source}")]
-    ArbiterUrl {
-        /// The URL.
-        url: String,
-        /// Why.
-        source: tonic::transport::Error,
-    },
+    /// The arbiter's URL is not one, or its TLS settings do not hold.
+    #[error(transparent)]
+    Arbiter(#[from] arbiter_runtime::tls::ChannelError),
     /// The listener failed.
     #[error("listener: {0}")]
     Io(#[from] std::io::Error),
@@ -161,7 +163,11 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
     config.validate()?;
-    let arbiter = Arbiter::connect(&config.arbiter, config.token.as_deref())?;
+    let arbiter = Arbiter::connect(
+        &config.arbiter,
+        config.tls.as_ref(),
+        config.token.as_deref(),
+    )?;
     let lobby = lobby::Lobby::new(Arc::new(config), arbiter);
     tracing::info!(addr = ?listener.local_addr().ok(), "CSA front end listening");
     lobby::accept(listener, lobby, shutdown).await

@@ -17,6 +17,21 @@ struct Args {
     /// The arbiter's gRPC URL.
     #[arg(long, env = "CSA_ARBITER", default_value = "http://127.0.0.1:50051")]
     arbiter: String,
+    /// PEM CA certificates the arbiter's certificate must chain to: TLS towards an arbiter
+    /// that serves it (an `https://` --arbiter needs it; the system's roots are not read).
+    #[arg(long, env = "CSA_ARBITER_TLS_CA")]
+    arbiter_tls_ca: Option<PathBuf>,
+    /// PEM client certificate chain, for an arbiter that requires client certificates
+    /// (mutual TLS); needs --arbiter-tls-key and --arbiter-tls-ca.
+    #[arg(
+        long,
+        env = "CSA_ARBITER_TLS_CERT",
+        requires_all = ["arbiter_tls_key", "arbiter_tls_ca"]
+    )]
+    arbiter_tls_cert: Option<PathBuf>,
+    /// PEM private key of --arbiter-tls-cert.
+    #[arg(long, env = "CSA_ARBITER_TLS_KEY", requires = "arbiter_tls_cert")]
+    arbiter_tls_key: Option<PathBuf>,
     /// File holding the bearer token for the arbiter (or the environment variable
     /// CSA_ARBITER_TOKEN, never a flag's value).
     #[arg(long, env = "CSA_ARBITER_TOKEN_FILE")]
@@ -46,7 +61,12 @@ fn main() -> anyhow::Result<()> {
         (None, Ok(t)) if !t.is_empty() => Some(t),
         _ => None,
     };
-    let config = args.csa.config(&args.arbiter, token);
+    let mut config = args.csa.config(&args.arbiter, token);
+    config.tls = arbiter_runtime::tls::ClientTls::from_flags(
+        args.arbiter_tls_ca.clone(),
+        args.arbiter_tls_cert.clone(),
+        args.arbiter_tls_key.clone(),
+    );
     config.validate().context("invalid configuration")?;
     anyhow::ensure!(args.grace_secs > 0, "--grace-secs must be positive");
     let runtime = tokio::runtime::Builder::new_multi_thread()

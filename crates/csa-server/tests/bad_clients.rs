@@ -3,14 +3,13 @@
 //! logged a line a second, a client sending garbage without end stalls no game, and no password
 //! ever reaches the log.
 
-use arbiter_bus::{Bus, MemoryBus};
-use std::sync::{Arc, OnceLock};
-use test_support::{Deadline, LogBuffer};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+mod common;
 
-const LINE_DEADLINE: Deadline = Deadline::secs(20);
+use common::{Client, Front, LINE_DEADLINE, started};
+use std::sync::OnceLock;
+use test_support::LogBuffer;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 /// The connections of the flood. A burst of 1,000 on loopback left a tenth of the clients'
 /// connects pending past the deadline, neither accepted nor reset, in the kernel's queues below
@@ -34,103 +33,10 @@ fn log() -> &'static LogBuffer {
     })
 }
 
-struct Front {
-    csa: String,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
+/// The front end in front of the arbiter, its log captured.
 async fn start(tune: impl FnOnce(&mut csa_server::Config)) -> Front {
     log();
-    let bus: Bus = Arc::new(MemoryBus::default());
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind gRPC");
-    let stack = arbiter_stack::Stack::start(grpc, bus, arbiter_stack::StackConfig::default())
-        .await
-        .expect("start the arbiter");
-    let grpc = format!("http://{}", stack.addr());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind CSA");
-    let csa = listener.local_addr().expect("an address").to_string();
-    let mut config = csa_server::Config::new(&grpc);
-    tune(&mut config);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        csa_server::run(listener, config, async {
-            let _ = stopped.await;
-        })
-        .await
-        .expect("the front end");
-        stack.shutdown().await;
-    });
-    Front { csa, _stop: stop }
-}
-
-struct Client {
-    r: BufReader<OwnedReadHalf>,
-    w: OwnedWriteHalf,
-}
-
-impl Client {
-    async fn connect(front: &Front) -> Client {
-        let (r, w) = TcpStream::connect(&front.csa)
-            .await
-            .expect("connect")
-            .into_split();
-        Client {
-            r: BufReader::new(r),
-            w,
-        }
-    }
-
-    async fn send(&mut self, bytes: &[u8]) {
-        self.w.write_all(bytes).await.expect("write");
-    }
-
-    async fn line(&mut self) -> Option<String> {
-        let mut l = String::new();
-        let n = tokio::time::timeout(LINE_DEADLINE.get(), self.r.read_line(&mut l))
-            .await
-            .expect("a line within the deadline")
-            .expect("read");
-        (n > 0).then(|| l.trim_end_matches('\n').to_owned())
-    }
-
-    async fn until(&mut self, last: impl Fn(&str) -> bool) -> Vec<String> {
-        let mut seen = Vec::new();
-        loop {
-            let Some(l) = self.line().await else {
-                panic!("closed after {seen:?}");
-            };
-            let done = last(&l);
-            seen.push(l);
-            if done {
-                return seen;
-            }
-        }
-    }
-}
-
-/// Two players logged in with `logins` (each a whole `LOGIN` line), in game `game`, started.
-async fn started(front: &Front, logins: [&str; 2], game: &str) -> (Client, Client) {
-    let mut b = Client::connect(front).await;
-    let mut w = Client::connect(front).await;
-    b.send(logins[0].as_bytes()).await;
-    w.send(logins[1].as_bytes()).await;
-    b.until(|l| l.starts_with("LOGIN:") || l.starts_with("##[LOGIN] +OK"))
-        .await;
-    w.until(|l| l.starts_with("LOGIN:") || l.starts_with("##[LOGIN] +OK"))
-        .await;
-    b.send(format!("%%GAME {game} +\n").as_bytes()).await;
-    w.send(format!("%%GAME {game} -\n").as_bytes()).await;
-    b.until(|l| l == "END Game_Summary").await;
-    w.until(|l| l == "END Game_Summary").await;
-    b.send(b"AGREE\n").await;
-    w.send(b"AGREE\n").await;
-    b.until(|l| l.starts_with("START:")).await;
-    w.until(|l| l.starts_with("START:")).await;
-    (b, w)
+    common::start(tune).await
 }
 
 /// Black and White play the rooks' shuffle for `plies` plies, each move's echo awaited by both.

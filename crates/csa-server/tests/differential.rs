@@ -27,15 +27,11 @@ use arbiter_bus::{Bus, MemoryBus};
 use csa_server::CheckmateLines;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use test_support::Deadline;
+use test_support::{Deadline, ShogiServer, wait_for};
 
-/// How long shogi-server and the front end may take to start and listen.
-const READY: Deadline = Deadline::secs(30);
 /// How long an answer may take.
 const ANSWER_WAIT: Deadline = Deadline::secs(15);
 /// A think time well inside a one-second boundary's second before it.
@@ -48,104 +44,6 @@ const LONG_AFTER: Duration = Duration::from_millis(3400);
 
 // ---------------------------------------------------------------------------------------------
 // The servers.
-
-/// shogi-server as a daemon in a temporary directory, stopped on drop.
-struct ShogiServer {
-    port: u16,
-    pid: u32,
-    dir: tempfile::TempDir,
-}
-
-fn require_ruby() {
-    let ok = Command::new("ruby")
-        .args(["-e", "require 'webrick'"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "shogi-server needs Ruby with webrick: run tools/setup.sh, or \
-         apt-get install --no-install-recommends ruby ruby-test-unit"
-    );
-}
-
-/// Polls `f` until it returns `Some`, or panics after `deadline` with `what`.
-fn wait_for<T>(deadline: Deadline, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let until = Instant::now() + deadline.get();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < until, "{what}: not within {deadline:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-impl ShogiServer {
-    /// shogi-server with `--max-moves max_moves`, event `test`.
-    fn start(max_moves: u32) -> ShogiServer {
-        require_ruby();
-        let script = test_support::shared("third_party/shogi-server/shogi-server");
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let out = Command::new("ruby")
-            .arg(&script)
-            .arg("--daemon")
-            .arg(dir.path())
-            .args(["--max-moves", &max_moves.to_string(), "test", "0"])
-            .current_dir(dir.path())
-            .output()
-            .expect("run ruby shogi-server");
-        assert!(
-            out.status.success(),
-            "shogi-server did not start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let log = dir.path().join("shogi-server.log");
-        let (pid, port) = wait_for(READY, "shogi-server's start line in its log", || {
-            let text = std::fs::read_to_string(&log).ok()?;
-            let rest = text.split("GenericServer#start: pid=").nth(1)?;
-            let (pid, rest) = rest.split_once(" port=")?;
-            let port = rest.lines().next()?.trim();
-            Some((pid.parse().ok()?, port.parse().ok()?))
-        });
-        let server = ShogiServer { port, pid, dir };
-        wait_for(READY, "shogi-server listening", || {
-            TcpStream::connect(("127.0.0.1", port)).ok()
-        });
-        server
-    }
-}
-
-impl Drop for ShogiServer {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            let log = std::fs::read_to_string(self.dir.path().join("shogi-server.log"));
-            eprintln!(
-                "shogi-server.log:\n{}",
-                log.unwrap_or_else(|e| e.to_string())
-            );
-        }
-        let _ = Command::new("kill").arg(self.pid.to_string()).status();
-        let proc = PathBuf::from(format!("/proc/{}", self.pid));
-        let until = Instant::now() + READY.get();
-        while proc_alive(&proc) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if proc_alive(&proc) {
-            let _ = Command::new("kill")
-                .args(["-9", &self.pid.to_string()])
-                .status();
-        }
-    }
-}
-
-/// Whether the process exists and is not a zombie.
-fn proc_alive(proc: &Path) -> bool {
-    std::fs::read_to_string(proc.join("stat")).is_ok_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .is_some_and(|r| r.trim_start().starts_with('Z'))
-    })
-}
 
 /// The arbiter on its embedded bus with front ends on it, in a runtime of their own; stopped
 /// on drop.
@@ -1118,8 +1016,8 @@ fn sessions_give_shogi_servers_lines() {
         (256, CheckmateLines::ShogiServer),
     ]);
     let port = |on: On, ours: bool| match (on, ours) {
-        (On::Capped | On::ShogiServerMate, false) => capped.port,
-        (On::Uncapped, false) => uncapped.port,
+        (On::Capped | On::ShogiServerMate, false) => capped.port(),
+        (On::Uncapped, false) => uncapped.port(),
         (On::Capped, true) => fronts.ports[0],
         (On::Uncapped, true) => fronts.ports[1],
         (On::ShogiServerMate, true) => fronts.ports[2],

@@ -2,125 +2,17 @@
 //! engine meets it: endings the arbiter reaches (a late move, a verdict no CSA client caused),
 //! and the bounds on bad clients.
 
-use arbiter_bus::{Bus, MemoryBus};
+mod common;
+
+use common::{Client, Front, X1_LOGINS, start, started};
 use shogi_proto::v1 as pb;
 use shogi_proto::v1::move_validator_client::MoveValidatorClient;
-use std::sync::Arc;
 use std::time::Duration;
-use test_support::Deadline;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-
-const LINE_DEADLINE: Deadline = Deadline::secs(20);
-
-struct Front {
-    csa: String,
-    grpc: String,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-async fn start(tune: impl FnOnce(&mut csa_server::Config)) -> Front {
-    let bus: Bus = Arc::new(MemoryBus::default());
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind gRPC");
-    let stack = arbiter_stack::Stack::start(grpc, bus, arbiter_stack::StackConfig::default())
-        .await
-        .expect("start the arbiter");
-    let grpc = format!("http://{}", stack.addr());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind CSA");
-    let csa = listener.local_addr().expect("an address").to_string();
-    let mut config = csa_server::Config::new(&grpc);
-    tune(&mut config);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        csa_server::run(listener, config, async {
-            let _ = stopped.await;
-        })
-        .await
-        .expect("the front end");
-        stack.shutdown().await;
-    });
-    Front {
-        csa,
-        grpc,
-        _stop: stop,
-    }
-}
-
-struct Client {
-    r: BufReader<OwnedReadHalf>,
-    w: OwnedWriteHalf,
-}
-
-impl Client {
-    async fn connect(front: &Front) -> Client {
-        let (r, w) = TcpStream::connect(&front.csa)
-            .await
-            .expect("connect")
-            .into_split();
-        Client {
-            r: BufReader::new(r),
-            w,
-        }
-    }
-
-    async fn send(&mut self, bytes: &[u8]) {
-        self.w.write_all(bytes).await.expect("write");
-    }
-
-    async fn line(&mut self) -> Option<String> {
-        let mut l = String::new();
-        let n = tokio::time::timeout(LINE_DEADLINE.get(), self.r.read_line(&mut l))
-            .await
-            .expect("a line within the deadline")
-            .expect("read");
-        (n > 0).then(|| l.trim_end_matches('\n').to_owned())
-    }
-
-    /// The lines up to the first one `last` accepts, that one included.
-    async fn until(&mut self, last: impl Fn(&str) -> bool) -> Vec<String> {
-        let mut seen = Vec::new();
-        loop {
-            let l = self.line().await;
-            let Some(l) = l else {
-                panic!("closed after {seen:?}");
-            };
-            let done = last(&l);
-            seen.push(l);
-            if done {
-                return seen;
-            }
-        }
-    }
-}
-
-/// Two x1 players in game `game`, started.
-async fn started(front: &Front, game: &str) -> (Client, Client) {
-    let mut b = Client::connect(front).await;
-    let mut w = Client::connect(front).await;
-    b.send(b"LOGIN black pw x1\n").await;
-    w.send(b"LOGIN white pw x1\n").await;
-    b.until(|l| l == "##[LOGIN] +OK x1").await;
-    w.until(|l| l == "##[LOGIN] +OK x1").await;
-    b.send(format!("%%GAME {game} +\n").as_bytes()).await;
-    w.send(format!("%%GAME {game} -\n").as_bytes()).await;
-    b.until(|l| l == "END Game_Summary").await;
-    w.until(|l| l == "END Game_Summary").await;
-    b.send(b"AGREE\n").await;
-    w.send(b"AGREE\n").await;
-    b.until(|l| l.starts_with("START:")).await;
-    w.until(|l| l.starts_with("START:")).await;
-    (b, w)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_verdict_no_csa_client_caused_ends_the_csa_game() {
     let front = start(|_| {}).await;
-    let (mut b, mut w) = started(&front, "watch-600-10").await;
+    let (mut b, mut w) = started(&front, X1_LOGINS, "watch-600-10").await;
     b.send(b"+7776FU\n").await;
     assert_eq!(w.until(|l| l.starts_with('+')).await, ["+7776FU,T0"]);
     // A platform ends the game on the arbiter (as the arbiter's flag of a silent side does by
@@ -158,7 +50,7 @@ async fn a_verdict_no_csa_client_caused_ends_the_csa_game() {
 async fn a_move_after_its_sides_deadline_is_a_time_up() {
     let front = start(|_| {}).await;
     // One second, no byoyomi: Black's first move a second and a tenth late.
-    let (mut b, mut w) = started(&front, "late-1-0").await;
+    let (mut b, mut w) = started(&front, X1_LOGINS, "late-1-0").await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     b.send(b"+7776FU\n").await;
     assert_eq!(
@@ -209,7 +101,7 @@ async fn a_connection_that_never_logs_in_is_closed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_is_echoed_with_the_seconds_the_clock_charged() {
     let front = start(|_| {}).await;
-    let (mut b, mut w) = started(&front, "charged-10-0").await;
+    let (mut b, mut w) = started(&front, X1_LOGINS, "charged-10-0").await;
     // A second and a twentieth: charged one whole second (SubmitMoveResponse.charged_ms).
     tokio::time::sleep(Duration::from_millis(1050)).await;
     b.send(b"+7776FU\n").await;
@@ -249,7 +141,7 @@ async fn the_game(front: &Front) -> pb::GameState {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chudan_is_an_illegal_move_reported_with_its_line() {
     let front = start(|_| {}).await;
-    let (mut b, mut w) = started(&front, "chudan-600-10").await;
+    let (mut b, mut w) = started(&front, X1_LOGINS, "chudan-600-10").await;
     b.send(b"+7776FU\n").await;
     b.until(|l| l.starts_with('+')).await;
     w.until(|l| l.starts_with('+')).await;
@@ -288,7 +180,7 @@ async fn chudan_is_an_illegal_move_reported_with_its_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checkmate_held_for_shogi_servers_lines_ends_at_the_mated_sides_line() {
     let front = start(|c| c.checkmate = csa_server::CheckmateLines::ShogiServer).await;
-    let (mut b, mut w) = started(&front, "mate-600-10").await;
+    let (mut b, mut w) = started(&front, X1_LOGINS, "mate-600-10").await;
     let mate = [
         "+7776FU", "-3334FU", "+8822UM", "-5142OU", "+0066KA", "-6152KI", "+9796FU", "-2133KE",
         "+2233UM",
@@ -319,7 +211,7 @@ async fn a_checkmate_held_for_shogi_servers_lines_ends_at_the_mated_sides_line()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_mated_side_is_out_of_time() {
     let front = start(|c| c.checkmate = csa_server::CheckmateLines::ShogiServer).await;
-    let (mut b, mut w) = started(&front, "matetime-2-1").await;
+    let (mut b, mut w) = started(&front, X1_LOGINS, "matetime-2-1").await;
     let mate = [
         "+7776FU", "-3334FU", "+8822UM", "-5142OU", "+0066KA", "-6152KI", "+9796FU", "-2133KE",
         "+2233UM",

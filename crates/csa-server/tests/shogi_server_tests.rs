@@ -15,18 +15,6 @@ use test_support::Deadline;
 /// script's pauses of a tenth of a second.
 const RUN_DEADLINE: Deadline = Deadline::secs(240);
 
-fn require_ruby() {
-    let ok = Command::new("ruby")
-        .args(["-e", "require 'test/unit/assertions'"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "shogi-server's tests need Ruby with test-unit: run tools/setup.sh, or \
-         apt-get install --no-install-recommends ruby ruby-test-unit"
-    );
-}
-
 /// Copies shogi-server's `test/` into `dir/test`, its port set to `port`.
 fn copy_tests(dir: &Path, port: u16) {
     let from = test_support::shared("third_party/shogi-server/test");
@@ -60,7 +48,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// Runs `file` (`TC_functional.rb`) against a front end with `max_moves`, then `after` on the
 /// record directory; the output when it fails.
 fn run(file: &str, max_moves: u32, after: fn(&Path)) -> Result<(), String> {
-    require_ruby();
+    test_support::require_ruby("test/unit/assertions");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -35,6 +35,17 @@ pub(crate) const CHART_RENDERINGS: &[(&str, &[&str])] = &[
             "validator.authToken.existingSecret=move-validator-token",
         ],
     ),
+    (
+        "the CSA front end over mutual TLS",
+        &[
+            "--set",
+            "csa.enabled=true",
+            "--set",
+            "validator.tls.enabled=true,validator.tls.existingSecret=move-validator-tls",
+            "--set",
+            "validator.tls.clientAuth=true,csa.tls.existingSecret=csa-server-tls",
+        ],
+    ),
 ];
 
 /// The objects `helm template` renders from the chart with `args`, each with the template
@@ -579,7 +590,7 @@ fn broken_chart_values_fail_the_rendering() {
                 "--set",
                 "csa.enabled=true,validator.tls.enabled=true,validator.tls.existingSecret=t",
             ],
-            "calls the validator in plaintext",
+            "csa.tls.existingSecret",
         ),
         (
             &["--set", "csa.enabled=true,csa.recordDir.enabled=true"],

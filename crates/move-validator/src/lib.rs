@@ -47,7 +47,7 @@ pub use error::{ERROR_DOMAIN, Error, PlyConflict, reason, to_status};
 pub use games::footprint as cached_game_bytes;
 pub use pages::MAX_PAGE_PLIES;
 pub use service::moves::{legal_moves, validate_move};
-pub use service::{CacheLimits, READER, SweepSettings, Validator};
+pub use service::{CacheLimits, GAME_LOG, SweepSettings, Validator};
 pub use time::TimeSource;
 pub use tls::TlsConfig;
 
@@ -229,7 +229,7 @@ async fn serve_part(
     // The check's backlog, on the consumers' lag gauge beside the workers'.
     let lag = AbortOnDrop(tokio::spawn(arbiter_runtime::lag::poll(
         bus.clone(),
-        service::READER.name(),
+        service::GAME_LOG.name(),
         vec![
             shogi_proto::consumer::VERDICT_CHECK.to_owned(),
             shogi_proto::consumer::CLOCK_FLAG.to_owned(),

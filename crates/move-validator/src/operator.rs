@@ -325,11 +325,12 @@ impl Overview {
             verdicts: per_minute,
             errors: self.errors.newest_first(),
             set_aside: scan.aside.iter().rev().cloned().collect(),
-            set_aside_counts: crate::READER
+            set_aside_counts: crate::GAME_LOG
+                .aside()
                 .counts()
                 .into_iter()
                 .map(|(reason, count)| pb::SetAsideCount {
-                    reader: crate::READER.name().to_owned(),
+                    reader: crate::GAME_LOG.name().to_owned(),
                     reason: reason.to_owned(),
                     count,
                 })

@@ -57,12 +57,7 @@ impl TlsConfig {
         let cert = read(&self.cert, "tls cert")?;
         certificates(&cert, &self.cert, "tls cert")?;
         let key = read(&self.key, "tls key")?;
-        PrivateKeyDer::from_pem_slice(&key).map_err(|e| {
-            ConfigError(format!(
-                "tls key {}: no PEM private key found ({e})",
-                self.key.display()
-            ))
-        })?;
+        arbiter_runtime::tls::private_key(&key, &self.key, "tls key").map_err(ConfigError)?;
         let mut config = ServerTlsConfig::new().identity(Identity::from_pem(cert, key));
         if let Some(path) = &self.client_ca {
             let ca = read(path, "tls client ca")?;
@@ -79,7 +74,7 @@ impl TlsConfig {
                     .as_ref()
                     .map(|p| format!(" with client ca {}", p.display()))
                     .unwrap_or_default(),
-                error_chain(&e)
+                arbiter_runtime::tls::error_chain(&e)
             ))
         })?;
         Ok(config)
@@ -134,33 +129,11 @@ impl TlsConfig {
 }
 
 fn read(path: &Path, what: &str) -> Result<Vec<u8>, ConfigError> {
-    std::fs::read(path).map_err(|e| ConfigError(format!("{what} {}: {e}", path.display())))
+    arbiter_runtime::tls::read(path, what).map_err(ConfigError)
 }
 
-/// Checks that `pem` holds at least one certificate and nothing unparseable.
 fn certificates(pem: &[u8], path: &Path, what: &str) -> Result<(), ConfigError> {
-    let certs = CertificateDer::pem_slice_iter(pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| ConfigError(format!("{what} {}: bad PEM ({e})", path.display())))?;
-    if certs.is_empty() {
-        return Err(ConfigError(format!(
-            "{what} {}: no PEM certificate found",
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
-/// An error and its sources, joined: tonic's transport error says little at the top.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        source = e.source();
-    }
-    text
+    arbiter_runtime::tls::certificates(pem, path, what).map_err(ConfigError)
 }
 
 #[cfg(test)]

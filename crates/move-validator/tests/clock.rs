@@ -5,12 +5,14 @@
 //! time-ups; a platform's timeout stands only when the clock says so; and a second instance
 //! reading the same log derives the same clock.
 
+mod common;
+
+use common::Running;
 use move_validator::{Config, TimeSource};
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use test_support::NatsServer;
-use tokio::sync::oneshot;
 use tonic::Code;
 use tonic::transport::Channel;
 
@@ -31,27 +33,10 @@ impl Now {
     }
 }
 
-struct Running {
-    client: MoveValidatorClient<Channel>,
-    _stop: oneshot::Sender<()>,
-}
-
 async fn start(nats: &NatsServer, now: &Now) -> Running {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let mut config = Config::new(nats.url());
     config.time = now.source();
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(move_validator::run(listener, config, async {
-        let _ = stopped.await;
-    }));
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect_lazy();
-    Running {
-        client: MoveValidatorClient::new(channel),
-        _stop: stop,
-    }
+    Running::start(config).await
 }
 
 fn secs(s: i64) -> Option<prost_types::Duration> {
@@ -450,21 +435,8 @@ async fn a_game_without_a_time_control_has_no_clock() {
 async fn a_silent_side_is_flagged_at_its_deadline_without_a_call() {
     const FLAG_PATIENCE: test_support::Deadline = test_support::Deadline::secs(10);
     let nats = NatsServer::start();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (_stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(move_validator::run(
-        listener,
-        Config::new(nats.url()),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    let mut c = MoveValidatorClient::new(
-        Channel::from_shared(format!("http://{addr}"))
-            .unwrap()
-            .connect_lazy(),
-    );
+    let mut v = Running::start(Config::new(nats.url())).await;
+    let c = &mut v.client;
     let overrides = pb::RulesetOverrides {
         time_main: Some(prost_types::Duration {
             seconds: 0,
@@ -472,9 +444,9 @@ async fn a_silent_side_is_flagged_at_its_deadline_without_a_call() {
         }),
         ..Default::default()
     };
-    create(&mut c, "silent", overrides).await;
+    create(c, "silent", overrides).await;
     // Black moves in time; White stays silent.
-    let a = submit(&mut c, "silent", 1, "7g7f").await;
+    let a = submit(c, "silent", 1, "7g7f").await;
     assert_eq!(a.outcome, pb::MoveOutcome::Accepted as i32);
     let deadline = a.clock.unwrap().deadline_unix_ms;
     let mut watch = c

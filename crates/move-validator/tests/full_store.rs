@@ -3,32 +3,20 @@
 //! every write after it, is UNAVAILABLE (BUS_UNAVAILABLE, the limit named: `store`) with a
 //! message naming the store's limit, each answered within a deadline.
 
+mod common;
+
+use common::Running;
 use move_validator::Config;
-use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
+use shogi_proto::v1 as pb;
 use test_support::{Deadline, NatsServer};
-use tokio::sync::oneshot;
-use tonic::transport::Channel;
 
 const DEADLINE: Deadline = Deadline::secs(20);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_store_is_a_clear_unavailable_not_a_stall() {
     let nats = NatsServer::start_with_config("jetstream { max_file_store: 256KB }\n");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (_stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(move_validator::run(
-        listener,
-        Config::new(nats.url()),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    let mut client = MoveValidatorClient::new(
-        Channel::from_shared(format!("http://{addr}"))
-            .unwrap()
-            .connect_lazy(),
-    );
+    let mut v = Running::start(Config::new(nats.url())).await;
+    let client = &mut v.client;
     let mut created = 0;
     let mut refused = Vec::new();
     for i in 0..10_000 {

@@ -165,7 +165,9 @@ async fn forged_announcements_end_no_game_and_name_nothing() {
     let until = Instant::now() + PATIENCE.get();
     let answer = loop {
         let answer = overview(&channel).await;
-        let checked = move_validator::READER.set_aside(AsideReason::BadVerdict);
+        let checked = move_validator::GAME_LOG
+            .aside()
+            .count(AsideReason::BadVerdict);
         if answer.ended_games >= 1 && checked >= FORGED {
             break answer;
         }

@@ -9,6 +9,9 @@
 //!   no announcement, as when the owner's delivery is stolen) gets its verdict on `.result`
 //!   from the sweep, without any call.
 
+mod common;
+
+use common::Running;
 use futures::StreamExt;
 use move_validator::{Announcements, Config, SweepSettings, TimeSource};
 use shogi_proto::event::LogEntry;
@@ -18,7 +21,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime};
 use test_support::{Deadline, NatsServer};
-use tokio::sync::oneshot;
 use tonic::transport::Channel;
 
 const DEADLINE: Deadline = Deadline::secs(30);
@@ -41,14 +43,7 @@ fn real_now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-struct Running {
-    client: MoveValidatorClient<Channel>,
-    _stop: oneshot::Sender<()>,
-}
-
 async fn start(nats: &NatsServer, ahead: &Ahead, announcements: Announcements) -> Running {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let mut config = Config::new(nats.url());
     config.time = ahead.source();
     config.announcements = announcements;
@@ -58,17 +53,7 @@ async fn start(nats: &NatsServer, ahead: &Ahead, announcements: Announcements) -
         abandon_after: Some(LIMIT),
         max_games: 1000,
     };
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(move_validator::run(listener, config, async {
-        let _ = stopped.await;
-    }));
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect_lazy();
-    Running {
-        client: MoveValidatorClient::new(channel),
-        _stop: stop,
-    }
+    Running::start(config).await
 }
 
 async fn create(c: &mut MoveValidatorClient<Channel>, id: &str, sfen: Option<&str>) {

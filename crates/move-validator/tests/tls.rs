@@ -1,15 +1,14 @@
 //! TLS and mutual TLS by configuration: the real server on 127.0.0.1:0 against a real
-//! nats-server, with certificates made in the test by rcgen (a server CA, a client CA, and a
-//! rogue CA that the server does not trust). The bearer token applies on top of TLS. Every
+//! nats-server, with certificates made in the test (`test_support::TestCa`: a server CA, a
+//! client CA, and a rogue CA that the server does not trust). The bearer token applies on top of TLS. Every
 //! refused handshake is counted by the service with its reason.
 
 use move_validator::{Config, RefusalReason, TlsConfig};
-use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use test_support::NatsServer;
+use test_support::{NatsServer, TestCa};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::Code;
@@ -17,53 +16,21 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity
 
 const TOKEN: &str = "s3cret";
 
-/// A CA: its certificate in PEM and what signs with it.
-struct Ca {
-    pem: String,
-    issuer: Issuer<'static, KeyPair>,
-}
-
-impl Ca {
-    fn new(name: &str) -> Ca {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, name);
-        let key = KeyPair::generate().unwrap();
-        let pem = params.self_signed(&key).unwrap().pem();
-        Ca {
-            pem,
-            issuer: Issuer::new(params, key),
-        }
-    }
-
-    /// A leaf certificate for `names`, signed by this CA: (certificate PEM, key PEM).
-    fn leaf(&self, names: &[&str]) -> (String, String) {
-        let params =
-            CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
-                .unwrap();
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        (cert.pem(), key.serialize_pem())
-    }
-}
-
 /// Everything a test needs, written to a temporary directory.
 struct Pki {
     dir: tempfile::TempDir,
-    server_ca: Ca,
-    client_ca: Ca,
-    rogue_ca: Ca,
+    server_ca: TestCa,
+    client_ca: TestCa,
+    rogue_ca: TestCa,
 }
 
 impl Pki {
     fn new() -> Pki {
         let pki = Pki {
             dir: tempfile::tempdir().unwrap(),
-            server_ca: Ca::new("test server ca"),
-            client_ca: Ca::new("test client ca"),
-            rogue_ca: Ca::new("rogue ca"),
+            server_ca: TestCa::new("test server ca"),
+            client_ca: TestCa::new("test client ca"),
+            rogue_ca: TestCa::new("rogue ca"),
         };
         let (cert, key) = pki.server_ca.leaf(&["localhost", "127.0.0.1"]);
         pki.write("server.pem", &cert);
@@ -269,7 +236,8 @@ async fn mutual_tls_refuses_clients_without_a_certificate_from_the_client_ca() {
 fn bad_tls_files_are_refused_before_anything_is_bound() {
     let pki = Pki::new();
     let garbage = pki.write("garbage.pem", "not a certificate\n");
-    let other_key = pki.write("other.key", &KeyPair::generate().unwrap().serialize_pem());
+    // Another certificate's key: not the server certificate's.
+    let other_key = pki.write("other.key", &pki.rogue_ca.leaf(&["localhost"]).1);
     let missing = pki.path("missing.pem");
     let cert = pki.path("server.pem");
     let key = pki.path("server.key");

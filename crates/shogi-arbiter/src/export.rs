@@ -7,7 +7,7 @@ use crate::convert::{CsaVersionArg, EncodingArg, FormatArg};
 use crate::ending::{Foul, record_ending};
 use anyhow::{Context, bail};
 use arbiter_bus::Bus;
-use arbiter_runtime::games::Reader;
+use arbiter_runtime::games::{AsideLedger, GameLog};
 use shogi_adjudication::{Allowance, Charge, ClockRules, Evidence, ResultCode, TimeControl};
 use shogi_proto::log::{Applied, Replay};
 use shogi_records::{Encoding, Ending, Format, MoveTime, Record, write_with};
@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The reader of game logs the CLI is, as its counts name it. It copies nothing aside: the
 /// users it runs as (`reader`, `admin`) may not publish there, and an operator's tool has no
 /// business writing the bus (issue 20: each copy refused cost a 5 s publish timeout).
-static READER: Reader = Reader::counting_only("shogi-arbiter");
+static GAME_LOG: GameLog = GameLog::new(AsideLedger::counting_only("shogi-arbiter"));
 
 /// The flags of `export`.
 #[derive(clap::Args, Debug)]
@@ -162,14 +162,14 @@ pub(crate) struct Logged {
 
 /// Game `id` as its log makes it, through the one replay.
 pub(crate) async fn replay(bus: &Bus, id: &str) -> anyhow::Result<Logged> {
-    let Some(mut replay) = READER.load(bus, id).await? else {
+    let Some(mut replay) = GAME_LOG.load(bus, id).await? else {
         bail!("no game {id} on the bus");
     };
     // The reader's catch-up, keeping what each move played was charged.
     let log = shogi_proto::subject::moves(replay.id());
     let mut charges = Vec::new();
     while let Some(msg) = bus.next(&log, replay.read_from()).await? {
-        let applied = READER.apply(bus, &mut replay, &msg).await;
+        let applied = GAME_LOG.apply(bus, &mut replay, &msg).await;
         Logged::note(&mut charges, &applied);
     }
     Ok(Logged { replay, charges })

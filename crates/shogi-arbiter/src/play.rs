@@ -39,6 +39,21 @@ pub struct PlayArgs {
     /// last move then stays silent, and is flagged at its deadline.
     #[arg(long, value_name = "SECONDS")]
     time_main: Option<f64>,
+    /// PEM CA certificates the arbiter's certificate must chain to: TLS towards an arbiter
+    /// that serves it (an `https://` --addr needs it; the system's roots are not read).
+    #[arg(long, env = "SHOGI_ARBITER_TLS_CA")]
+    tls_ca: Option<std::path::PathBuf>,
+    /// PEM client certificate chain, for an arbiter that requires client certificates
+    /// (mutual TLS); needs --tls-key and --tls-ca.
+    #[arg(
+        long,
+        env = "SHOGI_ARBITER_TLS_CERT",
+        requires_all = ["tls_key", "tls_ca"]
+    )]
+    tls_cert: Option<std::path::PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "SHOGI_ARBITER_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
     /// File holding the bearer token, when the arbiter requires one (or the environment
     /// variable SHOGI_ARBITER_TOKEN, never a flag's value, which the process list shows).
     #[arg(long, env = "SHOGI_ARBITER_TOKEN_FILE")]
@@ -111,9 +126,18 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
             .transpose()?,
     };
     let token = token.as_deref();
-    let mut client = MoveValidatorClient::connect(args.addr.clone())
+    let tls = arbiter_runtime::tls::ClientTls::from_flags(
+        args.tls_ca.clone(),
+        args.tls_cert.clone(),
+        args.tls_key.clone(),
+    );
+    let endpoint = arbiter_runtime::tls::endpoint(&args.addr, tls.as_ref())?;
+    let channel = endpoint
+        .connect()
         .await
+        .map_err(|e| anyhow::anyhow!(arbiter_runtime::tls::error_chain(&e)))
         .with_context(|| format!("connecting to {}", args.addr))?;
+    let mut client = MoveValidatorClient::new(channel);
     let start = args.sfen.map(|s| StartPosition {
         start: Some(start_position::Start::Sfen(s)),
     });

@@ -1,5 +1,5 @@
 //! `shogi-arbiter serve` with its embedded bus, and `shogi-arbiter play` against it: the README's
-//! first game, as a newcomer runs it.
+//! first game, as a newcomer runs it; and `play` against a validator serving mutual TLS.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -117,4 +117,62 @@ fn an_illegal_move_is_refused_with_its_kind_and_play_stops() {
         refused["answer"]["illegalKind"], "ILLEGAL_KIND_IMPOSSIBLE",
         "{text}"
     );
+}
+
+/// `play` against a validator serving mutual TLS (certificates from `test_support::TestPki`):
+/// with the CA and its certificate it plays; without its certificate, or trusting another CA,
+/// it fails (exit code 2), saying why.
+#[test]
+fn play_reaches_a_validator_serving_mutual_tls() {
+    let pki = test_support::TestPki::new();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut arbiter = arbiter_stack::StackConfig::default();
+    arbiter.validator.tls = Some(
+        move_validator::TlsConfig::new(pki.path("server.pem"), pki.path("server.key"))
+            .with_client_ca(pki.path("ca.pem")),
+    );
+    let stack = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let bus: arbiter_bus::Bus = std::sync::Arc::new(arbiter_bus::MemoryBus::default());
+        arbiter_stack::Stack::start(listener, bus, arbiter)
+            .await
+            .unwrap()
+    });
+    let addr = format!("https://{}", stack.addr());
+    let path = |name: &str| pki.path(name).to_str().unwrap().to_owned();
+    let play = |tls: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_shogi-arbiter"))
+            .args(["play", "--addr", &addr])
+            .args(tls)
+            .arg("7g7f")
+            .output()
+            .unwrap()
+    };
+    let (ca, cert, key) = (path("ca.pem"), path("client.pem"), path("client.key"));
+    let out = play(&["--tls-ca", &ca, "--tls-cert", &cert, "--tls-key", &key]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rogue = path("rogue-ca.pem");
+    // Without a certificate the handshake (TLS 1.3) completes before the validator refuses
+    // it, so the first call fails; trusting another CA, the connection does.
+    for (tls, says) in [
+        (vec!["--tls-ca", &ca], "CreateGame"),
+        (
+            vec!["--tls-ca", &rogue, "--tls-cert", &cert, "--tls-key", &key],
+            "UnknownIssuer",
+        ),
+    ] {
+        let out = play(&tls);
+        assert_eq!(out.status.code(), Some(2), "{tls:?}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{tls:?}: {stderr}");
+    }
+    runtime.block_on(stack.shutdown());
 }

@@ -11,6 +11,8 @@
 //! [`Nats`] runs one on a fixed port and store directory, so that a test can kill it, pause it
 //! (SIGSTOP) and start it again on the same store, as a crashed or stalled server would.
 //!
+//! [`ShogiServer`] runs shogi-server, the reference CSA server, by Ruby from `../shared`.
+//!
 //! [`shared`] and [`tsv`] read the rule fixtures and game records of `../shared` beside the
 //! checkout, failing with the path when they are missing.
 //!
@@ -20,14 +22,16 @@
 mod cluster;
 mod link;
 mod restartable;
+mod shogi_server;
 
 pub use cluster::{ClusterOptions, NatsCluster};
 pub use link::Link;
 pub use ports::{free_port, free_ports};
 pub use restartable::Nats;
+pub use shogi_server::{ShogiServer, require_ruby};
 mod patience;
 mod ports;
-pub use patience::{Deadline, patience};
+pub use patience::{Deadline, patience, wait_for};
 
 /// The path of `path` in the shared fixtures and records (`../shared` beside the checkout).
 ///

@@ -2,7 +2,7 @@
 //! longest it waits grows with how busy the machine is when it starts waiting (issue 18: the
 //! suite must pass on a 2-core machine with every core busy).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// `base`, the deadline on an idle machine, times the machine's load: the one-minute load
 /// average per core (at least 1, at most 8), times `ARBITER_TEST_PATIENCE` when set (a factor,
@@ -61,6 +61,22 @@ impl Deadline {
 impl std::fmt::Debug for Deadline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.get().fmt(f)
+    }
+}
+
+/// Polls `f` every 20 ms until it returns `Some`.
+///
+/// # Panics
+///
+/// After `deadline`, with `what`.
+pub fn wait_for<T>(deadline: Deadline, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let until = Instant::now() + deadline.get();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < until, "{what}: not within {deadline:?}");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -2,7 +2,7 @@
 //! ([`Stats`]) and its [`Error`].
 
 use arbiter_bus::{BusError, DurableConfig};
-use arbiter_runtime::games::Reader;
+use arbiter_runtime::games::{AsideLedger, GameLog};
 use shogi_adjudication::{Announcer, ResultCode};
 use shogi_proto::{PARTITIONS, subject};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,11 +57,11 @@ impl Role {
         }
     }
 
-    /// The reader of game logs this role is, as its copies set aside and its counts name it.
-    pub fn reader(self) -> &'static Reader {
-        static WATCHER: Reader = Reader::new("repetition-watcher");
-        static JUDGE: Reader = Reader::new("impasse-judge");
-        static BOTH: Reader = Reader::new("arbiter-pipeline");
+    /// The game logs as this role reads and writes them, its set-asides under its name.
+    pub fn game_log(self) -> &'static GameLog {
+        static WATCHER: GameLog = GameLog::new(AsideLedger::copying("repetition-watcher"));
+        static JUDGE: GameLog = GameLog::new(AsideLedger::copying("impasse-judge"));
+        static BOTH: GameLog = GameLog::new(AsideLedger::copying("arbiter-pipeline"));
         match self {
             Role::Watcher => &WATCHER,
             Role::Judge => &JUDGE,

@@ -393,8 +393,8 @@ impl Worker {
     /// or it is unreadable.
     async fn load(&mut self, game_id: &str, msg: &Message) -> Result<bool, Error> {
         let seq = msg.sequence;
-        let reader = self.config.role.reader();
-        match reader.load(&self.bus, game_id).await {
+        let game_log = self.config.role.game_log();
+        match game_log.load(&self.bus, game_id).await {
             Ok(Some(replay)) => {
                 let over = replay.game().is_over();
                 self.games.insert(game_id.to_owned(), replay);
@@ -418,7 +418,7 @@ impl Worker {
                     reason: AsideReason::UnknownGame,
                     detail: "the game was never created".into(),
                 };
-                reader.put_aside(&self.bus, game_id, msg, &aside).await;
+                game_log.aside().put(&self.bus, game_id, msg, &aside).await;
                 Ok(false)
             }
             Err(arbiter_runtime::games::ReadError::Bus(e)) => Err(Error::Bus(e)),
@@ -445,7 +445,7 @@ impl Worker {
         };
         Stats::bump(&self.stats.judged);
         let role = self.config.role;
-        let applied = role.reader().apply(&self.bus, replay, m).await;
+        let applied = role.game_log().apply(&self.bus, replay, m).await;
         let (verdict, decided_at) = match applied {
             Applied::Duplicate => {
                 Stats::bump(&self.stats.duplicates);
@@ -546,7 +546,7 @@ impl Drop for Consuming {
 
 /// Announces the verdict on `.verdict`, guarded (an empty subject expected, so doing this
 /// again stores nothing; an entry there that is not this verdict is set aside, never taken
-/// for an earlier announcement: `Reader::announce`). No copy goes into the game's log: a
+/// for an earlier announcement: `GameLog::announce`). No copy goes into the game's log: a
 /// worker writes nothing a reader could take for a move (issue 20; logs written before keep
 /// their copies, which the replay reads as before).
 async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Result<(), Error> {
@@ -554,7 +554,7 @@ async fn announce(bus: &Bus, stats: &Stats, role: Role, a: &Announcement) -> Res
     let ply = verdict.ply;
     let result_code = result_code_from_pb(verdict.code);
     let code = result_code.map(|c| c.as_str()).unwrap_or("?");
-    match role.reader().announce(bus, verdict).await? {
+    match role.game_log().announce(bus, verdict).await? {
         Announced::Stored(seq) => {
             Stats::bump(&stats.verdicts);
             // Counted under the role of the two that owns the ending, whichever worker ran it.

@@ -2,7 +2,7 @@
 //! the bus when a call needs it fresh; the bus is the record, so a game dropped from here is
 //! only read again.
 
-use super::{Guard, READER, Slot, Validator};
+use super::{GAME_LOG, Guard, Slot, Validator};
 use crate::error::Error;
 use crate::games;
 use shogi_proto::log::Replay;
@@ -41,7 +41,7 @@ impl Validator {
     /// Game `id` read from the bus: its creation event and its whole log; `None` when it was
     /// never created.
     async fn read(&self, id: &str) -> Result<Option<Replay>, Error> {
-        let loaded = READER
+        let loaded = GAME_LOG
             .load(&self.inner.bus.inner, id)
             .await
             .map_err(Error::from_read)?;
@@ -127,7 +127,7 @@ impl Validator {
 
     /// Reads the game's log after the last entry read, in order.
     pub(super) async fn catch_up(&self, replay: &mut Replay) -> Result<(), Error> {
-        READER
+        GAME_LOG
             .catch_up(&self.inner.bus.inner, replay)
             .await
             .map_err(Error::unavailable)

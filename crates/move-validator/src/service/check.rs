@@ -11,7 +11,7 @@
 //! whose check failed on the bus is not, and comes again after the ack wait.
 
 use super::gamelog::{Settled, SettledBy};
-use super::{READER, Validator};
+use super::{GAME_LOG, Validator};
 use crate::error::Error;
 use crate::games;
 use arbiter_bus::DurableConfig;
@@ -59,7 +59,7 @@ impl Validator {
         let decided = replay.as_deref().and_then(games::verdict);
         // An announcement that is not the log's verdict is set aside, logged at ERROR and
         // counted by the check; either way it is the log's verdict that is settled.
-        let _ = READER
+        let _ = GAME_LOG
             .check_announcement(&self.inner.bus.inner, id, msg, decided.as_ref())
             .await;
         if let Some(replay) = replay

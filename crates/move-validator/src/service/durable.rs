@@ -2,7 +2,7 @@
 //! once, several at a time, acknowledged once handled; one whose handling failed on the bus is
 //! not acknowledged and comes again after the ack wait.
 
-use super::{READER, Validator};
+use super::{GAME_LOG, Validator};
 use crate::error::Error;
 use arbiter_bus::{DurableConfig, Message};
 use futures::StreamExt;
@@ -74,7 +74,7 @@ impl Validator {
                             // Timed as a worker's handling is, up to the ack.
                             arbiter_telemetry::metrics().record_process(
                                 consumer,
-                                READER.name(),
+                                GAME_LOG.name(),
                                 started.elapsed().as_secs_f64(),
                             );
                         }

@@ -12,7 +12,7 @@
 //! entry killed before it). Running alone ([`Announcements::ByValidator`]), this service owns
 //! every ending, and settling one also announces it.
 
-use super::{ANNOUNCE_DEADLINE, READER, Validator};
+use super::{ANNOUNCE_DEADLINE, GAME_LOG, Validator};
 use crate::config::Announcements;
 use crate::error::Error;
 use crate::games;
@@ -137,7 +137,7 @@ impl Validator {
             tracing::warn!(game_id = %id, "verdict not recorded on .result: not connected; its check will");
             return Settled::Pending;
         }
-        match READER.record(bus, verdict).await {
+        match GAME_LOG.record(bus, verdict).await {
             Ok(Announced::Stored(seq)) => {
                 tracing::debug!(game_id = %id, seq, "verdict recorded on .result");
                 Settled::Recorded
@@ -153,7 +153,7 @@ impl Validator {
     /// Announces `verdict` on `.verdict` as the owner of every ending, running alone: the
     /// subject holds one message per game (the publish expects it empty), and an entry there
     /// that is not this verdict is set aside, never taken for an announcement
-    /// (`Reader::announce`).
+    /// (`GameLog::announce`).
     async fn announce(&self, verdict: &pb::Verdict) {
         let id = &verdict.game_id;
         let bus = &self.inner.bus.inner;
@@ -161,7 +161,7 @@ impl Validator {
             tracing::warn!(game_id = %id, "verdict not announced: not connected");
             return;
         }
-        match READER.announce(bus, verdict).await {
+        match GAME_LOG.announce(bus, verdict).await {
             Ok(Announced::Stored(_)) => {
                 let code = result_code_from_pb(verdict.code).map_or("?", |c| c.as_str());
                 metrics().count_verdict(code, "move-validator");

@@ -38,7 +38,7 @@ mod sweep;
 use crate::config::Announcements;
 use crate::error::Error;
 use crate::store::Bus;
-use arbiter_runtime::games::Reader;
+use arbiter_runtime::games::{AsideLedger, GameLog};
 use arbiter_telemetry::metrics;
 use shogi_adjudication::Verdict;
 use shogi_proto::convert::verdict_pb;
@@ -96,8 +96,8 @@ struct Inner {
     time: crate::TimeSource,
 }
 
-/// The reader of game logs this service is, as its copies set aside and its counts name it.
-pub static READER: Reader = Reader::new("move-validator");
+/// The game logs as this service reads and writes them, its set-asides under its name.
+pub static GAME_LOG: GameLog = GameLog::new(AsideLedger::copying("move-validator"));
 
 impl Validator {
     /// A service over `bus`; `shutdown` turning `true` ends open WatchGame streams. The bus is
@@ -115,7 +115,7 @@ impl Validator {
         announcements: Announcements,
         max_answer_bytes: usize,
     ) -> Validator {
-        metrics().observe_set_aside(READER.name(), || READER.counts());
+        metrics().observe_set_aside(GAME_LOG.name(), || GAME_LOG.aside().counts());
         Validator {
             inner: Arc::new(Inner {
                 bus,

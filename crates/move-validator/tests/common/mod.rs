@@ -6,6 +6,7 @@
 
 use move_validator::Config;
 use shogi_proto::v1 as pb;
+use shogi_proto::v1::move_validator_client::MoveValidatorClient;
 use tonic::Status;
 use tonic::transport::Channel;
 use tonic_types::StatusExt;
@@ -22,6 +23,24 @@ pub async fn serve(config: Config) -> (Channel, tokio::sync::oneshot::Sender<()>
         .unwrap()
         .connect_lazy();
     (channel, stop)
+}
+
+/// The validator serving on loopback and a client of it; the validator stops when this is
+/// dropped.
+pub struct Running {
+    pub client: MoveValidatorClient<Channel>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Running {
+    /// The validator with `config`, served as [`serve`] does.
+    pub async fn start(config: Config) -> Running {
+        let (channel, stop) = serve(config).await;
+        Running {
+            client: MoveValidatorClient::new(channel),
+            _stop: stop,
+        }
+    }
 }
 
 /// The ErrorInfo reason of a refusal.

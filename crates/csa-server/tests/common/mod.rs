@@ -1,0 +1,144 @@
+//! What the front end's tests share: the front end over TCP in front of the whole arbiter (the
+//! stack on its embedded bus), and a CSA client of it.
+
+// Each test binary uses the part it needs.
+#![allow(dead_code)]
+
+use arbiter_bus::{Bus, MemoryBus};
+use std::sync::Arc;
+use test_support::Deadline;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+
+/// How long a line from the front end may take.
+pub const LINE_DEADLINE: Deadline = Deadline::secs(20);
+
+/// The logins of two x1 players, `black` and `white`.
+pub const X1_LOGINS: [&str; 2] = ["LOGIN black pw x1\n", "LOGIN white pw x1\n"];
+
+/// The front end, listening, and the arbiter behind it; both stop when it is dropped.
+pub struct Front {
+    /// The front end's address.
+    pub csa: String,
+    /// The arbiter's gRPC URL.
+    pub grpc: String,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+/// The arbiter on an embedded bus, and the front end in front of it with its config as `tune`
+/// leaves it.
+pub async fn start(tune: impl FnOnce(&mut csa_server::Config)) -> Front {
+    start_with(arbiter_stack::StackConfig::default(), tune).await
+}
+
+/// The same with the arbiter's settings `arbiter`; its URL is `https://` when its validator
+/// serves TLS.
+pub async fn start_with(
+    arbiter: arbiter_stack::StackConfig,
+    tune: impl FnOnce(&mut csa_server::Config),
+) -> Front {
+    let scheme = if arbiter.validator.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let bus: Bus = Arc::new(MemoryBus::default());
+    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind gRPC");
+    let stack = arbiter_stack::Stack::start(grpc, bus, arbiter)
+        .await
+        .expect("start the arbiter");
+    let grpc = format!("{scheme}://{}", stack.addr());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind CSA");
+    let csa = listener.local_addr().expect("an address").to_string();
+    let mut config = csa_server::Config::new(&grpc);
+    tune(&mut config);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        csa_server::run(listener, config, async {
+            let _ = stopped.await;
+        })
+        .await
+        .expect("the front end");
+        stack.shutdown().await;
+    });
+    Front {
+        csa,
+        grpc,
+        _stop: stop,
+    }
+}
+
+/// A CSA client over TCP.
+pub struct Client {
+    r: BufReader<OwnedReadHalf>,
+    w: OwnedWriteHalf,
+}
+
+impl Client {
+    pub async fn connect(front: &Front) -> Client {
+        let (r, w) = TcpStream::connect(&front.csa)
+            .await
+            .expect("connect")
+            .into_split();
+        Client {
+            r: BufReader::new(r),
+            w,
+        }
+    }
+
+    pub async fn send(&mut self, bytes: &[u8]) {
+        self.w.write_all(bytes).await.expect("write");
+    }
+
+    /// The next line without its `\n`; `None` when the front end closed the connection.
+    pub async fn line(&mut self) -> Option<String> {
+        let mut l = String::new();
+        let n = tokio::time::timeout(LINE_DEADLINE.get(), self.r.read_line(&mut l))
+            .await
+            .expect("a line within the deadline")
+            .expect("read");
+        (n > 0).then(|| l.trim_end_matches('\n').to_owned())
+    }
+
+    /// The lines up to the first one `last` accepts, that one included.
+    pub async fn until(&mut self, last: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut seen = Vec::new();
+        loop {
+            let l = self.line().await;
+            let Some(l) = l else {
+                panic!("closed after {seen:?}");
+            };
+            let done = last(&l);
+            seen.push(l);
+            if done {
+                return seen;
+            }
+        }
+    }
+}
+
+/// Two players logged in with `logins` (each a whole `LOGIN` line), in game `game`, started.
+pub async fn started(front: &Front, logins: [&str; 2], game: &str) -> (Client, Client) {
+    let mut b = Client::connect(front).await;
+    let mut w = Client::connect(front).await;
+    b.send(logins[0].as_bytes()).await;
+    w.send(logins[1].as_bytes()).await;
+    b.until(|l| l.starts_with("LOGIN:") || l.starts_with("##[LOGIN] +OK"))
+        .await;
+    w.until(|l| l.starts_with("LOGIN:") || l.starts_with("##[LOGIN] +OK"))
+        .await;
+    b.send(format!("%%GAME {game} +\n").as_bytes()).await;
+    w.send(format!("%%GAME {game} -\n").as_bytes()).await;
+    b.until(|l| l == "END Game_Summary").await;
+    w.until(|l| l == "END Game_Summary").await;
+    b.send(b"AGREE\n").await;
+    w.send(b"AGREE\n").await;
+    b.until(|l| l.starts_with("START:")).await;
+    w.until(|l| l.starts_with("START:")).await;
+    (b, w)
+}
