@@ -2,120 +2,12 @@
 //! engine meets it: endings the arbiter reaches (a late move, a verdict no CSA client caused),
 //! and the bounds on bad clients.
 
-use arbiter_bus::{Bus, MemoryBus};
+mod common;
+
+use common::{Client, Front, start, started};
 use shogi_proto::v1 as pb;
 use shogi_proto::v1::move_validator_client::MoveValidatorClient;
-use std::sync::Arc;
 use std::time::Duration;
-use test_support::Deadline;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-
-const LINE_DEADLINE: Deadline = Deadline::secs(20);
-
-struct Front {
-    csa: String,
-    grpc: String,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-async fn start(tune: impl FnOnce(&mut csa_server::Config)) -> Front {
-    let bus: Bus = Arc::new(MemoryBus::default());
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind gRPC");
-    let stack = arbiter_stack::Stack::start(grpc, bus, arbiter_stack::StackConfig::default())
-        .await
-        .expect("start the arbiter");
-    let grpc = format!("http://{}", stack.addr());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind CSA");
-    let csa = listener.local_addr().expect("an address").to_string();
-    let mut config = csa_server::Config::new(&grpc);
-    tune(&mut config);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        csa_server::run(listener, config, async {
-            let _ = stopped.await;
-        })
-        .await
-        .expect("the front end");
-        stack.shutdown().await;
-    });
-    Front {
-        csa,
-        grpc,
-        _stop: stop,
-    }
-}
-
-struct Client {
-    r: BufReader<OwnedReadHalf>,
-    w: OwnedWriteHalf,
-}
-
-impl Client {
-    async fn connect(front: &Front) -> Client {
-        let (r, w) = TcpStream::connect(&front.csa)
-            .await
-            .expect("connect")
-            .into_split();
-        Client {
-            r: BufReader::new(r),
-            w,
-        }
-    }
-
-    async fn send(&mut self, bytes: &[u8]) {
-        self.w.write_all(bytes).await.expect("write");
-    }
-
-    async fn line(&mut self) -> Option<String> {
-        let mut l = String::new();
-        let n = tokio::time::timeout(LINE_DEADLINE.get(), self.r.read_line(&mut l))
-            .await
-            .expect("a line within the deadline")
-            .expect("read");
-        (n > 0).then(|| l.trim_end_matches('\n').to_owned())
-    }
-
-    /// The lines up to the first one `last` accepts, that one included.
-    async fn until(&mut self, last: impl Fn(&str) -> bool) -> Vec<String> {
-        let mut seen = Vec::new();
-        loop {
-            let l = self.line().await;
-            let Some(l) = l else {
-                panic!("closed after {seen:?}");
-            };
-            let done = last(&l);
-            seen.push(l);
-            if done {
-                return seen;
-            }
-        }
-    }
-}
-
-/// Two x1 players in game `game`, started.
-async fn started(front: &Front, game: &str) -> (Client, Client) {
-    let mut b = Client::connect(front).await;
-    let mut w = Client::connect(front).await;
-    b.send(b"LOGIN black pw x1\n").await;
-    w.send(b"LOGIN white pw x1\n").await;
-    b.until(|l| l == "##[LOGIN] +OK x1").await;
-    w.until(|l| l == "##[LOGIN] +OK x1").await;
-    b.send(format!("%%GAME {game} +\n").as_bytes()).await;
-    w.send(format!("%%GAME {game} -\n").as_bytes()).await;
-    b.until(|l| l == "END Game_Summary").await;
-    w.until(|l| l == "END Game_Summary").await;
-    b.send(b"AGREE\n").await;
-    w.send(b"AGREE\n").await;
-    b.until(|l| l.starts_with("START:")).await;
-    w.until(|l| l.starts_with("START:")).await;
-    (b, w)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_verdict_no_csa_client_caused_ends_the_csa_game() {
@@ -174,7 +66,7 @@ async fn a_move_after_its_sides_deadline_is_a_time_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_answered_and_bounded() {
     let front = start(|c| c.max_connections = 3).await;
-    let mut c = Client::connect(&front).await;
+    let mut c = Client::connect(&front.csa).await;
     c.send(b"LOGIN bad pw x1\n").await;
     c.until(|l| l == "##[LOGIN] +OK x1").await;
     // A line of a megabyte: refused with its column, and the next line is read whole.
@@ -189,9 +81,9 @@ async fn bad_input_is_answered_and_bounded() {
     let error = c.line().await.expect("an answer");
     assert!(error.starts_with("##[ERROR] column 6"), "{error}");
     // Two more connections fill the limit; one more is told so and closed.
-    let _two = Client::connect(&front).await;
-    let _three = Client::connect(&front).await;
-    let mut four = Client::connect(&front).await;
+    let _two = Client::connect(&front.csa).await;
+    let _three = Client::connect(&front.csa).await;
+    let mut four = Client::connect(&front.csa).await;
     assert_eq!(
         four.line().await.as_deref(),
         Some("##[ERROR] too many connections")
@@ -202,7 +94,7 @@ async fn bad_input_is_answered_and_bounded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_never_logs_in_is_closed() {
     let front = start(|c| c.login_timeout = Duration::from_millis(200)).await;
-    let mut silent = Client::connect(&front).await;
+    let mut silent = Client::connect(&front.csa).await;
     assert_eq!(silent.line().await, None);
 }
 
