@@ -135,6 +135,19 @@ async fn until_listed(c: &mut Client, shown: impl Fn(&str) -> bool) -> Vec<Strin
 async fn players_on_two_instances_play_a_game_to_its_end_and_one_record_is_written() {
     let c = cluster().await;
     let (mut b, mut w) = started_on([&c.a.csa, &c.b.csa], "across-600-10").await;
+    // Either instance lists the game, once.
+    for addr in [&c.a.csa, &c.b.csa] {
+        let mut watcher = Client::login(addr, "lister").await;
+        watcher.send(b"%%LIST\n").await;
+        let listed = watcher.until(|l| l == "##[LIST] +OK").await;
+        let games: Vec<&String> = listed
+            .iter()
+            .filter(|l| l.starts_with("##[LIST] arbiter+across-600-10+black+white+"))
+            .collect();
+        assert_eq!(games.len(), 1, "{listed:?}");
+        watcher.send(b"LOGOUT\n").await;
+        watcher.until(|l| l == "LOGOUT:completed").await;
+    }
     b.send(b"+7776FU\n").await;
     assert_eq!(b.until(|l| l.starts_with('+')).await, ["+7776FU,T0"]);
     assert_eq!(w.until(|l| l.starts_with('+')).await, ["+7776FU,T0"]);
