@@ -86,6 +86,7 @@ impl Lobby {
     ) -> Result<Arc<Lobby>, shared::SharedError> {
         let sh = Arc::new(Shared::open(client.clone()).await?);
         let proposals = client.subscribe(shared::conn_subject(&sh.instance)).await?;
+        let chat = client.subscribe(shared::CHAT_SUBJECT).await?;
         tracing::info!(instance = %sh.instance, "the CSA lobby is shared on NATS");
         let lobby = Arc::new(Lobby {
             config,
@@ -95,6 +96,7 @@ impl Lobby {
         });
         tokio::spawn(sh.beat());
         tokio::spawn(serve_proposals(Arc::downgrade(&lobby), proposals));
+        tokio::spawn(relay_chat(Arc::downgrade(&lobby), chat));
         Ok(lobby)
     }
 
@@ -150,6 +152,7 @@ impl Lobby {
             status: shared::status_code(Status::Connected),
             game: None,
             playing: None,
+            login_ms: shared::now_ms(),
         };
         match sh.login(&login.name, entry).await {
             Ok(true) => Some(key),
@@ -319,6 +322,13 @@ impl Lobby {
         }
     }
 
+    /// Sends a `%%CHAT` line to this instance's x1 players.
+    fn chat(s: &State, line: &str) {
+        for p in s.players.values().filter(|p| p.x1) {
+            let _ = p.tx.send(ToConn::Send(line.to_owned()));
+        }
+    }
+
     /// The game ended or was rejected.
     pub fn game_over(&self, game_id: &str) {
         self.state().games.remove(game_id);
@@ -359,8 +369,18 @@ impl Lobby {
             Command::Chat(text) => {
                 let name = s.players.get(&key).map_or("", |p| p.name.as_str());
                 let line = format!("##[CHAT][{name}] {text}\n");
-                for p in s.players.values().filter(|p| p.x1) {
-                    let _ = p.tx.send(ToConn::Send(line.clone()));
+                match &self.shared {
+                    // Every instance relays it to its x1 players, this one included.
+                    Some(sh) => {
+                        let client = sh.client.clone();
+                        tokio::spawn(async move {
+                            if let Err(e) = client.publish(shared::CHAT_SUBJECT, line.into()).await
+                            {
+                                tracing::warn!(error = %e, "a chat line was not sent");
+                            }
+                        });
+                    }
+                    None => Self::chat(&s, &line),
                 }
                 String::new()
             }
@@ -671,6 +691,17 @@ impl Lobby {
         self.start_half(sh, &p, shared::color_from(p.color), player)
             .await
             .is_some()
+    }
+}
+
+/// Relays the `%%CHAT` lines of every instance to this one's x1 players, until the lobby is
+/// gone.
+async fn relay_chat(lobby: std::sync::Weak<Lobby>, mut lines: async_nats::Subscriber) {
+    use futures::StreamExt as _;
+    while let Some(msg) = lines.next().await {
+        let Some(lobby) = lobby.upgrade() else { return };
+        let line = String::from_utf8_lossy(&msg.payload).into_owned();
+        Lobby::chat(&lobby.state(), &line);
     }
 }
 

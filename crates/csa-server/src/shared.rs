@@ -45,6 +45,9 @@ pub fn conn_subject(instance: &str) -> String {
     format!("csa.conn.{instance}")
 }
 
+/// The subject `%%CHAT` lines go out on, to every instance's x1 players.
+pub const CHAT_SUBJECT: &str = "csa.chat";
+
 /// The subject the two halves of a game talk on.
 pub fn game_subject(arbiter_id: &str) -> String {
     format!("csa.game.{arbiter_id}")
@@ -91,6 +94,8 @@ pub struct NameEntry {
     pub game: Option<(String, char)>,
     /// The CSA id of the game proposed or played, for `%%LIST`.
     pub playing: Option<String>,
+    /// When it logged in (Unix milliseconds): `%%WHO` lists in login order.
+    pub login_ms: u64,
 }
 
 /// A status as a number in [`NameEntry::status`].
@@ -471,7 +476,7 @@ impl Shared {
         }
     }
 
-    /// Every live login of every instance, in login order of their keys' revisions.
+    /// Every live login of every instance, in login order.
     pub async fn names(&self) -> Result<Vec<NameEntry>, SharedError> {
         let mut keys: Vec<String> = self
             .kv
@@ -488,11 +493,11 @@ impl Shared {
                 && let Ok(n) = serde_json::from_slice::<NameEntry>(&held.value)
                 && !Self::stale(&n)
             {
-                entries.push((held.revision, n));
+                entries.push(n);
             }
         }
-        entries.sort_by_key(|(rev, _)| *rev);
-        Ok(entries.into_iter().map(|(_, n)| n).collect())
+        entries.sort_by_key(|n| n.login_ms);
+        Ok(entries)
     }
 }
 

@@ -206,6 +206,15 @@ async fn a_name_is_held_by_one_instance_and_who_shows_every_instances_players() 
         seen.iter().any(|l| l.starts_with("##[WHO] alice+")),
         "{seen:?}"
     );
+    // A chat line reaches the x1 players of every instance.
+    alice.send(b"%%CHAT hello\n").await;
+    assert_eq!(
+        bob.until(|l| l.starts_with("##[CHAT]"))
+            .await
+            .last()
+            .map(String::as_str),
+        Some("##[CHAT][alice] hello")
+    );
     // The name is free again once its login is gone.
     alice.send(b"LOGOUT\n").await;
     alice.until(|l| l == "LOGOUT:completed").await;
