@@ -172,17 +172,18 @@ pub async fn run(
     lobby::accept(listener, lobby, shutdown).await
 }
 
-/// Serves CSA on `listener` as one of several instances sharing the lobby on the NATS server
-/// `client` is connected to, until `shutdown` completes.
+/// Serves CSA on `listener` as one of several instances sharing the lobby on NATS, through
+/// the JetStream API `js` (`async_nats::jetstream::new`, or `with_prefix` for the arbiter's API
+/// imported into the front end's account), until `shutdown` completes.
 pub async fn run_on_nats(
     listener: TcpListener,
     config: Config,
-    client: async_nats::Client,
+    js: async_nats::jetstream::Context,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
     config.validate()?;
     let arbiter = Arbiter::connect(&config.arbiter, config.token.as_deref())?;
-    let lobby = lobby::Lobby::on_nats(Arc::new(config), arbiter, client)
+    let lobby = lobby::Lobby::on_nats(Arc::new(config), arbiter, js)
         .await
         .map_err(|e| Error::Lobby(e.to_string()))?;
     tracing::info!(addr = ?listener.local_addr().ok(), "CSA front end listening");
@@ -199,24 +200,24 @@ pub fn part(listener: TcpListener, config: Config) -> Box<dyn Part> {
     })
 }
 
-/// The front end as a part of the one composition, its lobby shared on the NATS server
-/// `client` is connected to (`csa-server --nats-url`).
+/// The front end as a part of the one composition, its lobby shared on NATS through the
+/// JetStream API `js` (`csa-server --nats-url`).
 pub fn part_on_nats(
     listener: TcpListener,
     config: Config,
-    client: async_nats::Client,
+    js: async_nats::jetstream::Context,
 ) -> Box<dyn Part> {
     Box::new(CsaPart {
         listener,
         config,
-        nats: Some(client),
+        nats: Some(js),
     })
 }
 
 struct CsaPart {
     listener: TcpListener,
     config: Config,
-    nats: Option<async_nats::Client>,
+    nats: Option<async_nats::jetstream::Context>,
 }
 
 impl Part for CsaPart {
@@ -235,7 +236,7 @@ impl Part for CsaPart {
             ready: Box::new(|| true),
             run: Box::pin(async move {
                 match nats {
-                    Some(client) => run_on_nats(listener, config, client, cx.stopped()).await,
+                    Some(js) => run_on_nats(listener, config, js, cx.stopped()).await,
                     None => run(listener, config, cx.stopped()).await,
                 }
                 .map_err(|e| Box::new(e) as BoxError)

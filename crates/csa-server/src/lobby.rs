@@ -76,15 +76,16 @@ impl Lobby {
         })
     }
 
-    /// A lobby shared with the other instances on the NATS server `client` is connected to:
-    /// binds to the bucket, takes proposals on `csa.conn.<instance>` and rewrites its names
-    /// every [`shared::BEAT`].
+    /// A lobby shared with the other instances through the JetStream API `js`: binds to the
+    /// bucket, takes proposals on `csa.conn.<instance>` and rewrites its names every
+    /// [`shared::BEAT`].
     pub async fn on_nats(
         config: Arc<Config>,
         arbiter: Arbiter,
-        client: async_nats::Client,
+        js: async_nats::jetstream::Context,
     ) -> Result<Arc<Lobby>, shared::SharedError> {
-        let sh = Arc::new(Shared::open(client.clone()).await?);
+        let client = js.client();
+        let sh = Arc::new(Shared::open(js).await?);
         let proposals = client.subscribe(shared::conn_subject(&sh.instance)).await?;
         let chat = client.subscribe(shared::CHAT_SUBJECT).await?;
         tracing::info!(instance = %sh.instance, "the CSA lobby is shared on NATS");

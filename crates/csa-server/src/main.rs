@@ -30,8 +30,9 @@ struct Args {
     grace_secs: u64,
     /// NATS server URL(s), comma-separated: the lobby is then shared with every instance on
     /// the same servers (the bucket CSA_LOBBY), so that several run behind one address. Without
-    /// it the lobby is this process's, and one instance serves all.
-    #[arg(long, env = "NATS_URL")]
+    /// it the lobby is this process's, and one instance serves all. Its own variable, not
+    /// NATS_URL, which a deployment's shared settings give every service.
+    #[arg(long, env = "CSA_NATS_URL")]
     nats_url: Option<String>,
     #[command(flatten)]
     nats: arbiter_bus::NatsArgs,
@@ -70,13 +71,16 @@ fn main() -> anyhow::Result<()> {
             .with_context(|| format!("bind {}", args.listen))?;
         let part = match &args.nats_url {
             Some(url) => {
-                let client = args
-                    .nats
-                    .options(url.clone())
+                let options = args.nats.options(url.clone());
+                let client = options
                     .connect("csa-server")
                     .await
                     .context("connect to NATS for the shared lobby")?;
-                csa_server::part_on_nats(listener, config, client)
+                let js = match &options.api_prefix {
+                    Some(prefix) => async_nats::jetstream::with_prefix(client, prefix),
+                    None => async_nats::jetstream::new(client),
+                };
+                csa_server::part_on_nats(listener, config, js)
             }
             None => csa_server::part(listener, config),
         };

@@ -245,10 +245,11 @@ pub fn instance_id() -> String {
 }
 
 impl Shared {
-    /// Binds to the bucket (creating it when missing, with one copy: production creates it with
-    /// `shogi-arbiter streams apply`).
-    pub async fn open(client: async_nats::Client) -> Result<Shared, SharedError> {
-        let js = async_nats::jetstream::new(client.clone());
+    /// Binds to the bucket through `js` (the JetStream API of the front end's account, or the
+    /// arbiter's imported under a prefix: deploy/nats/auth.conf), creating it when missing with
+    /// one copy (production creates it with `shogi-arbiter streams apply`).
+    pub async fn open(js: async_nats::jetstream::Context) -> Result<Shared, SharedError> {
+        let client = js.client();
         let kv = match js.get_key_value(BUCKET).await {
             Ok(kv) => kv,
             Err(_) => js.create_key_value(bucket_config(1)).await?,
@@ -478,14 +479,20 @@ impl Shared {
 
     /// Every live login of every instance, in login order.
     pub async fn names(&self) -> Result<Vec<NameEntry>, SharedError> {
-        let mut keys: Vec<String> = self
+        // The keys from the stream's subjects (a stream info request), not from a consumer,
+        // which the front end's NATS user may not create.
+        let prefix = format!("$KV.{BUCKET}.");
+        let keys: Vec<String> = self
             .kv
-            .keys()
+            .stream
+            .info_with_subjects(format!("{prefix}name.>"))
             .await?
-            .filter_map(|k| async move { k.ok().filter(|k| k.starts_with("name.")) })
+            .filter_map(|k| {
+                let prefix = prefix.clone();
+                async move { Some(k.ok()?.0.strip_prefix(&prefix)?.to_owned()) }
+            })
             .collect()
             .await;
-        keys.sort();
         let mut entries = Vec::new();
         for key in keys {
             if let Some(held) = self.kv.entry(&key).await?

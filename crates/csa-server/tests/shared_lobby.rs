@@ -43,7 +43,8 @@ impl Instance {
             let listener = tokio::net::TcpListener::from_std(listener).expect("a listener");
             let client = async_nats::connect(nats).await.expect("connect to NATS");
             let _ = ready_tx.send(());
-            csa_server::run_on_nats(listener, config, client, std::future::pending())
+            let js = async_nats::jetstream::new(client);
+            csa_server::run_on_nats(listener, config, js, std::future::pending())
                 .await
                 .expect("the front end");
         });

@@ -143,14 +143,19 @@ pub(crate) fn compose_problems(file: &str, c: &Value) -> Vec<String> {
             ));
         }
     }
-    let csa_servers = services
+    let csa_servers: Vec<&Value> = services
         .values()
         .filter(|s| array_at(s, "/command").first().and_then(Value::as_str) == Some("csa-server"))
-        .count();
-    if csa_servers > 1 {
+        .collect();
+    // Several share the lobby only on NATS (CSA_NATS_URL), every one of them.
+    let shared = csa_servers
+        .iter()
+        .all(|s| s.pointer("/environment/CSA_NATS_URL").is_some());
+    if csa_servers.len() > 1 && !shared {
         problems.push(format!(
-            "{file}: {csa_servers} csa-server services: its pairing is one process's \
-                 (docs/csa.md, \"Running more than one\"); run one"
+            "{file}: {} csa-server services without CSA_NATS_URL: their pairing is each \
+                 process's (docs/csa.md, \"Running more than one\"); run one",
+            csa_servers.len()
         ));
     }
     if nats_nodes != 3 {
