@@ -288,7 +288,10 @@ impl Game {
                         self.play(c, action).await;
                     }
                 }
-                GameMsg::Verdict(v) => self.finish(&v, None),
+                GameMsg::Verdict(v) => {
+                    self.other_halfs_illegal_line(&v);
+                    self.finish(&v, None);
+                }
                 GameMsg::Moved(m) => self.moved(m).await,
                 GameMsg::Relay(r) => match (r, other) {
                     (Relay::Agree, Some(c)) if !self.agree(c, &mut watcher).await => break,
@@ -357,6 +360,22 @@ impl Game {
         };
         if let Err(e) = sent {
             tracing::warn!(game = %self.summary.game_id, error = %e, "the other half was not told");
+        }
+    }
+
+    /// The line the other half's player lost by as an illegal move that is no move of the board
+    /// (`%CHUDAN`, ...), for this half's record: the verdict's note names it, as the other half
+    /// reported it with `EndGame`.
+    fn other_halfs_illegal_line(&mut self, v: &pb::Verdict) {
+        let Some((me, _)) = &self.half else { return };
+        let won = shogi_proto::convert::color_from_pb(v.winner) == Some(*me);
+        if self.ended || !won || v.code != pb::ResultCode::IllegalMove as i32 {
+            return;
+        }
+        if let Some(pb::verdict::Evidence::Reported(r)) = &v.evidence
+            && !r.note.is_empty()
+        {
+            self.record.illegal(&r.note);
         }
     }
 

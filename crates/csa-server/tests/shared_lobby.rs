@@ -111,6 +111,21 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The one record written under `dir`, once it appears.
+async fn the_record(dir: &Path) -> String {
+    let until = std::time::Instant::now() + RECORD_DEADLINE.get();
+    let written = loop {
+        let found = files(dir);
+        if !found.is_empty() || std::time::Instant::now() > until {
+            break found;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(written.len(), 1, "one record: {written:?}");
+    let text = std::fs::read(&written[0]).expect("read the record");
+    String::from_utf8_lossy(&text).into_owned()
+}
+
 /// `%%WHO`'s lines, without the closing one.
 async fn who(c: &mut Client) -> Vec<String> {
     c.send(b"%%WHO\n").await;
@@ -164,17 +179,7 @@ async fn players_on_two_instances_play_a_game_to_its_end_and_one_record_is_writt
         w.until(|l| l.starts_with('#') && l != "#RESIGN").await,
         ["%TORYO", "#RESIGN", "#WIN"]
     );
-    let until = std::time::Instant::now() + RECORD_DEADLINE.get();
-    let written = loop {
-        let found = files(c.records.path());
-        if !found.is_empty() || std::time::Instant::now() > until {
-            break found;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    assert_eq!(written.len(), 1, "one record: {written:?}");
-    let text = std::fs::read(&written[0]).expect("read the record");
-    let text = String::from_utf8_lossy(&text);
+    let text = the_record(c.records.path()).await;
     for line in [
         "N+black",
         "N-white",
@@ -188,6 +193,31 @@ async fn players_on_two_instances_play_a_game_to_its_end_and_one_record_is_writt
             "the record has no {line:?}: {text}"
         );
     }
+}
+
+/// A line of White's played as an illegal move that is no move of the board ends the game for
+/// both, and Black's instance names it in the record, from the verdict's note.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_illegal_line_on_the_other_instance_is_named_in_the_record() {
+    let c = cluster().await;
+    let (mut b, mut w) = started_on([&c.a.csa, &c.b.csa], "chudan-600-10").await;
+    b.send(b"+7776FU\n").await;
+    b.until(|l| l.starts_with('+')).await;
+    w.until(|l| l.starts_with('+')).await;
+    w.send(b"%CHUDAN\n").await;
+    assert_eq!(
+        w.until(|l| l.starts_with("#LOSE")).await,
+        ["#ILLEGAL_MOVE", "#LOSE"]
+    );
+    assert_eq!(
+        b.until(|l| l.starts_with("#WIN")).await,
+        ["#ILLEGAL_MOVE", "#WIN"]
+    );
+    let text = the_record(c.records.path()).await;
+    assert!(
+        text.lines().any(|l| l == "'ILLEGAL_MOVE(%CHUDAN)"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
