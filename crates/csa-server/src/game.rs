@@ -290,6 +290,7 @@ impl Game {
                 }
                 GameMsg::Verdict(v) => {
                     self.other_halfs_illegal_line(&v);
+                    self.other_halfs_kachi(&v);
                     self.finish(&v, None);
                 }
                 GameMsg::Moved(m) => self.moved(m).await,
@@ -377,6 +378,21 @@ impl Game {
         {
             self.record.illegal(&r.note);
         }
+    }
+
+    /// The other half's player declared (`%KACHI`): its echo, `%KACHI,T<n>`, to this half's
+    /// player before the result, as the declarer's half sends it to its own.
+    fn other_halfs_kachi(&mut self, v: &pb::Verdict) {
+        let Some((me, _)) = &self.half else { return };
+        let me = *me;
+        let declaration = v.code == pb::ResultCode::Declaration as i32;
+        if self.ended || !declaration || self.position.side_to_move() == me {
+            return;
+        }
+        let started = self.clock.as_ref().map_or(0, |k| k.turn_started_unix_ms);
+        let elapsed = u64::try_from(v.received_unix_ms - started).unwrap_or(0);
+        let time = u32::try_from(elapsed / self.unit_ms()).unwrap_or(u32::MAX);
+        self.send(me, Event::KachiTimed { time });
     }
 
     /// Whether `c` is played here (always, but in a half of a shared lobby's game).

@@ -220,6 +220,20 @@ async fn an_illegal_line_on_the_other_instance_is_named_in_the_record() {
     );
 }
 
+/// A declaration on one instance is echoed to the other's player too, before the same result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declaration_is_echoed_to_both_players() {
+    let c = cluster().await;
+    let (mut b, mut w) = started_on([&c.a.csa, &c.b.csa], "kachi-600-10").await;
+    b.send(b"%KACHI\n").await;
+    let ended = |l: &str| l == "#WIN" || l == "#LOSE";
+    let black = b.until(ended).await;
+    let white = w.until(ended).await;
+    // A declaration at the start fails: its echo, then the illegal declaration's lines.
+    assert_eq!(black, ["%KACHI,T0", "%KACHI", "#ILLEGAL_MOVE", "#LOSE"]);
+    assert_eq!(white, ["%KACHI,T0", "%KACHI", "#ILLEGAL_MOVE", "#WIN"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_is_held_by_one_instance_and_who_shows_every_instances_players() {
     let c = cluster().await;
