@@ -364,19 +364,26 @@ impl Game {
         }
     }
 
-    /// The line the other half's player lost by as an illegal move that is no move of the board
-    /// (`%CHUDAN`, ...), for this half's record: the verdict's note names it, as the other half
-    /// reported it with `EndGame`.
+    /// The line the other half's player lost by as an illegal move, for this half's record: a
+    /// line that is no move of the board (`%CHUDAN`, ...) as the verdict's note names it (the
+    /// other half reported it with `EndGame`), or a board move the preset forfeited, in CSA
+    /// from the verdict's USI.
     fn other_halfs_illegal_line(&mut self, v: &pb::Verdict) {
         let Some((me, _)) = &self.half else { return };
         let won = shogi_proto::convert::color_from_pb(v.winner) == Some(*me);
         if self.ended || !won || v.code != pb::ResultCode::IllegalMove as i32 {
             return;
         }
-        if let Some(pb::verdict::Evidence::Reported(r)) = &v.evidence
-            && !r.note.is_empty()
-        {
-            self.record.illegal(&r.note);
+        match &v.evidence {
+            Some(pb::verdict::Evidence::Reported(r)) if !r.note.is_empty() => {
+                self.record.illegal(&r.note);
+            }
+            Some(pb::verdict::Evidence::IllegalMove(e)) => {
+                if let Some((_, mv)) = csa_move(&self.position, &e.usi) {
+                    self.record.illegal(&mv.to_string());
+                }
+            }
+            _ => {}
         }
     }
 
@@ -808,7 +815,8 @@ impl Game {
     }
 }
 
-/// The move `usi` on `position`, and its CSA form (the piece's kind after the move).
+/// The move `usi` of the side to move on `position`, legal or not, and its CSA form (the
+/// piece's kind after the move): `None` when no piece stands on its origin.
 fn csa_move(position: &Position, usi: &str) -> Option<(Move, CsaMove)> {
     let mv = position.parse_usi(usi).ok()?;
     let color = position.side_to_move();

@@ -220,6 +220,38 @@ async fn an_illegal_line_on_the_other_instance_is_named_in_the_record() {
     );
 }
 
+/// A board move of White's that the preset forfeits is named in Black's record too, from the
+/// verdict's USI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forfeited_move_on_the_other_instance_is_named_in_the_record() {
+    let c = cluster().await;
+    let (mut b, mut w) = started_on([&c.a.csa, &c.b.csa], "forfeit-600-10").await;
+    b.send(b"+7776FU\n").await;
+    b.until(|l| l.starts_with('+')).await;
+    w.until(|l| l.starts_with('+')).await;
+    // A pawn one square sideways and forward: no pawn's move.
+    w.send(b"-3344FU\n").await;
+    assert_eq!(
+        w.until(|l| l.starts_with("#LOSE"))
+            .await
+            .last()
+            .map(String::as_str),
+        Some("#LOSE")
+    );
+    assert_eq!(
+        b.until(|l| l.starts_with("#WIN"))
+            .await
+            .last()
+            .map(String::as_str),
+        Some("#WIN")
+    );
+    let text = the_record(c.records.path()).await;
+    assert!(
+        text.lines().any(|l| l == "'ILLEGAL_MOVE(-3344FU)"),
+        "{text}"
+    );
+}
+
 /// A declaration on one instance is echoed to the other's player too, before the same result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_declaration_is_echoed_to_both_players() {
