@@ -118,6 +118,13 @@ pub async fn serve(
             c.handle(outs).await;
             c.close = true;
         }
+        // The name is free before the client hears `LOGOUT:completed` or sees the connection
+        // close, so that it may log in again at once (on another instance of a shared lobby).
+        if c.close
+            && let Some(key) = c.key.take()
+        {
+            c.lobby.leave(key).await;
+        }
         if !c.out.is_empty() {
             let out = std::mem::take(&mut c.out);
             let written =
