@@ -121,6 +121,7 @@ lint-deploy:
 	helm template shogi-arbiter $(CHART) --namespace shogi-arbiter >/dev/null
 	helm template shogi-arbiter $(CHART) --namespace shogi-arbiter --values deploy/helm/values-full.yaml >/dev/null
 	helm template shogi-arbiter $(CHART) --namespace shogi-arbiter --set csa.enabled=true --set csa.recordDir.enabled=true --set csa.recordDir.existingClaim=csa-records >/dev/null
+	helm template shogi-arbiter $(CHART) --namespace shogi-arbiter --set csa.enabled=true --set csa.nats.enabled=true --set csa.replicas=3 >/dev/null
 
 # The alert rules for a Prometheus without the operator: the chart's PrometheusRule
 # (templates/_alerts.tpl) rendered with its default values, its groups only. deploy-check fails

@@ -81,8 +81,14 @@ async fn a_consumer_missing_in_bind_mode_makes_the_worker_not_serving_with_one_e
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    apply();
+    // The CSA front ends' lobby is made with the streams, once (docs/csa.md).
+    for made in ["created", "present"] {
+        let stdout = apply();
+        let line = format!("stream KV_CSA_LOBBY: {made}");
+        assert!(stdout.lines().any(|l| l == line), "{stdout}");
+    }
     let port = free_port();
     let log = dir.path().join("impasse-judge.log");
     let _judge = Proc::start_with_env(
@@ -132,7 +138,7 @@ async fn a_consumer_missing_in_bind_mode_makes_the_worker_not_serving_with_one_e
     assert_eq!(said.matches(RETRYING).count(), 0, "{said}");
 
     // Made again: the worker finds it and serves.
-    apply();
+    let _ = apply();
     arbiter_tests::wait_serving(&addr, DEADLINE.get()).await;
     assert_eq!(text().matches(MISSING).count(), 1, "{}", text());
 }

@@ -26,7 +26,7 @@ use test_support::NatsServer;
 use tokio::time::Instant;
 
 const DEADLINE: test_support::Deadline = test_support::Deadline::secs(60);
-const USERS: [&str; 5] = ["admin", "validator", "watcher", "judge", "reader"];
+const USERS: [&str; 6] = ["admin", "validator", "watcher", "judge", "reader", "csa"];
 
 fn password(user: &str) -> String {
     format!("{user}-secret-for-the-test")
@@ -113,7 +113,7 @@ const API_PREFIX: &str = "JS.ARBITER.API";
 
 /// Whether `user` reaches the streams from an account of its own, through `API_PREFIX`.
 fn imports_the_api(user: &str) -> bool {
-    matches!(user, "watcher" | "judge" | "reader")
+    matches!(user, "watcher" | "judge" | "reader" | "csa")
 }
 
 fn user_env(user: &str) -> Vec<(String, String)> {
@@ -955,7 +955,7 @@ fn api_success(m: &async_nats::Message) -> bool {
 }
 
 /// The matrix of deploy/STREAMS.md ("Authorization"): its rows, each with `yes` or `no` for
-/// admin, validator, watcher, judge and reader, in that order.
+/// admin, validator, watcher, judge, reader and csa, in that order.
 fn documented_matrix() -> Vec<(String, Vec<bool>)> {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/STREAMS.md"))
         .expect("deploy/STREAMS.md");
@@ -1035,6 +1035,7 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
     let version = admin_client.server_info().version;
     let admin = async_nats::jetstream::new(admin_client);
     let games = admin.get_stream(shogi_proto::STREAM).await.unwrap();
+    let lobby = admin.get_stream("KV_CSA_LOBBY").await.unwrap();
     push_consumers_by_hand(&games, !arbiter_bus::push_keeps_deliveries(&version)).await;
     let stored = |subject: String| {
         let games = games.clone();
@@ -1054,7 +1055,7 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
         .unwrap()
         .await
         .unwrap();
-    let users = ["admin", "validator", "watcher", "judge", "reader"];
+    let users = USERS;
     let mut observed: Vec<(String, Vec<bool>)> = Vec::new();
     let mut row = |name: &str, user: usize, effect: bool| {
         if user == 0 {
@@ -1400,6 +1401,7 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
         )
         .await;
         cells.push(("purge a game", !stored(subject::warning(&purged)).await));
+        csa_lobby_cells(p, &lobby, &mut cells).await;
         by_user[u] = cells;
     }
     for (u, cells) in by_user.iter().enumerate() {
@@ -1423,6 +1425,103 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
         documented_matrix(),
         "the matrix observed is not the one deploy/STREAMS.md states; observed:\n{table}"
     );
+}
+
+/// The CSA front end's user (account `CSA`) keeps the shared lobby through its imports alone,
+/// as two instances of `csa-server --nats-url` do (deploy/nats/auth.conf): a login, the same
+/// name refused to the other instance, a seek and its pairing, `%%WHO`'s read of every login,
+/// a logout that frees the name; and no permissions violation on the way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_csa_user_shares_the_lobby_through_its_imports() {
+    use csa_server::shared::{NameEntry, SeekEntry, Shared};
+    let (_nats, url) = applied_server();
+    let open = || async {
+        let (client, heard) = client(&url, "csa").await;
+        let js = async_nats::jetstream::with_prefix(client, API_PREFIX);
+        let shared = Shared::open(js).await.expect("bind the lobby as csa");
+        (shared, heard)
+    };
+    let (a, heard_a) = open().await;
+    let (b, heard_b) = open().await;
+    let entry = |id: &str, login_ms: u64| NameEntry {
+        instance: String::new(),
+        beat_ms: 0,
+        id: id.to_owned(),
+        x1: true,
+        status: 0,
+        game: None,
+        playing: None,
+        login_ms,
+    };
+    let seeker = |sh: &Shared, key: u64, name: &str, turn: char| SeekEntry {
+        instance: sh.instance.clone(),
+        key,
+        name: name.to_owned(),
+        player_id: None,
+        turn,
+        login_ms: key,
+    };
+    assert!(a.login("alice", entry("alice", 1)).await.unwrap());
+    assert!(!b.login("alice", entry("alice", 2)).await.unwrap());
+    assert!(b.login("bob", entry("bob", 2)).await.unwrap());
+    let game = csa_protocol::GameName::parse("perm-600-10").unwrap();
+    let toss = shogi_rules::Color::Black;
+    let waiting = a
+        .seek(&seeker(&a, 1, "alice", '+'), &game, false, toss)
+        .await;
+    assert!(matches!(waiting, Ok(csa_protocol::Pairing::Waiting)));
+    match b.seek(&seeker(&b, 2, "bob", '-'), &game, false, toss).await {
+        Ok(csa_protocol::Pairing::Paired { black, white }) => {
+            assert_eq!((black.name.as_str(), white.name.as_str()), ("alice", "bob"));
+        }
+        other => panic!("not paired: {other:?}"),
+    }
+    let names: Vec<String> = a.names().await.unwrap().into_iter().map(|n| n.id).collect();
+    assert_eq!(names, ["alice", "bob"]);
+    a.logout("alice").await;
+    assert!(b.login("alice", entry("alice", 3)).await.unwrap());
+    for heard in [heard_a, heard_b] {
+        assert_eq!(heard.violations(), Vec::<String>::new());
+    }
+}
+
+/// The rows of the CSA front ends' lobby (the bucket `CSA_LOBBY` in `ARBITER`, imported into
+/// `CSA`; docs/csa.md, "Running more than one") for the user of `p`: `lobby` is the bucket's
+/// stream as admin sees it.
+async fn csa_lobby_cells(
+    p: &Probe,
+    lobby: &async_nats::jetstream::stream::Stream,
+    cells: &mut Vec<(&'static str, bool)>,
+) {
+    let user = p.user;
+    let key = format!("$KV.CSA_LOBBY.probe.{user}");
+    for prefix in &p.prefixes {
+        // Under the imported API's prefix for the users outside ARBITER, as async-nats puts.
+        let subject = if *prefix == "$JS.API" {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        p.request(&subject, async_nats::HeaderMap::new(), b"probe")
+            .await;
+    }
+    let written = lobby
+        .clone()
+        .get_last_raw_message_by_subject(&key)
+        .await
+        .is_ok();
+    cells.push(("write a key of the CSA lobby", written));
+    let read = p
+        .api("DIRECT.GET.KV_CSA_LOBBY.$KV.CSA_LOBBY.probe.csa", b"")
+        .await;
+    cells.push((
+        "read a key of the CSA lobby (direct get)",
+        read.iter().any(api_success),
+    ));
+    let info = p.api("STREAM.INFO.KV_CSA_LOBBY", b"").await;
+    cells.push(("read the CSA lobby's info", info.iter().any(api_success)));
+    let refused = p.refused(&format!("csa.probe.{user}"), "probe").await;
+    cells.push(("publish on `csa.>`", !refused));
 }
 
 /// Publishes `payload` as `message_type` on `subject` through JetStream, as the client of `js`;
@@ -1834,6 +1933,7 @@ async fn every_account_is_held_to_its_limits() {
         ("WATCHER", &["watcher"][..]),
         ("JUDGE", &["judge"][..]),
         ("PLATFORM", &["reader"][..]),
+        ("CSA", &["csa"][..]),
     ] {
         let (connections, subscriptions, payload) = limits_of(&auth, account);
         let platform = account == "PLATFORM";
@@ -1922,6 +2022,7 @@ async fn payload_is_limited(port: u16, user: &str, limit: usize) {
     let subject = match user {
         "admin" => "$JS.API.INFO",
         "reader" => "JS.ARBITER.API.STREAM.MSG.GET.SHOGI_GAMES",
+        "csa" => "csa.limits",
         _ => "shogi.aside.limits",
     };
     for (size, accepted) in [(limit, true), (limit + 1, false)] {
@@ -1966,7 +2067,7 @@ async fn arbiter_jetstream_is_limited(auth: &str, url: &str) {
         jetstream_limit("max_consumers"),
         jetstream_limit("max_ack_pending"),
     );
-    let mut made = 3; // SHOGI_GAMES, SHOGI_ASIDE, SHOGI_LEASES
+    let mut made = 4; // SHOGI_GAMES, SHOGI_ASIDE, SHOGI_LEASES, KV_CSA_LOBBY
     let refusal = loop {
         let made_now = admin
             .create_stream(async_nats::jetstream::stream::Config {

@@ -149,6 +149,19 @@ impl<K: Ord + Clone> Matcher<K> {
         Pairing::Paired { black, white }
     }
 
+    /// `key` (the player `player`) is waiting for `game` with `turn` already, as a shared lobby
+    /// read it back: put among the waiting as they are, without pairing, so that a later
+    /// [`Matcher::seek`] picks its rival by the same rules.
+    pub fn wait(&mut self, key: K, player: &str, game: &GameName, turn: Turn) {
+        self.cancel(&key);
+        self.waiting.push(Seeker {
+            key,
+            player: player.to_owned(),
+            game: game.clone(),
+            turn,
+        });
+    }
+
     /// `key` stops waiting (`%%GAME` alone, a disconnect, a logout).
     pub fn cancel(&mut self, key: &K) {
         self.waiting.retain(|s| s.key != *key);

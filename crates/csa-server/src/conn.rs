@@ -44,6 +44,8 @@ struct Conn {
     game: Option<GameLink>,
     /// The id of the game proposed, while it is.
     proposed: Option<String>,
+    /// The id of the game proposed or played, until it ends (`%%LIST` of a shared lobby).
+    playing: Option<String>,
     /// The player left a game proposed (`LOGOUT`): its `REJECT` is still to come.
     rejecting: bool,
     out: String,
@@ -75,6 +77,7 @@ pub async fn serve(
         key: None,
         game: None,
         proposed: None,
+        playing: None,
         rejecting: false,
         out: String::new(),
         close: false,
@@ -96,7 +99,7 @@ pub async fn serve(
                 Ok(Some(line)) => {
                     last_line = Instant::now();
                     let outs = c.session.line(&crate::lines::comment_to_utf8(line));
-                    c.handle(outs);
+                    c.handle(outs).await;
                 }
                 Ok(None) => ended = true,
                 Err(e) => {
@@ -104,7 +107,7 @@ pub async fn serve(
                     ended = true;
                 }
             },
-            Some(msg) = rx.recv() => c.on_message(msg),
+            Some(msg) = rx.recv() => c.on_message(msg).await,
             () = sleep_until(deadline) => {
                 tracing::info!(%peer, name = c.session.name(), "connection closed: silent too long");
                 ended = true;
@@ -112,8 +115,15 @@ pub async fn serve(
         }
         if ended {
             let outs = c.session.disconnected();
-            c.handle(outs);
+            c.handle(outs).await;
             c.close = true;
+        }
+        // The name is free before the client hears `LOGOUT:completed` or sees the connection
+        // close, so that it may log in again at once (on another instance of a shared lobby).
+        if c.close
+            && let Some(key) = c.key.take()
+        {
+            c.lobby.leave(key).await;
         }
         if !c.out.is_empty() {
             let out = std::mem::take(&mut c.out);
@@ -123,7 +133,7 @@ pub async fn serve(
                 tracing::info!(%peer, name = c.session.name(), "connection dropped: a write failed or blocked");
                 if !ended {
                     let outs = c.session.disconnected();
-                    c.handle(outs);
+                    c.handle(outs).await;
                 }
                 break;
             }
@@ -140,7 +150,7 @@ pub async fn serve(
         }
     }
     if let Some(key) = c.key {
-        c.lobby.leave(key);
+        c.lobby.leave(key).await;
     }
     tracing::debug!(%peer, "disconnected");
 }
@@ -170,12 +180,15 @@ impl Conn {
         }
     }
 
-    fn on_message(&mut self, msg: ToConn) {
+    async fn on_message(&mut self, msg: ToConn) {
         match msg {
             ToConn::Event(e) => {
                 let game_over = matches!(e, Event::Ended(_) | Event::Rejected { .. });
+                if game_over {
+                    self.playing = None;
+                }
                 let outs = self.session.event(e);
-                self.handle(outs);
+                self.handle(outs).await;
                 if game_over {
                     self.game = None;
                     self.proposed = None;
@@ -184,8 +197,9 @@ impl Conn {
             ToConn::Paired { link, summary, me } => {
                 self.game = Some(link);
                 self.proposed = Some(summary.game_id.clone());
+                self.playing = Some(summary.game_id.clone());
                 let outs = self.session.event(Event::Paired { summary, me });
-                self.handle(outs);
+                self.handle(outs).await;
             }
             ToConn::Send(s) => self.out.push_str(&s),
         }
@@ -197,12 +211,12 @@ impl Conn {
         }
     }
 
-    fn handle(&mut self, outs: Vec<Output>) {
+    async fn handle(&mut self, outs: Vec<Output>) {
         let mut queue: VecDeque<Output> = outs.into();
         while let Some(o) = queue.pop_front() {
             match o {
                 Output::Send(s) => self.out.push_str(&s),
-                Output::Login(login) => match self.lobby.login(&login, self.tx.clone()) {
+                Output::Login(login) => match self.lobby.login(&login, self.tx.clone()).await {
                     Some(key) => {
                         self.key = Some(key);
                         tracing::info!(name = %login.name, x1 = login.x1, "logged in");
@@ -219,7 +233,7 @@ impl Conn {
                     challenge,
                 } => {
                     let Some(key) = self.key else { continue };
-                    match self.lobby.seek(key, &game, turn, challenge) {
+                    match self.lobby.seek(key, &game, turn, challenge).await {
                         csa_protocol::Pairing::NoRival => {
                             queue.extend(self.session.event(Event::NoRival));
                         }
@@ -232,7 +246,7 @@ impl Conn {
                 }
                 Output::CancelSeek => {
                     if let Some(key) = self.key {
-                        self.lobby.cancel(key);
+                        self.lobby.cancel(key).await;
                     }
                 }
                 Output::Agree => self.to_game(GameMsg::Agree),
@@ -246,7 +260,7 @@ impl Conn {
                 }
                 Output::Query(cmd) => {
                     let key = self.key.unwrap_or(0);
-                    let answer = self.lobby.query(key, cmd);
+                    let answer = self.lobby.query(key, cmd).await;
                     self.out.push_str(&answer);
                 }
                 Output::Close => self.close = true,
@@ -254,7 +268,9 @@ impl Conn {
         }
         if let Some(key) = self.key {
             let game = self.session.game().map(|(g, t)| (g.as_str().to_owned(), t));
-            self.lobby.update(key, self.session.status(), game);
+            self.lobby
+                .update(key, self.session.status(), game, self.playing.clone())
+                .await;
         }
     }
 }

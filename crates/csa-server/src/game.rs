@@ -10,6 +10,7 @@ use crate::conn::ToConn;
 use crate::ending::game_end;
 use crate::lobby::Lobby;
 use crate::record::{Record, RecordPlayer};
+use crate::shared::{self, Relay, RelayMsg};
 use crate::time::Stamp;
 use csa_protocol::server::GameSummary;
 use csa_protocol::{Action, CsaMove, Event, GameEnd, TimedMove};
@@ -32,6 +33,10 @@ pub enum GameMsg {
     Play(Color, Action),
     /// The arbiter's verdict, as `WatchGame` announced it.
     Verdict(pb::Verdict),
+    /// A move the arbiter accepted, as `WatchGame` announced it (a half game's opponent's).
+    Moved(pb::MoveAccepted),
+    /// What the other half of the game said (a shared lobby's game).
+    Relay(Relay),
 }
 
 /// A connection's way to its game.
@@ -56,6 +61,30 @@ pub struct GamePlayer {
 /// players' names (a CSA game id may hold `@` and `.`).
 static NEXT_GAME: AtomicU64 = AtomicU64::new(1);
 
+/// A new arbiter game id: `csa-<YYYYMMDDHHMMSS>[-<instance>]-<n>`, the instance's id in a
+/// shared lobby, where two instances count games apart.
+pub fn arbiter_id(proposed: Stamp, instance: Option<&str>) -> String {
+    let n = NEXT_GAME.fetch_add(1, Ordering::Relaxed);
+    match instance {
+        Some(i) => format!("csa-{}-{i}-{n}", proposed.compact()),
+        None => format!("csa-{}-{n}", proposed.compact()),
+    }
+}
+
+/// One instance's half of a game of a shared lobby: it drives its own player's side only,
+/// and talks to the other half on `csa.game.<arbiter id>`.
+#[derive(Debug)]
+pub struct Half {
+    /// The side this instance's player plays.
+    pub me: Color,
+    /// The arbiter's game id, chosen by the pairing instance.
+    pub arbiter_id: String,
+    /// The NATS client.
+    pub client: async_nats::Client,
+    /// The game's subject, followed already.
+    pub relay: async_nats::Subscriber,
+}
+
 /// Starts the game proposed in `summary`; the lobby keeps the returned queue.
 pub fn spawn(
     lobby: Arc<Lobby>,
@@ -63,42 +92,103 @@ pub fn spawn(
     players: [GamePlayer; 2],
     proposed: Stamp,
 ) -> mpsc::UnboundedSender<GameMsg> {
+    let arbiter_id = arbiter_id(proposed, None);
     let (tx, rx) = mpsc::unbounded_channel();
-    let config = &lobby.config;
-    let time = summary.time;
-    let record = Record {
-        game_id: summary.game_id.clone(),
-        players: [players[0].record.clone(), players[1].record.clone()],
-        max_moves: config.max_moves,
-        least_time_per_move: config.least_time_per_move,
-        increment: time.increment,
-        proposed,
-        start: summary.position.clone(),
-        body: String::new(),
-    };
-    let arbiter_id = format!(
-        "csa-{}-{}",
-        proposed.compact(),
-        NEXT_GAME.fetch_add(1, Ordering::Relaxed)
-    );
-    let game = Game {
-        position: summary.position.clone(),
-        summary,
-        arbiter_id,
-        players,
-        agreed: [false; 2],
-        started: false,
-        gone: [false; 2],
-        ended: false,
-        ply: 0,
-        clock: None,
-        mate: None,
-        record,
-        lobby,
-        tx: tx.clone(),
-    };
+    let game = Game::new(lobby, summary, players, proposed, arbiter_id, tx.clone());
     tokio::spawn(game.run(rx));
     tx
+}
+
+/// Starts this instance's half of a shared lobby's game: `player` plays `half.me`; `records`
+/// name both players (Black's instance writes the record).
+pub fn spawn_half(
+    lobby: Arc<Lobby>,
+    summary: GameSummary,
+    records: [RecordPlayer; 2],
+    player: GamePlayer,
+    half: Half,
+    proposed: Stamp,
+) -> mpsc::UnboundedSender<GameMsg> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let Half {
+        me,
+        arbiter_id,
+        client,
+        relay,
+    } = half;
+    // The other player's connection is another instance's: a queue nobody reads.
+    let players = records.map(|record| GamePlayer {
+        tx: mpsc::unbounded_channel().0,
+        record,
+    });
+    let mut game = Game::new(lobby, summary, players, proposed, arbiter_id, tx.clone());
+    game.players[idx(me)].tx = player.tx;
+    game.relay_task = Some(tokio::spawn(follow_relay(relay, me, tx.clone())));
+    game.half = Some((me, client));
+    tokio::spawn(game.run(rx));
+    tx
+}
+
+/// Hands what the other half says on the game's subject to the game.
+async fn follow_relay(
+    mut relay: async_nats::Subscriber,
+    me: Color,
+    tx: mpsc::UnboundedSender<GameMsg>,
+) {
+    while let Some(msg) = relay.next().await {
+        match serde_json::from_slice::<RelayMsg>(&msg.payload) {
+            Ok(r) if shared::color_from(r.from) != me => {
+                if tx.send(GameMsg::Relay(r.relay)).is_err() {
+                    return;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "a relay that is none"),
+        }
+    }
+}
+
+impl Game {
+    fn new(
+        lobby: Arc<Lobby>,
+        summary: GameSummary,
+        players: [GamePlayer; 2],
+        proposed: Stamp,
+        arbiter_id: String,
+        tx: mpsc::UnboundedSender<GameMsg>,
+    ) -> Game {
+        let config = &lobby.config;
+        let time = summary.time;
+        let record = Record {
+            game_id: summary.game_id.clone(),
+            players: [players[0].record.clone(), players[1].record.clone()],
+            max_moves: config.max_moves,
+            least_time_per_move: config.least_time_per_move,
+            increment: time.increment,
+            proposed,
+            start: summary.position.clone(),
+            body: String::new(),
+        };
+        Game {
+            position: summary.position.clone(),
+            summary,
+            arbiter_id,
+            players,
+            agreed: [false; 2],
+            started: false,
+            gone: [false; 2],
+            ended: false,
+            ply: 0,
+            clock: None,
+            mate: None,
+            record,
+            lobby,
+            tx,
+            half: None,
+            comments: std::collections::HashMap::new(),
+            relay_task: None,
+        }
+    }
 }
 
 struct Game {
@@ -121,6 +211,13 @@ struct Game {
     record: Record,
     /// The game's own queue, for the watcher.
     tx: mpsc::UnboundedSender<GameMsg>,
+    /// A shared lobby's game: the side this instance plays, and the client its relays go out
+    /// on.
+    half: Option<(Color, async_nats::Client)>,
+    /// The other half's move comments by ply, for the record.
+    comments: std::collections::HashMap<u32, String>,
+    /// The task that follows the game's subject.
+    relay_task: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// A checkmate held for shogi-server's lines: the game is over on the arbiter, and the mated
@@ -174,47 +271,182 @@ impl Game {
                 }
             };
             let Some(msg) = msg else { break };
+            let other = self.half.as_ref().map(|(me, _)| !*me);
             match msg {
                 GameMsg::Agree(c) => {
-                    if self.started {
-                        continue;
+                    self.relay(Relay::Agree).await;
+                    if !self.agree(c, &mut watcher).await {
+                        break;
                     }
-                    self.agreed[idx(c)] = true;
-                    if self.agreed == [true; 2] {
-                        if !self.create().await {
-                            break;
-                        }
-                        self.started = true;
-                        watcher = Some(tokio::spawn(watch(
-                            self.lobby.arbiter.clone(),
-                            self.arbiter_id.clone(),
-                            self.tx.clone(),
-                        )));
-                    }
-                    self.send(!c, Event::OpponentAgreed);
                 }
                 GameMsg::Reject(c) => {
-                    if !self.started {
-                        let by = self.players[idx(c)].record.name.clone();
-                        self.reject(&by);
-                    }
+                    self.relay(Relay::Reject).await;
+                    self.rejected(c);
                 }
                 GameMsg::Play(c, action) => {
                     if self.started {
                         self.play(c, action).await;
                     }
                 }
-                GameMsg::Verdict(v) => self.finish(&v, None),
+                GameMsg::Verdict(v) => {
+                    self.other_halfs_illegal_line(&v);
+                    self.other_halfs_kachi(&v);
+                    self.finish(&v, None);
+                }
+                GameMsg::Moved(m) => self.moved(m).await,
+                GameMsg::Relay(r) => match (r, other) {
+                    (Relay::Agree, Some(c)) if !self.agree(c, &mut watcher).await => break,
+                    (Relay::Reject, Some(c)) => self.rejected(c),
+                    (Relay::Comment { ply, text }, _) => {
+                        self.comments.insert(ply, text);
+                    }
+                    _ => {}
+                },
             }
         }
         if let Some(w) = watcher {
             w.abort();
         }
+        if let Some(r) = self.relay_task.take() {
+            r.abort();
+        }
         self.lobby.game_over(&self.summary.game_id);
     }
 
+    /// `c` agreed: the game starts on the arbiter once both did. `false` when it could not.
+    async fn agree(&mut self, c: Color, watcher: &mut Option<tokio::task::JoinHandle<()>>) -> bool {
+        if self.started {
+            return true;
+        }
+        self.agreed[idx(c)] = true;
+        if self.agreed == [true; 2] {
+            if !self.create().await {
+                return false;
+            }
+            self.started = true;
+            *watcher = Some(tokio::spawn(watch(
+                self.lobby.arbiter.clone(),
+                self.arbiter_id.clone(),
+                self.tx.clone(),
+                self.half.is_some(),
+            )));
+        }
+        self.send(!c, Event::OpponentAgreed);
+        true
+    }
+
+    fn rejected(&mut self, c: Color) {
+        if !self.started {
+            let by = self.players[idx(c)].record.name.clone();
+            self.reject(&by);
+        }
+    }
+
+    /// Tells the other half of a shared lobby's game (nothing in a game of one instance).
+    async fn relay(&self, relay: Relay) {
+        let Some((me, client)) = &self.half else {
+            return;
+        };
+        let msg = RelayMsg {
+            from: shared::color_char(*me),
+            relay,
+        };
+        let Ok(body) = serde_json::to_vec(&msg) else {
+            return;
+        };
+        let subject = shared::game_subject(&self.arbiter_id);
+        let sent = match client.publish(subject, body.into()).await {
+            Ok(()) => client.flush().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = sent {
+            tracing::warn!(game = %self.summary.game_id, error = %e, "the other half was not told");
+        }
+    }
+
+    /// The line the other half's player lost by as an illegal move, for this half's record: a
+    /// line that is no move of the board (`%CHUDAN`, ...) as the verdict's note names it (the
+    /// other half reported it with `EndGame`), or a board move the preset forfeited, in CSA
+    /// from the verdict's USI.
+    fn other_halfs_illegal_line(&mut self, v: &pb::Verdict) {
+        let Some((me, _)) = &self.half else { return };
+        let won = shogi_proto::convert::color_from_pb(v.winner) == Some(*me);
+        if self.ended || !won || v.code != pb::ResultCode::IllegalMove as i32 {
+            return;
+        }
+        match &v.evidence {
+            Some(pb::verdict::Evidence::Reported(r)) if !r.note.is_empty() => {
+                self.record.illegal(&r.note);
+            }
+            Some(pb::verdict::Evidence::IllegalMove(e)) => {
+                if let Some((_, mv)) = csa_move(&self.position, &e.usi) {
+                    self.record.illegal(&mv.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The other half's player declared (`%KACHI`): its echo, `%KACHI,T<n>`, to this half's
+    /// player before the result, as the declarer's half sends it to its own.
+    fn other_halfs_kachi(&mut self, v: &pb::Verdict) {
+        let Some((me, _)) = &self.half else { return };
+        let me = *me;
+        let declaration = v.code == pb::ResultCode::Declaration as i32;
+        if self.ended || !declaration || self.position.side_to_move() == me {
+            return;
+        }
+        let started = self.clock.as_ref().map_or(0, |k| k.turn_started_unix_ms);
+        let elapsed = u64::try_from(v.received_unix_ms - started).unwrap_or(0);
+        let time = u32::try_from(elapsed / self.unit_ms()).unwrap_or(u32::MAX);
+        self.send(me, Event::KachiTimed { time });
+    }
+
+    /// Whether `c` is played here (always, but in a half of a shared lobby's game).
+    fn is_local(&self, c: Color) -> bool {
+        self.half.as_ref().is_none_or(|(me, _)| *me == c)
+    }
+
+    /// The other half's move, as `WatchGame` announced it: played here and echoed to this
+    /// instance's player with the seconds since its turn started, as the arbiter received
+    /// it. A player who left meanwhile loses by it, as in a game of one instance.
+    async fn moved(&mut self, m: pb::MoveAccepted) {
+        let Some((me, _)) = &self.half else { return };
+        let me = *me;
+        let mover = self.position.side_to_move();
+        if self.ended || m.ply != self.ply + 1 || mover == me {
+            return;
+        }
+        let Some((usi, mv)) = csa_move(&self.position, &m.usi) else {
+            tracing::error!(game = %self.summary.game_id, usi = %m.usi, "the opponent's move is none of the board");
+            return;
+        };
+        let started = self
+            .clock
+            .as_ref()
+            .map_or(m.received_unix_ms, |k| k.turn_started_unix_ms);
+        let elapsed = u64::try_from(m.received_unix_ms - started).unwrap_or(0);
+        let mut time = u32::try_from(elapsed / self.unit_ms()).unwrap_or(u32::MAX);
+        if !self.summary.time.stop_watch {
+            time = time.max(self.lobby.config.least_time_per_move);
+        }
+        if let Some(k) = self.clock.as_mut() {
+            k.turn_started_unix_ms = m.received_unix_ms;
+        }
+        self.position.play_unchecked(usi);
+        self.ply += 1;
+        let comment = self.comments.remove(&m.ply);
+        self.record.played(mv, time, comment.as_deref());
+        self.send(me, Event::Played(TimedMove { mv, time }));
+        if self.gone[idx(me)] {
+            self.resign(me, true).await;
+        }
+    }
+
     fn send(&self, c: Color, e: Event) {
-        let _ = self.players[idx(c)].tx.send(ToConn::Event(e));
+        if self.is_local(c) {
+            let _ = self.players[idx(c)].tx.send(ToConn::Event(e));
+        }
     }
 
     fn send_both(&self, e: &Event) {
@@ -260,7 +492,14 @@ impl Game {
             game_id: self.arbiter_id.clone(),
             strict: false,
         };
-        match self.lobby.arbiter.create(req).await {
+        let created = match self.lobby.arbiter.create(req).await {
+            // The other half of a shared lobby's game created it first: the same game.
+            Err(status) if self.half.is_some() && status.code() == tonic::Code::AlreadyExists => {
+                self.lobby.arbiter.get(&self.arbiter_id).await
+            }
+            other => other,
+        };
+        match created {
             Ok(state) => {
                 self.clock = state.clock;
                 tracing::info!(game = %self.summary.game_id, arbiter_game = %self.arbiter_id, "game started");
@@ -314,6 +553,11 @@ impl Game {
     /// CSA rules, which the `floodgate` preset forfeits) ends the game with `#ILLEGAL_MOVE`.
     async fn submit(&mut self, c: Color, mv: CsaMove, usi: Move, comment: Option<String>) {
         let ply = self.ply + 1;
+        if let (Some(text), Some(_)) = (&comment, &self.half) {
+            // Before the move, so that Black's instance has it when the move comes.
+            let text = text.clone();
+            self.relay(Relay::Comment { ply, text }).await;
+        }
         let req = pb::SubmitMoveRequest {
             game_id: self.arbiter_id.clone(),
             ply,
@@ -497,6 +741,7 @@ impl Game {
             pb::ResultCode::NoLegalMoves as i32,
         ];
         if self.lobby.config.checkmate != CheckmateLines::ShogiServer
+            || self.half.is_some()
             || !mate.contains(&verdict.code)
         {
             return false;
@@ -550,6 +795,10 @@ impl Game {
     fn end(&mut self, end: GameEnd, verdict: Option<&pb::Verdict>) {
         self.ended = true;
         self.send_both(&Event::Ended(end));
+        // Black's instance writes a shared lobby's record.
+        if !self.is_local(Color::Black) {
+            return;
+        }
         if let Some(dir) = &self.lobby.config.record_dir {
             let path = self.record.path(dir);
             let text = self
@@ -564,6 +813,36 @@ impl Game {
             }
         }
     }
+}
+
+/// The move `usi` of the side to move on `position`, legal or not, and its CSA form (the
+/// piece's kind after the move): `None` when no piece stands on its origin.
+fn csa_move(position: &Position, usi: &str) -> Option<(Move, CsaMove)> {
+    let mv = position.parse_usi(usi).ok()?;
+    let color = position.side_to_move();
+    let csa = match mv {
+        Move::Drop { kind, to } => CsaMove {
+            color,
+            from: None,
+            to,
+            kind,
+        },
+        Move::Normal { from, to, promote } => {
+            let piece = position.piece_at(from)?;
+            let kind = if promote {
+                piece.kind.promote()?
+            } else {
+                piece.kind
+            };
+            CsaMove {
+                color,
+                from: Some(from),
+                to,
+                kind,
+            }
+        }
+    };
+    Some((mv, csa))
 }
 
 /// The USI move a CSA move of `c` is on `position`, or `None` when it is no move of `c`'s:
@@ -601,7 +880,12 @@ fn usi_move(position: &Position, c: Color, mv: CsaMove) -> Option<Move> {
 
 /// Follows the game on `WatchGame` and hands its verdict to the game, whoever reached it;
 /// reconnects when the stream breaks, until the game is gone.
-async fn watch(arbiter: crate::Arbiter, game_id: String, tx: mpsc::UnboundedSender<GameMsg>) {
+async fn watch(
+    arbiter: crate::Arbiter,
+    game_id: String,
+    tx: mpsc::UnboundedSender<GameMsg>,
+    moves: bool,
+) {
     let mut pause = std::time::Duration::from_millis(100);
     while !tx.is_closed() {
         match arbiter.watch(&game_id).await {
@@ -614,6 +898,13 @@ async fn watch(arbiter: crate::Arbiter, game_id: String, tx: mpsc::UnboundedSend
                         }) => {
                             let _ = tx.send(GameMsg::Verdict(v));
                             return;
+                        }
+                        Ok(pb::WatchGameResponse {
+                            event: Some(pb::watch_game_response::Event::Move(m)),
+                            ..
+                        }) if moves => {
+                            pause = std::time::Duration::from_millis(100);
+                            let _ = tx.send(GameMsg::Moved(m));
                         }
                         Ok(_) => pause = std::time::Duration::from_millis(100),
                         Err(status) => {

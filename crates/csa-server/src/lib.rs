@@ -15,9 +15,10 @@
 //! own task; lines are bounded; logins time out); passwords are never logged nor kept (only
 //! shogi-server's MD5 player id, for the record's `'rating` line).
 //!
-//! Pairing lives in one process: more instances behind one address would need the lobby (the
-//! waiting players and the logged-in names) on the bus and a game's two players on different
-//! instances joined through it (docs/csa.md, "Running more than one").
+//! Pairing lives in one process ([`run`]), or, for more instances behind one address, in a
+//! lobby they share on NATS ([`run_on_nats`], [`shared`]): the logged-in names and the waiting
+//! players in a key-value bucket, and a game whose players are on two instances played in two
+//! halves, one an instance (docs/csa.md, "Running more than one").
 
 mod arbiter;
 pub mod conn;
@@ -27,6 +28,7 @@ pub mod lines;
 pub mod lobby;
 mod md5;
 pub mod record;
+pub mod shared;
 mod time;
 
 use arbiter_runtime::compose::{BoxError, Context, Part, Started};
@@ -150,6 +152,9 @@ pub enum Error {
     /// The arbiter's URL is not one, or its TLS settings do not hold.
     #[error(transparent)]
     Arbiter(#[from] arbiter_runtime::tls::ChannelError),
+    /// The shared lobby's bucket could not be bound.
+    #[error("the shared lobby: {0}")]
+    Lobby(String),
     /// The listener failed.
     #[error("listener: {0}")]
     Io(#[from] std::io::Error),
@@ -173,15 +178,56 @@ pub async fn run(
     lobby::accept(listener, lobby, shutdown).await
 }
 
+/// Serves CSA on `listener` as one of several instances sharing the lobby on NATS, through
+/// the JetStream API `js` (`async_nats::jetstream::new`, or `with_prefix` for the arbiter's API
+/// imported into the front end's account), until `shutdown` completes.
+pub async fn run_on_nats(
+    listener: TcpListener,
+    config: Config,
+    js: async_nats::jetstream::Context,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error> {
+    config.validate()?;
+    let arbiter = Arbiter::connect(
+        &config.arbiter,
+        config.tls.as_ref(),
+        config.token.as_deref(),
+    )?;
+    let lobby = lobby::Lobby::on_nats(Arc::new(config), arbiter, js)
+        .await
+        .map_err(|e| Error::Lobby(e.to_string()))?;
+    tracing::info!(addr = ?listener.local_addr().ok(), "CSA front end listening");
+    lobby::accept(listener, lobby, shutdown).await
+}
+
 /// The front end as a part of the one composition (`arbiter_runtime::compose`), for
 /// `shogi-arbiter serve --csa-listen`.
 pub fn part(listener: TcpListener, config: Config) -> Box<dyn Part> {
-    Box::new(CsaPart { listener, config })
+    Box::new(CsaPart {
+        listener,
+        config,
+        nats: None,
+    })
+}
+
+/// The front end as a part of the one composition, its lobby shared on NATS through the
+/// JetStream API `js` (`csa-server --nats-url`).
+pub fn part_on_nats(
+    listener: TcpListener,
+    config: Config,
+    js: async_nats::jetstream::Context,
+) -> Box<dyn Part> {
+    Box::new(CsaPart {
+        listener,
+        config,
+        nats: Some(js),
+    })
 }
 
 struct CsaPart {
     listener: TcpListener,
     config: Config,
+    nats: Option<async_nats::jetstream::Context>,
 }
 
 impl Part for CsaPart {
@@ -191,13 +237,19 @@ impl Part for CsaPart {
 
     fn start(self: Box<Self>, cx: Context) -> Result<Started, BoxError> {
         self.config.validate()?;
-        let CsaPart { listener, config } = *self;
+        let CsaPart {
+            listener,
+            config,
+            nats,
+        } = *self;
         Ok(Started {
             ready: Box::new(|| true),
             run: Box::pin(async move {
-                run(listener, config, cx.stopped())
-                    .await
-                    .map_err(|e| Box::new(e) as BoxError)
+                match nats {
+                    Some(js) => run_on_nats(listener, config, js, cx.stopped()).await,
+                    None => run(listener, config, cx.stopped()).await,
+                }
+                .map_err(|e| Box::new(e) as BoxError)
             }),
         })
     }

@@ -43,6 +43,14 @@ struct Args {
     /// How long the front end gets to stop after SIGTERM.
     #[arg(long, env = "CSA_GRACE_SECS", default_value_t = 10)]
     grace_secs: u64,
+    /// NATS server URL(s), comma-separated: the lobby is then shared with every instance on
+    /// the same servers (the bucket CSA_LOBBY), so that several run behind one address. Without
+    /// it the lobby is this process's, and one instance serves all. Its own variable, not
+    /// NATS_URL, which a deployment's shared settings give every service.
+    #[arg(long, env = "CSA_NATS_URL")]
+    nats_url: Option<String>,
+    #[command(flatten)]
+    nats: arbiter_bus::NatsArgs,
     #[command(flatten)]
     csa: csa_server::CsaArgs,
     #[command(flatten)]
@@ -81,12 +89,27 @@ fn main() -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("bind {}", args.listen))?;
+        let part = match &args.nats_url {
+            Some(url) => {
+                let options = args.nats.options(url.clone());
+                let client = options
+                    .connect("csa-server")
+                    .await
+                    .context("connect to NATS for the shared lobby")?;
+                let js = match &options.api_prefix {
+                    Some(prefix) => async_nats::jetstream::with_prefix(client, prefix),
+                    None => async_nats::jetstream::new(client),
+                };
+                csa_server::part_on_nats(listener, config, js)
+            }
+            None => csa_server::part(listener, config),
+        };
         // A composition of one part over the embedded bus, which it does not use: the health
         // endpoint and the drain are every service's.
         let composition = arbiter_runtime::compose::Composition {
             bus: arbiter_runtime::streams::BusConfig::Embedded,
             client_name: "csa-server".to_owned(),
-            parts: vec![csa_server::part(listener, config)],
+            parts: vec![part],
             health: args.health_listen,
             grace_period: Duration::from_secs(args.grace_secs),
         };

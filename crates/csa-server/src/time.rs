@@ -19,6 +19,16 @@ impl Stamp {
         Stamp { secs }
     }
 
+    /// The moment `secs` after the Unix epoch.
+    pub fn from_secs(secs: i64) -> Stamp {
+        Stamp { secs }
+    }
+
+    /// Seconds after the Unix epoch.
+    pub fn secs(self) -> i64 {
+        self.secs
+    }
+
     /// The civil date (year, month, day).
     pub fn date(self) -> (i64, u32, u32) {
         civil(self.secs.div_euclid(86_400))

@@ -82,18 +82,18 @@ async fn passwords_never_reach_the_log() {
     shuffle(&mut b, &mut w, 2).await;
     b.send(b"%TORYO\n").await;
     b.until(|l| l == "#LOSE").await;
-    let mut csa = Client::connect(&front).await;
+    let mut csa = Client::connect(&front.csa).await;
     csa.send(b"LOGIN pwcsa csagame-600-10,Sekret-csa-4711\n")
         .await;
     assert_eq!(csa.line().await.as_deref(), Some("LOGIN:pwcsa OK"));
     csa.send(b"LOGOUT\n").await;
     csa.until(|l| l == "LOGOUT:completed").await;
-    let mut bad = Client::connect(&front).await;
+    let mut bad = Client::connect(&front.csa).await;
     bad.send(b"LOGIN pwbad Sekret-bad-4711 x1 extra words\n")
         .await;
     let answer = bad.line().await.expect("an answer");
     assert!(!answer.contains("Sekret"), "{answer}");
-    let mut wrong = Client::connect(&front).await;
+    let mut wrong = Client::connect(&front.csa).await;
     wrong.send(b"LOGIN pwblack Sekret-dup-4711 x1\n").await;
     assert_eq!(wrong.line().await.as_deref(), Some("LOGIN:incorrect"));
     drop((b, w, csa, bad, wrong));
@@ -210,12 +210,12 @@ async fn garbage_without_end_stalls_no_game() {
         })
     };
     // A login in Shift_JIS is refused as a login (the name is no identifier).
-    let mut sjis_login = Client::connect(&front).await;
+    let mut sjis_login = Client::connect(&front.csa).await;
     let (sjis, _, _) = encoding_rs::SHIFT_JIS.encode("LOGIN 将棋 pw x1");
     sjis_login.send(&[&sjis[..], b"\n"].concat()).await;
     assert_eq!(sjis_login.line().await.as_deref(), Some("LOGIN:incorrect"));
     // Lines of bytes that are no UTF-8 (nor a move's comment), from a player logged in.
-    let mut junk = Client::connect(&front).await;
+    let mut junk = Client::connect(&front.csa).await;
     junk.send(b"LOGIN junk pw x1\n").await;
     junk.until(|l| l == "##[LOGIN] +OK x1").await;
     let (sjis, _, _) = encoding_rs::SHIFT_JIS.encode("%%CHAT 将棋");
@@ -225,7 +225,7 @@ async fn garbage_without_end_stalls_no_game() {
     junk.send(b"\x00\x01\xff\xfe\x80garbage\n").await;
     let answer = junk.line().await.expect("an answer");
     assert!(answer.starts_with("##[ERROR] column 3"), "{answer}");
-    let _silent = Client::connect(&front).await;
+    let _silent = Client::connect(&front.csa).await;
     shuffle(&mut b, &mut w, 6).await;
     endless.abort();
 }

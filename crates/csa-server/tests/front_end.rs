@@ -66,7 +66,7 @@ async fn a_move_after_its_sides_deadline_is_a_time_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_answered_and_bounded() {
     let front = start(|c| c.max_connections = 3).await;
-    let mut c = Client::connect(&front).await;
+    let mut c = Client::connect(&front.csa).await;
     c.send(b"LOGIN bad pw x1\n").await;
     c.until(|l| l == "##[LOGIN] +OK x1").await;
     // A line of a megabyte: refused with its column, and the next line is read whole.
@@ -81,9 +81,9 @@ async fn bad_input_is_answered_and_bounded() {
     let error = c.line().await.expect("an answer");
     assert!(error.starts_with("##[ERROR] column 6"), "{error}");
     // Two more connections fill the limit; one more is told so and closed.
-    let _two = Client::connect(&front).await;
-    let _three = Client::connect(&front).await;
-    let mut four = Client::connect(&front).await;
+    let _two = Client::connect(&front.csa).await;
+    let _three = Client::connect(&front.csa).await;
+    let mut four = Client::connect(&front.csa).await;
     assert_eq!(
         four.line().await.as_deref(),
         Some("##[ERROR] too many connections")
@@ -94,7 +94,7 @@ async fn bad_input_is_answered_and_bounded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_never_logs_in_is_closed() {
     let front = start(|c| c.login_timeout = Duration::from_millis(200)).await;
-    let mut silent = Client::connect(&front).await;
+    let mut silent = Client::connect(&front.csa).await;
     assert_eq!(silent.line().await, None);
 }
 

@@ -46,6 +46,13 @@ pub(crate) const CHART_RENDERINGS: &[(&str, &[&str])] = &[
             "validator.tls.clientAuth=true,csa.tls.existingSecret=csa-server-tls",
         ],
     ),
+    (
+        "the CSA front end sharing its lobby on NATS",
+        &[
+            "--set",
+            "csa.enabled=true,csa.nats.enabled=true,csa.replicas=3",
+        ],
+    ),
 ];
 
 /// The objects `helm template` renders from the chart with `args`, each with the template
@@ -176,6 +183,7 @@ fn nats_users(
         ("repetition-watcher", "watcher"),
         ("impasse-judge", "judge"),
         ("shogi-arbiter", "admin"),
+        ("csa-server", "csa"),
     ]
     .into_iter()
     .collect();
@@ -240,8 +248,10 @@ fn nats_users(
             }
             // The workers live in NATS accounts of their own (deploy/nats/auth.conf) and
             // reach the streams' API only under the prefix their account imports it at.
-            if matches!(binary, "repetition-watcher" | "impasse-judge")
-                && container_env(c, config, "NATS_JS_API_PREFIX") != Some(IMPORTED_API_PREFIX)
+            if matches!(
+                binary,
+                "repetition-watcher" | "impasse-judge" | "csa-server"
+            ) && container_env(c, config, "NATS_JS_API_PREFIX") != Some(IMPORTED_API_PREFIX)
             {
                 problems.push(format!(
                     "{what}: {binary} does not set NATS_JS_API_PREFIX={IMPORTED_API_PREFIX}, \

@@ -8,6 +8,24 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Checks a compose file.
+/// More than one `csa-server` shares the lobby only on NATS: every one sets `CSA_NATS_URL`.
+fn csa_server_problems<'a>(file: &str, services: impl Iterator<Item = &'a Value>) -> Vec<String> {
+    let csa_servers: Vec<&Value> = services
+        .filter(|s| array_at(s, "/command").first().and_then(Value::as_str) == Some("csa-server"))
+        .collect();
+    let shared = csa_servers
+        .iter()
+        .all(|s| s.pointer("/environment/CSA_NATS_URL").is_some());
+    if csa_servers.len() > 1 && !shared {
+        return vec![format!(
+            "{file}: {} csa-server services without CSA_NATS_URL: their pairing is each \
+                 process's (docs/csa.md, \"Running more than one\"); run one",
+            csa_servers.len()
+        )];
+    }
+    Vec::new()
+}
+
 pub(crate) fn compose_problems(file: &str, c: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     let Some(services) = object_at(c, "/services") else {
@@ -143,16 +161,7 @@ pub(crate) fn compose_problems(file: &str, c: &Value) -> Vec<String> {
             ));
         }
     }
-    let csa_servers = services
-        .values()
-        .filter(|s| array_at(s, "/command").first().and_then(Value::as_str) == Some("csa-server"))
-        .count();
-    if csa_servers > 1 {
-        problems.push(format!(
-            "{file}: {csa_servers} csa-server services: its pairing is one process's \
-                 (docs/csa.md, \"Running more than one\"); run one"
-        ));
-    }
+    problems.extend(csa_server_problems(file, services.values()));
     if nats_nodes != 3 {
         problems.push(format!("{file}: {nats_nodes} NATS nodes, not 3"));
     }

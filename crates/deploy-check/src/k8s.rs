@@ -228,12 +228,17 @@ fn instance_problems(
         .pointer("/spec/replicas")
         .and_then(Value::as_u64)
         .unwrap_or(1);
-    // The CSA front end pairs players in its own memory: two replicas behind one Service
-    // would leave players waiting on different pods unpaired.
-    if binary == "csa-server" && replicas > 1 {
+    // The CSA front end without NATS pairs players in its own memory: two replicas behind one
+    // Service would leave players waiting on different pods unpaired. With CSA_NATS_URL its
+    // pods share the lobby.
+    let shared_lobby = array_at(container, "/env")
+        .iter()
+        .any(|e| e["name"] == "CSA_NATS_URL")
+        || config.contains_key("CSA_NATS_URL");
+    if binary == "csa-server" && replicas > 1 && !shared_lobby {
         problems.push(format!(
-            "{at}: {replicas} replicas of csa-server: its pairing is one process's \
-                 (docs/csa.md, \"Running more than one\"); run one"
+            "{at}: {replicas} replicas of csa-server without CSA_NATS_URL: its pairing is one \
+                 process's (docs/csa.md, \"Running more than one\"); run one"
         ));
     }
     let leased = config
@@ -307,6 +312,9 @@ data: { CSA_LISTEN: '0.0.0.0:4081', CSA_HEALTH_LISTEN: '0.0.0.0:50063' }
         k8s_problems(&k8s_from(&format!("{config}---{two}"))),
         &["2 replicas of csa-server"],
     );
+    // Sharing the lobby on NATS, any count.
+    let shared = config.replace("data: {", "data: { CSA_NATS_URL: 'nats://nats:4222',");
+    check(k8s_problems(&k8s_from(&format!("{shared}---{two}"))), &[]);
     let csa_probed = csa.replace("port: 50063", "port: 4081");
     check(
         k8s_problems(&k8s_from(&format!("{config}---{csa_probed}"))),

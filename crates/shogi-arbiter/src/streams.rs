@@ -413,6 +413,29 @@ async fn replicas(args: ReplicasArgs) -> anyhow::Result<bool> {
     }
 }
 
+/// The CSA front ends' shared lobby, the bucket `CSA_LOBBY` (docs/csa.md, "Running more than
+/// one"), with the game stream's replicas: "present" or "created".
+async fn csa_lobby(
+    options: &arbiter_bus::NatsOptions,
+    replicas: usize,
+) -> anyhow::Result<&'static str> {
+    let client = options
+        .connect("shogi-arbiter-streams")
+        .await
+        .context("connect for the CSA lobby's bucket")?;
+    let js = match &options.api_prefix {
+        Some(prefix) => async_nats::jetstream::with_prefix(client, prefix),
+        None => async_nats::jetstream::new(client),
+    };
+    if js.get_key_value(csa_server::shared::BUCKET).await.is_ok() {
+        return Ok("present");
+    }
+    js.create_key_value(csa_server::shared::bucket_config(replicas))
+        .await
+        .context("create the CSA lobby's bucket")?;
+    Ok("created")
+}
+
 async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     let mut options = args.bus.options()?;
     // This command is what creates them: `ARBITER_STREAMS=bind` in its environment (shared
@@ -438,6 +461,11 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<bool> {
     for name in args.bus.streams() {
         output::line(format_args!("stream {name}: present"))?;
     }
+    let lobby = csa_lobby(&options, replicas).await?;
+    output::line(format_args!(
+        "stream KV_{}: {lobby}",
+        csa_server::shared::BUCKET
+    ))?;
     let config = games.stream_config().await?;
     args.consumer_storage
         .check_for_replicas(consumer_replicas.unwrap_or(config.num_replicas))

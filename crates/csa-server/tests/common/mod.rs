@@ -1,5 +1,5 @@
-//! What the front end's tests share: the front end over TCP in front of the whole arbiter (the
-//! stack on its embedded bus), and a CSA client of it.
+//! What the front end's tests share: the whole arbiter (the stack on its embedded bus) behind
+//! gRPC, the front end over TCP in front of it, and a CSA client as an engine meets it.
 
 // Each test binary uses the part it needs.
 #![allow(dead_code)]
@@ -43,13 +43,7 @@ pub async fn start_with(
     } else {
         "http"
     };
-    let bus: Bus = Arc::new(MemoryBus::default());
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind gRPC");
-    let stack = arbiter_stack::Stack::start(grpc, bus, arbiter)
-        .await
-        .expect("start the arbiter");
+    let stack = arbiter_with(arbiter).await;
     let grpc = format!("{scheme}://{}", stack.addr());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -73,6 +67,24 @@ pub async fn start_with(
     }
 }
 
+/// The whole arbiter on the embedded bus, serving gRPC on a loopback port: its URL and the
+/// stack (shut it down at the end).
+pub async fn arbiter() -> (String, arbiter_stack::Stack) {
+    let stack = arbiter_with(arbiter_stack::StackConfig::default()).await;
+    (format!("http://{}", stack.addr()), stack)
+}
+
+/// The arbiter with the settings `config`, on the embedded bus.
+async fn arbiter_with(config: arbiter_stack::StackConfig) -> arbiter_stack::Stack {
+    let bus: Bus = Arc::new(MemoryBus::default());
+    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind gRPC");
+    arbiter_stack::Stack::start(grpc, bus, config)
+        .await
+        .expect("start the arbiter")
+}
+
 /// A CSA client over TCP.
 pub struct Client {
     r: BufReader<OwnedReadHalf>,
@@ -80,8 +92,9 @@ pub struct Client {
 }
 
 impl Client {
-    pub async fn connect(front: &Front) -> Client {
-        let (r, w) = TcpStream::connect(&front.csa)
+    /// Connects to the front end at `addr`.
+    pub async fn connect(addr: &str) -> Client {
+        let (r, w) = TcpStream::connect(addr)
             .await
             .expect("connect")
             .into_split();
@@ -91,6 +104,15 @@ impl Client {
         }
     }
 
+    /// Connects to `addr` and logs in as the x1 player `name`.
+    pub async fn login(addr: &str, name: &str) -> Client {
+        let mut c = Client::connect(addr).await;
+        c.send(format!("LOGIN {name} pw x1\n").as_bytes()).await;
+        c.until(|l| l == "##[LOGIN] +OK x1").await;
+        c
+    }
+
+    /// Sends `bytes` as they are.
     pub async fn send(&mut self, bytes: &[u8]) {
         self.w.write_all(bytes).await.expect("write");
     }
@@ -124,14 +146,26 @@ impl Client {
 
 /// Two players logged in with `logins` (each a whole `LOGIN` line), in game `game`, started.
 pub async fn started(front: &Front, logins: [&str; 2], game: &str) -> (Client, Client) {
-    let mut b = Client::connect(front).await;
-    let mut w = Client::connect(front).await;
+    let mut b = Client::connect(&front.csa).await;
+    let mut w = Client::connect(&front.csa).await;
     b.send(logins[0].as_bytes()).await;
     w.send(logins[1].as_bytes()).await;
     b.until(|l| l.starts_with("LOGIN:") || l.starts_with("##[LOGIN] +OK"))
         .await;
     w.until(|l| l.starts_with("LOGIN:") || l.starts_with("##[LOGIN] +OK"))
         .await;
+    agree(b, w, game).await
+}
+
+/// Two x1 players logged in at `addrs` (Black's, White's), in game `game`, started.
+pub async fn started_on(addrs: [&str; 2], game: &str) -> (Client, Client) {
+    let b = Client::login(addrs[0], "black").await;
+    let w = Client::login(addrs[1], "white").await;
+    agree(b, w, game).await
+}
+
+/// Black and White, logged in, seek game `game` and agree to it.
+async fn agree(mut b: Client, mut w: Client, game: &str) -> (Client, Client) {
     b.send(format!("%%GAME {game} +\n").as_bytes()).await;
     w.send(format!("%%GAME {game} -\n").as_bytes()).await;
     b.until(|l| l == "END Game_Summary").await;

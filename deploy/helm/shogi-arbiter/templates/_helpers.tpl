@@ -33,7 +33,7 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version | replace "+" "_" }}
 
 {{/*
 The NATS connection of a pod running as NATS user key `user` (validator, watcher, judge,
-admin): env entries. Call with (dict "root" $ "user" "validator").
+admin, csa): env entries. Call with (dict "root" $ "user" "validator").
 */}}
 {{- define "shogi-arbiter.natsEnv" -}}
 {{- $v := .root.Values.nats -}}
@@ -42,7 +42,7 @@ admin): env entries. Call with (dict "root" $ "user" "validator").
   value: {{ index $v.auth.users .user | quote }}
 - name: NATS_PASSWORD_FILE
   value: /etc/shogi-arbiter/nats-auth/password
-{{- if has .user (list "watcher" "judge") }}
+{{- if has .user (list "watcher" "judge" "csa") }}
 {{- /* In accounts of their own (deploy/nats/auth.conf): the streams' API is imported. */}}
 - name: NATS_JS_API_PREFIX
   value: {{ $v.auth.importedApiPrefix | quote }}
