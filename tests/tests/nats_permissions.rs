@@ -2032,9 +2032,9 @@ async fn wire_when_room(port: u16, user: &str) -> Wire {
 }
 
 /// A worker's password stolen, and a validator killed at the worst moment: a second client
-/// with the judge's password joins each of the judge's delivery queue groups and answers
-/// every delivery it gets with `+TERM` (the judge never sees those moves, so never announces
-/// them), and for half the games the validator that stored the deciding move died before it
+/// with the judge's password takes the judge's deliveries (in each push consumer's queue
+/// group, or pulling each pull consumer, as on nats-server 2.10) and answers every delivery
+/// it gets with `+TERM` (the judge never sees those moves, so never announces them), and for half the games the validator that stored the deciding move died before it
 /// recorded the verdict on `.result` (the move written into the log as the validator writes
 /// it, as the validator's user, and nothing after). Every game's verdict is on `.result` all
 /// the same, once: the running validator's sweep records what each log decides (docs/rules.md
@@ -2152,6 +2152,10 @@ async fn a_thief_on_the_judges_queue_and_a_validator_killed_lose_no_verdict() {
         results.len()
     );
     thief_task.abort();
+    assert!(
+        stolen.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "the thief took no delivery: the test saw no theft"
+    );
     for id in &ids {
         let on_result = results
             .iter()
@@ -2173,8 +2177,11 @@ async fn a_thief_on_the_judges_queue_and_a_validator_killed_lose_no_verdict() {
     }
 }
 
-/// A thief with `user`'s password on each of `role`'s delivery queue groups, answering every
-/// delivery it gets with `+TERM`: how many game log entries it took, and its task.
+/// A thief with `user`'s password taking `role`'s deliveries and answering every one with
+/// `+TERM`: a member of each push consumer's delivery queue group, or a puller of each pull
+/// consumer (nats-server 2.10 keeps the workers' consumers pull: deploy/STREAMS.md, "Delivery
+/// modes and server versions"), whichever the consumer is. How many game log entries it took,
+/// and its task.
 async fn steal_deliveries(
     url: &str,
     user: &str,
@@ -2184,15 +2191,34 @@ async fn steal_deliveries(
     tokio::task::JoinHandle<()>,
 ) {
     let (thief, _) = client(url, user).await;
-    let mut deliveries = Vec::new();
+    let js = async_nats::jetstream::with_prefix(thief.clone(), API_PREFIX);
+    let games = js
+        .get_stream(shogi_proto::STREAM)
+        .await
+        .unwrap_or_else(|e| panic!("stream info as {user}: {e}"));
+    let mut deliveries: Vec<futures::stream::BoxStream<'static, async_nats::Message>> = Vec::new();
     for p in 0..shogi_proto::PARTITIONS {
         let name = shogi_proto::consumer::partition(role, p);
-        deliveries.push(
-            thief
+        let info = games
+            .consumer_info(&name)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: info as {user}: {e}"));
+        if info.config.deliver_subject.is_some() {
+            let sub = thief
                 .queue_subscribe(arbiter_bus::deliver_subject(&name), name)
                 .await
-                .unwrap(),
-        );
+                .unwrap();
+            deliveries.push(sub.boxed());
+            continue;
+        }
+        let consumer: async_nats::jetstream::consumer::PullConsumer =
+            games.get_consumer(&name).await.unwrap();
+        let pulled = consumer
+            .messages()
+            .await
+            .unwrap_or_else(|e| panic!("{name}: pull as {user}: {e}"))
+            .filter_map(|m| std::future::ready(m.ok().map(|m| m.message)));
+        deliveries.push(pulled.boxed());
     }
     thief.flush().await.unwrap();
     let stolen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
