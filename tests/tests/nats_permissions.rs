@@ -1521,7 +1521,8 @@ fn pb_created(id: &str) -> Vec<u8> {
 /// finished when the replay of its log says so, not when its `.result` holds something (the
 /// games named on `.result` are the candidates, as ListGames reads them); an
 /// id read from a subject is checked before it names a file; the records are on disk before
-/// the purge; and entries set aside cost no publish it may not make.
+/// the purge; and entries set aside cost no publish it may not make. Before it, `export` as
+/// `reader`, with the message gets a platform may make, writes the finished game's record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_directory() {
     let (_nats, url) = applied_server();
@@ -1559,6 +1560,7 @@ async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_direc
         Vec::new(),
     )
     .await;
+    export_as_reader_writes_the_records(&url);
 
     let archive = tempfile::tempdir().unwrap();
     let started = Instant::now();
@@ -1626,6 +1628,47 @@ async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_direc
             "{id}"
         );
     }
+}
+
+/// `shogi-arbiter export` as `reader` (deploy/STREAMS.md, "Authorization": message gets, not
+/// the stream's info): the finished game `done` by id on standard output, and with `--archive`
+/// every game named on `.result` into a directory, each id checked before it names a file;
+/// no permissions violation on the way (which would end it with exit 2).
+fn export_as_reader_writes_the_records(url: &str) {
+    let export = |args: &[&str]| {
+        let out = Command::new(bin("shogi-arbiter"))
+            .args(["export", "--nats-url", url])
+            .args(args)
+            .envs(user_env("reader"))
+            .output()
+            .expect("run export");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            !stderr.contains("ermission"),
+            "export as reader met a permissions violation: {stderr}"
+        );
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr,
+        )
+    };
+    let (code, stdout, stderr) = export(&["done"]);
+    assert_eq!(code, Some(0), "export done as reader: {stderr}");
+    assert!(
+        stdout.contains("%TORYO"),
+        "the resigned game's record: {stdout}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = export(&["--archive", "--out-dir", &dir.path().to_string_lossy()]);
+    eprintln!("export --archive as reader:\n{stderr}");
+    // The path-like id is refused, and says so with exit 1; the others are written.
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("invalid game_id"), "{stderr}");
+    let record = std::fs::read_to_string(dir.path().join("done.csa"))
+        .unwrap_or_else(|e| panic!("done.csa: {e}; {stderr}"));
+    assert!(record.contains("%TORYO"), "{record}");
 }
 
 /// `streams apply` as admin turns the workers' consumers from push (the default) to pull and
