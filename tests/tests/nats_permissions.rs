@@ -26,7 +26,14 @@ use test_support::NatsServer;
 use tokio::time::Instant;
 
 const DEADLINE: test_support::Deadline = test_support::Deadline::secs(60);
-const USERS: [&str; 5] = ["admin", "validator", "watcher", "judge", "reader"];
+const USERS: [&str; 6] = [
+    "admin",
+    "validator",
+    "watcher",
+    "judge",
+    "reader",
+    "listener",
+];
 
 fn password(user: &str) -> String {
     format!("{user}-secret-for-the-test")
@@ -1054,7 +1061,7 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
         .unwrap()
         .await
         .unwrap();
-    let users = ["admin", "validator", "watcher", "judge", "reader"];
+    let users = USERS;
     let mut observed: Vec<(String, Vec<bool>)> = Vec::new();
     let mut row = |name: &str, user: usize, effect: bool| {
         if user == 0 {
@@ -1877,6 +1884,7 @@ async fn every_account_is_held_to_its_limits() {
         ("WATCHER", &["watcher"][..]),
         ("JUDGE", &["judge"][..]),
         ("PLATFORM", &["reader"][..]),
+        ("LISTENER", &["listener"][..]),
     ] {
         let (connections, subscriptions, payload) = limits_of(&auth, account);
         let platform = account == "PLATFORM";
@@ -1943,7 +1951,12 @@ async fn subscriptions_are_limited(port: u16, user: &str, limit: usize, wanted: 
     let mut w = wire_when_room(port, user).await;
     let mut subs = String::new();
     for i in 0..wanted {
-        subs.push_str(&format!("SUB _INBOX.{user}.limits.{i} {i}\r\n"));
+        // Its own replies; the listener, which has none, the verdicts.
+        let subject = match user {
+            "listener" => shogi_proto::VERDICT_NOTICES.to_owned(),
+            _ => format!("_INBOX.{user}.limits.{i}"),
+        };
+        subs.push_str(&format!("SUB {subject} {i}\r\n"));
     }
     subs.push_str("PING\r\n");
     w.send(subs.as_bytes());
@@ -1960,11 +1973,13 @@ async fn subscriptions_are_limited(port: u16, user: &str, limit: usize, wanted: 
 }
 
 /// A publish of `limit` bytes as `user` (on a subject it may publish on) passes; one of a byte
-/// more ends the connection.
+/// more ends the connection. The listener may publish nothing: its publish of `limit` bytes is
+/// refused as a permissions violation, the connection kept.
 async fn payload_is_limited(port: u16, user: &str, limit: usize) {
     let subject = match user {
         "admin" => "$JS.API.INFO",
         "reader" => "JS.ARBITER.API.STREAM.MSG.GET.SHOGI_GAMES",
+        "listener" => "JS.ARBITER.API.STREAM.MSG.GET.SHOGI_GAMES",
         _ => "shogi.aside.limits",
     };
     for (size, accepted) in [(limit, true), (limit + 1, false)] {
@@ -1974,7 +1989,12 @@ async fn payload_is_limited(port: u16, user: &str, limit: usize) {
         publish.extend(b"\r\nPING\r\n");
         w.send(&publish);
         let errors = w.until_pong();
-        if accepted {
+        if accepted && user == "listener" {
+            assert!(
+                errors.len() == 1 && errors[0].contains("Permissions Violation for Publish"),
+                "{user}: {size} bytes: {errors:?}"
+            );
+        } else if accepted {
             assert!(errors.is_empty(), "{user}: {size} bytes: {errors:?}");
         } else {
             assert!(
