@@ -14,6 +14,7 @@ use std::time::Duration;
 pub mod clock;
 pub mod engines;
 pub mod games;
+pub mod hostile;
 pub mod play;
 
 pub use test_support::{Nats, free_port};

@@ -26,7 +26,15 @@ use test_support::NatsServer;
 use tokio::time::Instant;
 
 const DEADLINE: test_support::Deadline = test_support::Deadline::secs(60);
-const USERS: [&str; 6] = ["admin", "validator", "watcher", "judge", "reader", "csa"];
+const USERS: [&str; 7] = [
+    "admin",
+    "validator",
+    "watcher",
+    "judge",
+    "reader",
+    "csa",
+    "listener",
+];
 
 fn password(user: &str) -> String {
     format!("{user}-secret-for-the-test")
@@ -1620,7 +1628,8 @@ fn pb_created(id: &str) -> Vec<u8> {
 /// finished when the replay of its log says so, not when its `.result` holds something (the
 /// games named on `.result` are the candidates, as ListGames reads them); an
 /// id read from a subject is checked before it names a file; the records are on disk before
-/// the purge; and entries set aside cost no publish it may not make.
+/// the purge; and entries set aside cost no publish it may not make. Before it, `export` as
+/// `reader`, with the message gets a platform may make, writes the finished game's record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_directory() {
     let (_nats, url) = applied_server();
@@ -1658,6 +1667,7 @@ async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_direc
         Vec::new(),
     )
     .await;
+    export_as_reader_writes_the_records(&url);
 
     let archive = tempfile::tempdir().unwrap();
     let started = Instant::now();
@@ -1725,6 +1735,47 @@ async fn prune_as_admin_takes_only_finished_games_and_writes_only_into_its_direc
             "{id}"
         );
     }
+}
+
+/// `shogi-arbiter export` as `reader` (deploy/STREAMS.md, "Authorization": message gets, not
+/// the stream's info): the finished game `done` by id on standard output, and with `--archive`
+/// every game named on `.result` into a directory, each id checked before it names a file;
+/// no permissions violation on the way (which would end it with exit 2).
+fn export_as_reader_writes_the_records(url: &str) {
+    let export = |args: &[&str]| {
+        let out = Command::new(bin("shogi-arbiter"))
+            .args(["export", "--nats-url", url])
+            .args(args)
+            .envs(user_env("reader"))
+            .output()
+            .expect("run export");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            !stderr.contains("ermission"),
+            "export as reader met a permissions violation: {stderr}"
+        );
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr,
+        )
+    };
+    let (code, stdout, stderr) = export(&["done"]);
+    assert_eq!(code, Some(0), "export done as reader: {stderr}");
+    assert!(
+        stdout.contains("%TORYO"),
+        "the resigned game's record: {stdout}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = export(&["--archive", "--out-dir", &dir.path().to_string_lossy()]);
+    eprintln!("export --archive as reader:\n{stderr}");
+    // The path-like id is refused, and says so with exit 1; the others are written.
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("invalid game_id"), "{stderr}");
+    let record = std::fs::read_to_string(dir.path().join("done.csa"))
+        .unwrap_or_else(|e| panic!("done.csa: {e}; {stderr}"));
+    assert!(record.contains("%TORYO"), "{record}");
 }
 
 /// `streams apply` as admin turns the workers' consumers from push (the default) to pull and
@@ -1934,6 +1985,7 @@ async fn every_account_is_held_to_its_limits() {
         ("JUDGE", &["judge"][..]),
         ("PLATFORM", &["reader"][..]),
         ("CSA", &["csa"][..]),
+        ("LISTENER", &["listener"][..]),
     ] {
         let (connections, subscriptions, payload) = limits_of(&auth, account);
         let platform = account == "PLATFORM";
@@ -2000,7 +2052,12 @@ async fn subscriptions_are_limited(port: u16, user: &str, limit: usize, wanted: 
     let mut w = wire_when_room(port, user).await;
     let mut subs = String::new();
     for i in 0..wanted {
-        subs.push_str(&format!("SUB _INBOX.{user}.limits.{i} {i}\r\n"));
+        // Its own replies; the listener, which has none, the verdicts.
+        let subject = match user {
+            "listener" => shogi_proto::VERDICT_NOTICES.to_owned(),
+            _ => format!("_INBOX.{user}.limits.{i}"),
+        };
+        subs.push_str(&format!("SUB {subject} {i}\r\n"));
     }
     subs.push_str("PING\r\n");
     w.send(subs.as_bytes());
@@ -2017,12 +2074,14 @@ async fn subscriptions_are_limited(port: u16, user: &str, limit: usize, wanted: 
 }
 
 /// A publish of `limit` bytes as `user` (on a subject it may publish on) passes; one of a byte
-/// more ends the connection.
+/// more ends the connection. The listener may publish nothing: its publish of `limit` bytes is
+/// refused as a permissions violation, the connection kept.
 async fn payload_is_limited(port: u16, user: &str, limit: usize) {
     let subject = match user {
         "admin" => "$JS.API.INFO",
         "reader" => "JS.ARBITER.API.STREAM.MSG.GET.SHOGI_GAMES",
         "csa" => "csa.limits",
+        "listener" => "JS.ARBITER.API.STREAM.MSG.GET.SHOGI_GAMES",
         _ => "shogi.aside.limits",
     };
     for (size, accepted) in [(limit, true), (limit + 1, false)] {
@@ -2032,7 +2091,12 @@ async fn payload_is_limited(port: u16, user: &str, limit: usize) {
         publish.extend(b"\r\nPING\r\n");
         w.send(&publish);
         let errors = w.until_pong();
-        if accepted {
+        if accepted && user == "listener" {
+            assert!(
+                errors.len() == 1 && errors[0].contains("Permissions Violation for Publish"),
+                "{user}: {size} bytes: {errors:?}"
+            );
+        } else if accepted {
             assert!(errors.is_empty(), "{user}: {size} bytes: {errors:?}");
         } else {
             assert!(
@@ -2133,9 +2197,9 @@ async fn wire_when_room(port: u16, user: &str) -> Wire {
 }
 
 /// A worker's password stolen, and a validator killed at the worst moment: a second client
-/// with the judge's password joins each of the judge's delivery queue groups and answers
-/// every delivery it gets with `+TERM` (the judge never sees those moves, so never announces
-/// them), and for half the games the validator that stored the deciding move died before it
+/// with the judge's password takes the judge's deliveries (in each push consumer's queue
+/// group, or pulling each pull consumer, as on nats-server 2.10) and answers every delivery
+/// it gets with `+TERM` (the judge never sees those moves, so never announces them), and for half the games the validator that stored the deciding move died before it
 /// recorded the verdict on `.result` (the move written into the log as the validator writes
 /// it, as the validator's user, and nothing after). Every game's verdict is on `.result` all
 /// the same, once: the running validator's sweep records what each log decides (docs/rules.md
@@ -2253,6 +2317,10 @@ async fn a_thief_on_the_judges_queue_and_a_validator_killed_lose_no_verdict() {
         results.len()
     );
     thief_task.abort();
+    assert!(
+        stolen.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "the thief took no delivery: the test saw no theft"
+    );
     for id in &ids {
         let on_result = results
             .iter()
@@ -2274,8 +2342,11 @@ async fn a_thief_on_the_judges_queue_and_a_validator_killed_lose_no_verdict() {
     }
 }
 
-/// A thief with `user`'s password on each of `role`'s delivery queue groups, answering every
-/// delivery it gets with `+TERM`: how many game log entries it took, and its task.
+/// A thief with `user`'s password taking `role`'s deliveries and answering every one with
+/// `+TERM`: a member of each push consumer's delivery queue group, or a puller of each pull
+/// consumer (nats-server 2.10 keeps the workers' consumers pull: deploy/STREAMS.md, "Delivery
+/// modes and server versions"), whichever the consumer is. How many game log entries it took,
+/// and its task.
 async fn steal_deliveries(
     url: &str,
     user: &str,
@@ -2285,15 +2356,34 @@ async fn steal_deliveries(
     tokio::task::JoinHandle<()>,
 ) {
     let (thief, _) = client(url, user).await;
-    let mut deliveries = Vec::new();
+    let js = async_nats::jetstream::with_prefix(thief.clone(), API_PREFIX);
+    let games = js
+        .get_stream(shogi_proto::STREAM)
+        .await
+        .unwrap_or_else(|e| panic!("stream info as {user}: {e}"));
+    let mut deliveries: Vec<futures::stream::BoxStream<'static, async_nats::Message>> = Vec::new();
     for p in 0..shogi_proto::PARTITIONS {
         let name = shogi_proto::consumer::partition(role, p);
-        deliveries.push(
-            thief
+        let info = games
+            .consumer_info(&name)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: info as {user}: {e}"));
+        if info.config.deliver_subject.is_some() {
+            let sub = thief
                 .queue_subscribe(arbiter_bus::deliver_subject(&name), name)
                 .await
-                .unwrap(),
-        );
+                .unwrap();
+            deliveries.push(sub.boxed());
+            continue;
+        }
+        let consumer: async_nats::jetstream::consumer::PullConsumer =
+            games.get_consumer(&name).await.unwrap();
+        let pulled = consumer
+            .messages()
+            .await
+            .unwrap_or_else(|e| panic!("{name}: pull as {user}: {e}"))
+            .filter_map(|m| std::future::ready(m.ok().map(|m| m.message)));
+        deliveries.push(pulled.boxed());
     }
     thief.flush().await.unwrap();
     let stolen = Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -10,7 +10,7 @@
 //! `shogi.credential.refused`. The handshakes are refused in `incoming.rs`, the calls here.
 //!
 //! The quotas' rates are token buckets of one second's worth (at least one token), per
-//! instance; WatchGame streams are counted per instance too. Live games are counted from the
+//! instance, and a refusal over one is held until the next token is due ([`Refusal`]); WatchGame streams are counted per instance too. Live games are counted from the
 //! bus, where every creation event names its credential, so the count holds across instances
 //! and restarts (`service/create.rs`).
 
@@ -208,18 +208,34 @@ impl Bucket {
         }
     }
 
-    /// Takes a token if there is one.
-    fn take(&mut self, now: Instant) -> bool {
+    /// Takes a token if there is one; else how long until the next one is due (at most
+    /// [`MAX_HOLD`]).
+    fn take(&mut self, now: Instant) -> Result<(), Duration> {
         let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
         self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
         self.at = now;
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
-            true
+            Ok(())
         } else {
-            false
+            let due = (1.0 - self.tokens) / self.rate;
+            Err(Duration::try_from_secs_f64(due).map_or(MAX_HOLD, |d| d.min(MAX_HOLD)))
         }
     }
+}
+
+/// The longest a refusal over a rate quota is held before it is answered.
+const MAX_HOLD: Duration = Duration::from_secs(1);
+
+/// A call refused: its answer, and how long to hold it first. A refusal over a rate quota
+/// (calls or games a second) is answered when the credential's next token is due, so that a
+/// client that loops on its refusals goes no faster than its quota. Each refusal costs the
+/// validator a request and an answer whatever the quota; answered at once, 16 loops of them
+/// make 13,500 a second and take the CPU another platform's moves need (deploy/STREAMS.md,
+/// "Limits").
+struct Refusal {
+    status: Status,
+    hold: Duration,
 }
 
 /// One credential and its quotas' state on this instance.
@@ -276,8 +292,10 @@ impl Tenant {
         }
     }
 
-    fn take(bucket: Option<&Mutex<Bucket>>, now: Instant) -> bool {
-        bucket.is_none_or(|b| b.lock().unwrap_or_else(|e| e.into_inner()).take(now))
+    fn take(bucket: Option<&Mutex<Bucket>>, now: Instant) -> Result<(), Duration> {
+        bucket.map_or(Ok(()), |b| {
+            b.lock().unwrap_or_else(|e| e.into_inner()).take(now)
+        })
     }
 }
 
@@ -387,13 +405,22 @@ impl Tenants {
     }
 
     /// Whether the call may go on, and as whose.
+    #[cfg(test)]
     fn admit(&self, parts: &http::request::Parts) -> Result<Admitted, Status> {
+        self.admitted(parts).map_err(|r| r.status)
+    }
+
+    /// Whether the call may go on, and as whose; or its refusal.
+    fn admitted(&self, parts: &http::request::Parts) -> Result<Admitted, Refusal> {
         let peer = remote_addr(&parts.extensions);
         let tenant = match self.identify(parts) {
             Ok(tenant) => tenant,
             Err(reason) => {
                 self.refusals.record(reason, peer);
-                return Err(crate::error::unauthenticated());
+                return Err(Refusal {
+                    status: crate::error::unauthenticated(),
+                    hold: Duration::ZERO,
+                });
             }
         };
         // A path that is no method of the contract goes on (to UNIMPLEMENTED) once the caller
@@ -401,11 +428,15 @@ impl Tenants {
         let Some((method, scope)) = crate::calls::contract(parts.uri.path()) else {
             return Ok(Admitted { tenant, slot: None });
         };
-        let refuse = |what: &'static str, error: Error| {
+        let refuse_after = |what: &'static str, error: Error, hold: Duration| {
             self.log_refusal(&tenant, what, peer);
             metrics().count_credential_refused(tenant.name(), what);
-            Err(crate::error::to_status(error))
+            Err(Refusal {
+                status: crate::error::to_status(error),
+                hold,
+            })
         };
+        let refuse = |what: &'static str, error: Error| refuse_after(what, error, Duration::ZERO);
         if !tenant.credential.allows(scope) {
             return refuse(
                 "scope",
@@ -417,18 +448,20 @@ impl Tenants {
             );
         }
         let now = Instant::now();
-        if !Tenant::take(tenant.calls.as_ref(), now) {
-            return refuse(
+        if let Err(hold) = Tenant::take(tenant.calls.as_ref(), now) {
+            return refuse_after(
                 Limit::CallsPerSecond.as_str(),
                 tenant.over(Limit::CallsPerSecond),
+                hold,
             );
         }
         let slot = match method {
             "/shogi.v1.MoveValidator/CreateGame" => {
-                if !Tenant::take(tenant.games.as_ref(), now) {
-                    return refuse(
+                if let Err(hold) = Tenant::take(tenant.games.as_ref(), now) {
+                    return refuse_after(
                         Limit::GamesPerSecond.as_str(),
                         tenant.over(Limit::GamesPerSecond),
+                        hold,
                     );
                 }
                 None
@@ -545,12 +578,18 @@ where
             return Box::pin(async move { Ok(answer.await?.map(Body::new)) });
         }
         let (mut parts, body) = request.into_parts();
-        let Admitted { tenant, slot } = match self.tenants.admit(&parts) {
+        let Admitted { tenant, slot } = match self.tenants.admitted(&parts) {
             Ok(admitted) => admitted,
-            Err(status) => {
+            Err(Refusal { status, hold }) => {
                 let mut response = status.into_http::<Body>();
                 response.extensions_mut().insert(Caller::Refused);
-                return Box::pin(std::future::ready(Ok(response)));
+                if hold.is_zero() {
+                    return Box::pin(std::future::ready(Ok(response)));
+                }
+                return Box::pin(async move {
+                    tokio::time::sleep(hold).await;
+                    Ok(response)
+                });
             }
         };
         let name = tenant.name.clone();
@@ -692,16 +731,18 @@ mod tests {
         let start = Instant::now();
         let mut bucket = Bucket::new(4.0);
         bucket.at = start;
-        let taken = (0..10).filter(|_| bucket.take(start)).count();
+        let taken = (0..10).filter(|_| bucket.take(start).is_ok()).count();
         assert_eq!(taken, 4);
-        assert!(bucket.take(start + Duration::from_millis(250)));
-        assert!(!bucket.take(start + Duration::from_millis(250)));
-        // A rate below one a second still lets one call through.
+        // A refusal says when the next token is due: a quarter of a second at 4 a second.
+        assert_eq!(bucket.take(start), Err(Duration::from_millis(250)));
+        assert!(bucket.take(start + Duration::from_millis(250)).is_ok());
+        assert!(bucket.take(start + Duration::from_millis(250)).is_err());
+        // A rate below one a second still lets one call through; a refusal is held 1 s at most.
         let mut slow = Bucket::new(0.5);
         slow.at = start;
-        assert!(slow.take(start));
-        assert!(!slow.take(start + Duration::from_secs(1)));
-        assert!(slow.take(start + Duration::from_secs(2)));
+        assert!(slow.take(start).is_ok());
+        assert_eq!(slow.take(start + Duration::from_secs(1)), Err(MAX_HOLD));
+        assert!(slow.take(start + Duration::from_secs(2)).is_ok());
     }
 
     #[test]

@@ -61,7 +61,12 @@ pub fn run(args: ExportArgs) -> anyhow::Result<bool> {
         .build()
         .context("start the async runtime")?;
     runtime.block_on(crate::streams::stopped_by_violations(async {
-        let bus: Bus = Arc::new(args.bus.connect(&options, "shogi-arbiter-export").await?);
+        // Message gets alone: what a platform's user (`reader`) may do.
+        let bus: Bus = Arc::new(
+            args.bus
+                .connect_reading(&options, "shogi-arbiter-export")
+                .await?,
+        );
         export(&bus, &args).await
     }))
 }

@@ -133,6 +133,29 @@ impl BusArgs {
         options.provision = Provision::Bind;
         let connecting =
             arbiter_runtime::streams::connect_games(&options, client_name, &self.stream);
+        self.answered_within(connecting, within, flag).await
+    }
+
+    /// As [`Self::connect`], for reading the games with message gets alone (`export`): the
+    /// stream is found with a message get, not its info, which a platform's user (`reader`)
+    /// is refused.
+    pub(crate) async fn connect_reading(
+        &self,
+        options: &NatsOptions,
+        client_name: &str,
+    ) -> anyhow::Result<JetStreamBus> {
+        let connecting = JetStreamBus::connect_reading(options, client_name, &self.stream);
+        self.answered_within(connecting, self.connect_timeout(), "--connect-timeout")
+            .await
+    }
+
+    /// What `connecting` gave within `within` (which the flag `flag` sets), or why not.
+    async fn answered_within(
+        &self,
+        connecting: impl std::future::Future<Output = Result<JetStreamBus, BusError>>,
+        within: Duration,
+        flag: &str,
+    ) -> anyhow::Result<JetStreamBus> {
         match tokio::time::timeout(within, connecting).await {
             Ok(Ok(bus)) => Ok(bus),
             // What is missing says it all.

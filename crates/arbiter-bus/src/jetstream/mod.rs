@@ -38,7 +38,13 @@ use setup::{differences, mode_of, open_stream, storage_of, wanted_config};
 pub struct JetStreamBus {
     client: async_nats::Client,
     js: jetstream::Context,
-    stream: stream::Stream,
+    /// The stream's handle: its name, for message gets, purges and its consumers.
+    stream: stream::Stream<()>,
+    /// The stream's name.
+    name: String,
+    /// The stream's information as this bus found it when it opened the stream (`None` for a
+    /// bus bound with message gets alone, [`JetStreamBus::connect_reading`]).
+    found: Option<stream::Info>,
     provision: Provision,
 }
 
@@ -71,7 +77,8 @@ impl JetStreamBus {
         let replicas = config
             .replicas
             .filter(|&r| r > 0)
-            .unwrap_or(self.stream.cached_info().config.num_replicas);
+            .or(self.found.as_ref().map(|i| i.config.num_replicas))
+            .unwrap_or(1);
         DurableConfig {
             delivery: self.delivery_on_server(config.delivery),
             storage: config
@@ -104,11 +111,77 @@ impl JetStreamBus {
         };
         let server = client.server_info().version;
         let stream = open_stream(&js, stream, nats.provision, &server).await?;
+        JetStreamBus::opened(client, js, stream, nats.provision).await
+    }
+
+    /// Connects to NATS as `client_name` with `nats` to read the stream `name` with message
+    /// gets alone (`$JS.API.STREAM.MSG.GET`), as a platform's user may (deploy/nats/auth.conf):
+    /// the stream is not looked up with its info, which that user is refused, but with one
+    /// message get, and a missing stream is [`BusError::Missing`]. Nothing is created.
+    pub async fn connect_reading(
+        nats: &NatsOptions,
+        client_name: &str,
+        name: &str,
+    ) -> Result<JetStreamBus, BusError> {
+        let client = nats.connect(client_name).await?;
+        let js = match &nats.api_prefix {
+            Some(prefix) => jetstream::with_prefix(client.clone(), prefix),
+            None => jetstream::new(client.clone()),
+        };
+        let stream = js
+            .get_stream_no_info(name)
+            .await
+            .map_err(|e| BusError::Connect(format!("stream {name}: {e}")))?;
+        match stream.get_raw_message(1).await {
+            Ok(_) => {}
+            Err(e) => match e.kind() {
+                RawMessageErrorKind::NoMessageFound => {}
+                RawMessageErrorKind::JetStream(js)
+                    if js.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND =>
+                {
+                    return Err(BusError::Missing {
+                        what: format!("stream {name}"),
+                    });
+                }
+                _ => {
+                    return Err(BusError::Read {
+                        filter: format!("stream {name}"),
+                        reason: e.to_string(),
+                    });
+                }
+            },
+        }
         Ok(JetStreamBus {
             client,
             js,
             stream,
-            provision: nats.provision,
+            name: name.to_owned(),
+            found: None,
+            provision: Provision::Bind,
+        })
+    }
+
+    /// The bus over `stream`, opened with its information.
+    async fn opened(
+        client: async_nats::Client,
+        js: jetstream::Context,
+        stream: stream::Stream,
+        provision: Provision,
+    ) -> Result<JetStreamBus, BusError> {
+        let info = stream.cached_info().clone();
+        let name = info.config.name.clone();
+        // A handle without the information (no request is made): the reads need its name.
+        let stream = js
+            .get_stream_no_info(&name)
+            .await
+            .map_err(|e| BusError::Connect(format!("stream {name}: {e}")))?;
+        Ok(JetStreamBus {
+            client,
+            js,
+            stream,
+            name,
+            found: Some(info),
+            provision,
         })
     }
 }
@@ -119,12 +192,7 @@ impl JetStreamBus {
     pub async fn with_stream(&self, settings: &StreamSettings) -> Result<JetStreamBus, BusError> {
         let server = self.client.server_info().version;
         let stream = open_stream(&self.js, settings, self.provision, &server).await?;
-        Ok(JetStreamBus {
-            client: self.client.clone(),
-            js: self.js.clone(),
-            stream,
-            provision: self.provision,
-        })
+        JetStreamBus::opened(self.client.clone(), self.js.clone(), stream, self.provision).await
     }
 
     /// Creates the durable consumer `config` on this stream, or brings an existing one to
@@ -216,11 +284,11 @@ impl JetStreamBus {
 
     /// The stream's name and its configuration as the server has it.
     pub async fn stream_config(&self) -> Result<stream::Config, BusError> {
-        let mut s = self.stream.clone();
-        s.info()
+        self.stream
+            .get_info()
             .await
-            .map(|i| i.config.clone())
-            .map_err(|e| BusError::Connect(format!("stream {}: {e}", s.cached_info().config.name)))
+            .map(|i| i.config)
+            .map_err(|e| BusError::Connect(format!("stream {}: {e}", self.name)))
     }
 }
 
@@ -374,11 +442,15 @@ impl EventBus for JetStreamBus {
                 "message schedules need nats-server 2.12.0 or later, and this one is {server}"
             ));
         }
-        if !self.stream.cached_info().config.allow_message_schedules {
+        if !self
+            .found
+            .as_ref()
+            .is_some_and(|i| i.config.allow_message_schedules)
+        {
             return Err(format!(
                 "stream {} does not allow message schedules: `shogi-arbiter streams apply` \
                  allows them",
-                self.stream.cached_info().config.name
+                self.name
             ));
         }
         Ok(())
@@ -425,9 +497,8 @@ impl EventBus for JetStreamBus {
         // One STREAM.INFO (no subject details): the leader's count of the messages it holds.
         // Sequences from the first to the last are either held or removed, and JetStream
         // never gives a sequence twice, so what is not held was removed.
-        let name = &self.stream.cached_info().config.name;
-        let mut stream = self.stream.clone();
-        let info = stream.info().await.map_err(|e| BusError::Read {
+        let name = &self.name;
+        let info = self.stream.get_info().await.map_err(|e| BusError::Read {
             filter: format!("stream {name}"),
             reason: format!("info: {e}"),
         })?;
