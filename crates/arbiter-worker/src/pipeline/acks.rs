@@ -145,6 +145,17 @@ impl Partition {
         self.due.get_or_insert_with(|| Instant::now() + DELAY);
     }
 
+    /// The announcement of the delivery at stream sequence `seq` failed: open again, whatever
+    /// happened to it meanwhile (delivered again while the announcement was in flight, it was
+    /// held as done), so that no ack covers it until it comes again and is judged.
+    fn fail(&mut self, seq: u64) {
+        if let Some(o) = self.open.get_mut(&seq)
+            && o.done.take().is_some()
+        {
+            self.done -= 1;
+        }
+    }
+
     /// Decides whether `reading` makes the partition exclusive, once this worker has received
     /// every delivery up to its consumer sequence; keeps it for later otherwise.
     fn decide(&mut self, partition: u32, reading: ConsumerPosition) {
@@ -285,6 +296,7 @@ impl Acks {
             Settled::Announced(d) => p.done(d),
             Settled::Failed(seq) => {
                 tracing::debug!(partition, seq, "announcement failed: acks wait for it");
+                p.fail(seq);
             }
         }
         if p.done >= BATCH {
@@ -470,6 +482,30 @@ mod tests {
         p.flush(0).await;
         assert_eq!(p.open.keys().copied().collect::<Vec<_>>(), [s2, s3]);
         assert!(!p.open.contains_key(&s1));
+        assert_eq!(p.done, 1);
+    }
+
+    /// The cluster test's lost verdict (2026-12-06, pull consumers, a node killed): the
+    /// deciding move came again while its announcement was in flight, was held as done, and
+    /// the announcement then failed; the next ack covered it, and it never came again.
+    #[tokio::test]
+    async fn a_failed_announcement_reopens_its_delivery_even_when_held_meanwhile() {
+        let mut d = three_deliveries().await.into_iter();
+        let (d1, d2) = (d.next().unwrap(), d.next().unwrap());
+        let (s1, s2) = (d1.message.sequence, d2.message.sequence);
+        let mut p = Partition::default();
+        p.receive(0, &d1);
+        p.decide(0, reading(1, 1, 0));
+        assert!(p.exclusive);
+        // d1 decided a verdict: its announcement is in flight, d1 open. It comes again
+        // meanwhile (here d2 stands for the redelivery's successor) and is held: done.
+        p.receive(0, &d2);
+        p.done(d1);
+        p.done(d2);
+        // The announcement fails: d1 is open again, and the ack covers nothing.
+        p.fail(s1);
+        p.flush(0).await;
+        assert_eq!(p.open.keys().copied().collect::<Vec<_>>(), [s1, s2]);
         assert_eq!(p.done, 1);
     }
 }
