@@ -29,7 +29,7 @@
 //! delivered and never judged.
 
 use arbiter_bus::{AckMode, Bus, BusError, ConsumerPosition, Delivery};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -93,6 +93,9 @@ struct Partition {
     recent: VecDeque<u64>,
     /// Whether `recent` lost its oldest entries.
     truncated: bool,
+    /// The stream sequences of the deliveries whose announcement is in flight: open until it
+    /// settles, even when one comes again meanwhile and is held.
+    announcing: HashSet<u64>,
     /// A reading of the consumer's position not yet decided: this worker has not received
     /// every delivery up to its consumer sequence yet.
     reading: Option<ConsumerPosition>,
@@ -143,6 +146,14 @@ impl Partition {
             self.done += 1;
         }
         self.due.get_or_insert_with(|| Instant::now() + DELAY);
+    }
+
+    /// `d` is held, its game's announcement in flight: done, unless it is that announcement's
+    /// own delivery come again, whose announcement decides.
+    fn held(&mut self, d: Delivery) {
+        if !self.announcing.contains(&d.message.sequence) {
+            self.done(d);
+        }
     }
 
     /// The announcement of the delivery at stream sequence `seq` failed: open again, whatever
@@ -280,12 +291,19 @@ impl Acks {
     /// otherwise left unacknowledged, to come again.
     pub(crate) fn held(&mut self, partition: u32, d: Delivery) {
         if d.acks == AckMode::Cumulative {
-            self.partitions.entry(partition).or_default().done(d);
+            self.partitions.entry(partition).or_default().held(d);
         }
     }
 
-    /// An announcement of `partition` goes out in the background; what to send its outcome to.
-    pub(crate) fn announcing(&self) -> mpsc::UnboundedSender<(u32, Settled)> {
+    /// The announcement decided by the delivery at stream sequence `seq` of `partition` goes
+    /// out in the background; what to send its outcome to.
+    pub(crate) fn announcing(
+        &mut self,
+        partition: u32,
+        seq: u64,
+    ) -> mpsc::UnboundedSender<(u32, Settled)> {
+        let p = self.partitions.entry(partition).or_default();
+        p.announcing.insert(seq);
         self.settled_tx.clone()
     }
 
@@ -293,9 +311,13 @@ impl Acks {
     pub(crate) async fn settle(&mut self, partition: u32, settled: Settled) {
         let p = self.partitions.entry(partition).or_default();
         match settled {
-            Settled::Announced(d) => p.done(d),
+            Settled::Announced(d) => {
+                p.announcing.remove(&d.message.sequence);
+                p.done(d);
+            }
             Settled::Failed(seq) => {
                 tracing::debug!(partition, seq, "announcement failed: acks wait for it");
+                p.announcing.remove(&seq);
                 p.fail(seq);
             }
         }
@@ -498,14 +520,21 @@ mod tests {
         p.decide(0, reading(1, 1, 0));
         assert!(p.exclusive);
         // d1 decided a verdict: its announcement is in flight, d1 open. It comes again
-        // meanwhile (here d2 stands for the redelivery's successor) and is held: done.
+        // meanwhile and is held (d1 stands for its redelivery), as is d2, a later one: d2 is
+        // done, d1 stays open for its announcement to decide.
+        p.announcing.insert(s1);
         p.receive(0, &d2);
-        p.done(d1);
-        p.done(d2);
-        // The announcement fails: d1 is open again, and the ack covers nothing.
-        p.fail(s1);
+        p.held(d1);
+        p.held(d2);
         p.flush(0).await;
         assert_eq!(p.open.keys().copied().collect::<Vec<_>>(), [s1, s2]);
         assert_eq!(p.done, 1);
+        // Even held as done (a worker before this), a failed announcement opens it again.
+        let mut d = three_deliveries().await.into_iter();
+        let d1 = d.next().unwrap();
+        p.done(d1);
+        p.fail(s1);
+        p.flush(0).await;
+        assert_eq!(p.open.keys().copied().collect::<Vec<_>>(), [s1, s2]);
     }
 }

@@ -266,7 +266,8 @@ impl Worker {
         }
         let settled = self.settled_tx.clone();
         // With cumulative acks, the worker acknowledges it once nothing before it waits.
-        let acks = (d.acks == AckMode::Cumulative).then(|| self.acks.announcing());
+        let acks = (d.acks == AckMode::Cumulative)
+            .then(|| self.acks.announcing(partition, d.message.sequence));
         let announcing = async move {
             let mut failed = false;
             for a in &pending {
