@@ -27,6 +27,25 @@ pub struct DurableConfig {
     pub delivery: DeliveryMode,
     /// Where each server holding the consumer keeps its state (the in-memory bus ignores it).
     pub storage: ConsumerStorage,
+    /// What one ack acknowledges (the in-memory bus acknowledges each delivery on its own).
+    pub acks: AckMode,
+}
+
+/// What one acknowledgement of a durable consumer acknowledges.
+///
+/// One ack a delivery was one NATS message a move for each role (and on a cluster a Raft
+/// proposal of the consumer's group). A consumer whose deliveries are judged in order needs
+/// only the last of a run acknowledged: JetStream's ack policy `all` takes an ack as one for
+/// every earlier delivery too, so a worker acks a batch with one message (issue 38). The
+/// server cannot change a consumer's ack policy: one found with the other policy is consumed
+/// as it is, and `shogi-arbiter streams apply` replaces it, starting after its ack floor.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AckMode {
+    /// Each delivery is acknowledged on its own (ack policy `explicit`): the default.
+    #[default]
+    Each,
+    /// An ack acknowledges every earlier delivery of the consumer too (ack policy `all`).
+    Cumulative,
 }
 
 /// Where a JetStream durable consumer keeps its state (its delivered and acknowledged

@@ -94,4 +94,11 @@ impl EventBus for FaultyBus {
     async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
         self.bus.consumer_lag(name).await
     }
+
+    async fn consumer_position(
+        &self,
+        name: &str,
+    ) -> Result<Option<crate::ConsumerPosition>, BusError> {
+        self.bus.consumer_position(name).await
+    }
 }

@@ -45,7 +45,7 @@ pub use connect::{
     NatsOptions, NatsTls, PING_INTERVAL, Provision, Refusal, permissions_violations,
     refused_connections,
 };
-pub use consumer::{ConsumerStorage, DeliveryMode, DurableConfig};
+pub use consumer::{AckMode, ConsumerStorage, DeliveryMode, DurableConfig};
 pub use faulty::FaultyBus;
 pub use jetstream::{Applied, JetStreamBus, Replica, ReplicaGroup, deliver_subject};
 pub use memory::MemoryBus;
@@ -256,6 +256,13 @@ pub struct Delivery {
     /// How many messages matching the consumer's filter were stored and not yet delivered
     /// when this one was delivered: the consumer's lag.
     pub pending: u64,
+    /// What its ack acknowledges: with [`AckMode::Cumulative`], every earlier delivery of its
+    /// consumer too.
+    pub acks: AckMode,
+    /// The consumer's delivery sequence of this delivery (JetStream's consumer sequence): one
+    /// more for each delivery the consumer makes, to whichever subscriber, redeliveries
+    /// included. A subscriber that sees a gap knows another one was delivered something.
+    pub consumer_sequence: u64,
     acker: Box<dyn Acker>,
 }
 
@@ -280,6 +287,20 @@ impl Delivery {
 #[async_trait::async_trait]
 trait Acker: Send + Sync {
     async fn ack(&self, sequence: u64) -> Result<(), BusError>;
+}
+
+/// Where a durable consumer's deliveries and acknowledgements stand, as the bus reports it
+/// now: what a worker with cumulative acks reads to know that every delivery pending is its own
+/// (`arbiter-worker`'s `pipeline::acks`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConsumerPosition {
+    /// Messages delivered and not yet acknowledged (JetStream's `num_ack_pending`).
+    pub ack_pending: u64,
+    /// The consumer sequence of its latest delivery (JetStream's `delivered.consumer_seq`).
+    pub delivered: u64,
+    /// The stream sequence at and below which everything is acknowledged (JetStream's
+    /// `ack_floor.stream_seq`).
+    pub ack_floor: u64,
 }
 
 /// A durable consumer's lag, as the bus reports it now.
@@ -399,6 +420,9 @@ pub trait EventBus: Send + Sync + std::fmt::Debug {
     /// The lag of the durable consumer `name` as the bus knows it now, whoever consumes it
     /// and whether anyone does; `None` when there is no such consumer.
     async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError>;
+
+    /// The durable consumer `name`'s deliveries and acknowledgements now, if it exists.
+    async fn consumer_position(&self, name: &str) -> Result<Option<ConsumerPosition>, BusError>;
 
     /// Whether the bus honours message schedules ([`Outgoing::schedule_at`]): `Ok`, or why
     /// not, in words that name the server's version.

@@ -61,6 +61,8 @@ struct Consumer {
     backlog: u64,
     /// Delivered, not acknowledged: sequence -> (redelivery deadline, deliveries so far).
     pending: BTreeMap<u64, (Instant, u64)>,
+    /// Deliveries made so far, redeliveries included: the last one's consumer sequence.
+    delivered: u64,
     /// Woken by each ack, so that a consumer at its pending limit goes on at once.
     acked: Arc<tokio::sync::Notify>,
 }
@@ -322,6 +324,7 @@ impl EventBus for MemoryBus {
                         cursor: 1,
                         backlog,
                         pending: BTreeMap::new(),
+                        delivered: 0,
                         acked: Arc::new(tokio::sync::Notify::new()),
                     }));
                     state.consumers.insert(config.name.clone(), c.clone());
@@ -353,25 +356,29 @@ impl EventBus for MemoryBus {
                             .find(|(_, (deadline, _))| *deadline <= now)
                             .map(|(&s, &(_, n))| (s, n));
                         if let Some((seq, n)) = due {
+                            c.delivered += 1;
                             c.pending.insert(seq, (now + ack_wait, n + 1));
                             let m = state.log[seq as usize - 1].clone();
-                            (Some((m, n + 1, c.backlog)), None)
+                            (Some((m, n + 1, c.backlog, c.delivered)), None)
                         } else if c.pending.len() < c.max_ack_pending
                             && let Some(m) = state.next(&c.filter, c.cursor).cloned()
                         {
                             c.cursor = m.sequence + 1;
                             c.backlog = c.backlog.saturating_sub(1);
+                            c.delivered += 1;
                             c.pending.insert(m.sequence, (now + ack_wait, 1));
-                            (Some((m, 1, c.backlog)), None)
+                            (Some((m, 1, c.backlog, c.delivered)), None)
                         } else {
                             (None, c.pending.values().map(|(d, _)| *d).min())
                         }
                     };
-                    if let Some((message, delivered, pending)) = found {
+                    if let Some((message, delivered, pending, consumer_sequence)) = found {
                         let delivery = Delivery {
                             message,
                             delivered,
                             pending,
+                            acks: crate::AckMode::Each,
+                            consumer_sequence,
                             acker: Box::new(MemAcker(consumer.clone())),
                         };
                         return Some((Ok(delivery), (inner, rx, consumer)));
@@ -396,6 +403,28 @@ impl EventBus for MemoryBus {
             ConsumerLag {
                 pending: c.backlog,
                 ack_pending: c.pending.len() as u64,
+            }
+        }))
+    }
+
+    async fn consumer_position(
+        &self,
+        name: &str,
+    ) -> Result<Option<crate::ConsumerPosition>, BusError> {
+        let consumer = lock(&self.inner.state).consumers.get(name).cloned();
+        Ok(consumer.map(|c| {
+            let c = lock(&c);
+            crate::ConsumerPosition {
+                ack_pending: c.pending.len() as u64,
+                delivered: c.delivered,
+                // Each delivery is acknowledged on its own: the floor is below the first
+                // pending one, or below the cursor when none is.
+                ack_floor: c
+                    .pending
+                    .keys()
+                    .next()
+                    .map_or(c.cursor, |&s| s)
+                    .saturating_sub(1),
             }
         }))
     }

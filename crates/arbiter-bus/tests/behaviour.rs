@@ -185,6 +185,7 @@ async fn headers_round_trip(bus: Bus) {
         replicas: None,
         delivery: arbiter_bus::DeliveryMode::Pull,
         storage: arbiter_bus::ConsumerStorage::Auto,
+        acks: arbiter_bus::AckMode::Each,
     };
     let mut deliveries = bus.consume(&config).await.unwrap();
     let d = tokio::time::timeout(WAIT.get(), deliveries.next())
@@ -232,6 +233,7 @@ async fn durable_consumers_ack_and_redeliver(bus: Bus, delivery: DeliveryMode) {
         replicas: None,
         delivery,
         storage: arbiter_bus::ConsumerStorage::Auto,
+        acks: arbiter_bus::AckMode::Each,
     };
     assert_eq!(bus.consumer_lag("behaviour").await.unwrap(), None);
     let mut deliveries = bus.consume(&config).await.unwrap();
@@ -296,6 +298,7 @@ async fn durable_consumers_give_up_after_max_deliver(bus: Bus, delivery: Deliver
         replicas: None,
         delivery,
         storage: arbiter_bus::ConsumerStorage::Auto,
+        acks: arbiter_bus::AckMode::Each,
     };
     bus.publish(out("shogi.game.l1.move", "l1", "m"))
         .await

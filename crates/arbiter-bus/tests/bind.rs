@@ -19,6 +19,7 @@ fn durable(ack_wait: Duration) -> DurableConfig {
         replicas: None,
         delivery: arbiter_bus::DeliveryMode::Pull,
         storage: arbiter_bus::ConsumerStorage::Auto,
+        acks: arbiter_bus::AckMode::Each,
     }
 }
 

@@ -29,6 +29,7 @@ fn durable(delivery: DeliveryMode) -> DurableConfig {
         replicas: None,
         delivery,
         storage: arbiter_bus::ConsumerStorage::Auto,
+        acks: arbiter_bus::AckMode::Each,
     }
 }
 
@@ -468,4 +469,76 @@ async fn a_file_consumer_is_replaced_by_a_memory_one_that_starts_after_its_ack_f
             .pending,
         0
     );
+}
+
+/// A consumer with cumulative acks (issue 38): one ack of the last of a run acknowledges the
+/// whole run, nothing comes again; `streams apply` replaces a consumer that acks each delivery
+/// by one that acks cumulatively, after its ack floor, and a worker that finds the old one
+/// acknowledges each delivery on it, as it is, and says how to replace it.
+#[tokio::test]
+async fn cumulative_acks_acknowledge_a_run_with_one_message() {
+    let nats = NatsServer::start();
+    let admin = connect(&nats, Provision::Create).await;
+    let with = |acks| DurableConfig {
+        acks,
+        ..durable(DeliveryMode::Push)
+    };
+    assert_eq!(
+        apply(&admin, &with(arbiter_bus::AckMode::Each)).await,
+        Applied::Created
+    );
+    let stored = moves(&admin, "g", 6).await;
+    let worker: Bus = Arc::new(connect(&nats, Provision::Bind).await);
+    let (logs, guard) = Logs::capture();
+    let deliveries = consume_acking_first(
+        &nats,
+        &worker,
+        &with(arbiter_bus::AckMode::Cumulative),
+        &stored,
+        2,
+    )
+    .await;
+    drop(guard);
+    assert!(
+        logs.text().contains("the other ack policy"),
+        "{}",
+        logs.text()
+    );
+    drop(deliveries);
+    drop(worker);
+
+    let acked = ack_state(&nats).await.0;
+    assert_eq!(
+        apply(&admin, &with(arbiter_bus::AckMode::Cumulative)).await,
+        Applied::Replaced {
+            from_sequence: acked + 1
+        }
+    );
+    let info = consumer_info(&nats, "watcher-p3").await;
+    assert_eq!(
+        info.config.ack_policy,
+        async_nats::jetstream::consumer::AckPolicy::All
+    );
+    // The four left, delivered in order; only the last acknowledged.
+    let worker: Bus = Arc::new(connect(&nats, Provision::Bind).await);
+    let mut deliveries = worker
+        .consume(&with(arbiter_bus::AckMode::Cumulative))
+        .await
+        .unwrap();
+    let mut last = None;
+    for &seq in &stored[2..] {
+        let d = tokio::time::timeout(WAIT.get(), deliveries.next())
+            .await
+            .expect("a delivery")
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.message.sequence, seq);
+        assert_eq!(d.acks, arbiter_bus::AckMode::Cumulative);
+        last = Some(d);
+    }
+    last.unwrap().ack().await.unwrap();
+    until_ack_state(&nats, |(floor, pending, _)| {
+        *floor >= stored[5] && *pending == 0
+    })
+    .await;
 }

@@ -34,6 +34,7 @@ pub fn verdict_check(replicas: Option<usize>, storage: ConsumerStorage) -> Durab
         replicas,
         delivery: DeliveryMode::Pull,
         storage,
+        acks: arbiter_bus::AckMode::Each,
     }
 }
 
@@ -55,6 +56,7 @@ pub fn clock_flag(replicas: Option<usize>, storage: ConsumerStorage) -> DurableC
         replicas,
         delivery: DeliveryMode::Pull,
         storage,
+        acks: arbiter_bus::AckMode::Each,
     }
 }
 
@@ -73,6 +75,7 @@ pub fn platform_verdicts(replicas: Option<usize>) -> DurableConfig {
         replicas,
         delivery: DeliveryMode::Pull,
         storage: ConsumerStorage::File,
+        acks: arbiter_bus::AckMode::Each,
     }
 }
 

@@ -309,8 +309,8 @@ async fn two_instances_of_each_share_the_games_on_jetstream() {
 
 /// Both roles in one worker on one consumer a partition, as `shogi-arbiter serve --nats-url`
 /// runs them (issue 38): every repetition and a move cap end once, announced by the one
-/// worker, the warnings published, and its consumers (one per partition, no role's own) left
-/// with nothing unacknowledged once the games are over.
+/// worker, the warnings published, and its consumers (ack policy all, one per partition, no
+/// role's own) left with nothing unacknowledged once the games are over.
 #[tokio::test]
 async fn both_roles_on_one_consumer_end_each_game_once_on_jetstream() {
     let nats = test_support::NatsServer::start();
@@ -349,6 +349,10 @@ async fn both_roles_on_one_consumer_end_each_game_once_on_jetstream() {
         let name = WorkerConfig::new(Role::Both).durable(p).name;
         loop {
             let info = stream.consumer_info(&name).await.unwrap();
+            assert_eq!(
+                info.config.ack_policy,
+                async_nats::jetstream::consumer::AckPolicy::All
+            );
             if info.num_ack_pending == 0 && info.num_pending == 0 {
                 break;
             }
@@ -359,6 +363,74 @@ async fn both_roles_on_one_consumer_end_each_game_once_on_jetstream() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+}
+
+/// A cumulative ack covers every earlier delivery of its consumer, whoever was given it, so a
+/// worker sends one only while every delivery pending is its own (`arbiter-worker`'s
+/// `pipeline::acks`). An instance is killed holding a capped game's moves (delivered, never
+/// judged nor acknowledged); a worker then judges a later game of the same partition, whose
+/// acks must not cover them: they come again after the ack wait, and the cap is announced.
+/// Before the worker read the consumer's position, its first ack covered them and the first
+/// game's cap was never announced (the crash test's lost verdict, 2026-12-06).
+#[tokio::test]
+async fn a_cumulative_ack_never_covers_what_a_killed_instance_was_delivered() {
+    let nats = test_support::NatsServer::start();
+    let bus = jetstream(&nats).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let config = arbiter_stack::StackConfig {
+        workers: Vec::new(),
+        ..Default::default()
+    };
+    let stack = arbiter_stack::Stack::start(listener, bus.clone(), config)
+        .await
+        .unwrap();
+    let mut client = MoveValidatorClient::connect(format!("http://{}", stack.addr()))
+        .await
+        .unwrap();
+    let mut worker = WorkerConfig::new(Role::Both);
+    worker.ack_wait = Duration::from_secs(2);
+    let held = "killed-holds-cap";
+    let p = subject::partition(held);
+    let later = (0..)
+        .map(|i| format!("later-cap-{i}"))
+        .find(|id| subject::partition(id) == p)
+        .unwrap();
+
+    // The instance that is killed: given the first game's ten moves, gone without a word.
+    let mut killed = bus.consume(&worker.durable(p)).await.unwrap();
+    play_to_the_cap(&mut client, held).await;
+    for ply in 1..=10 {
+        let d = tokio::time::timeout(DEADLINE.get(), killed.next())
+            .await
+            .expect("delivered to the instance to be killed")
+            .unwrap()
+            .unwrap();
+        assert!(d.message.subject.contains(held), "ply {ply}: {d:?}");
+    }
+    drop(killed);
+
+    let w = Worker::new(bus.clone(), worker);
+    let stats = w.stats();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(w.run(async {
+        let _ = stopped.await;
+    }));
+    play_to_the_cap(&mut client, &later).await;
+    for id in [later.as_str(), held] {
+        let deadline = tokio::time::Instant::now() + DEADLINE.get();
+        while count(&bus, &subject::verdict(id)).await == 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{id}'s cap never announced ({} verdicts announced)",
+                Stats::get(&stats.verdicts)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(count(&bus, &subject::verdict(id)).await, 1, "{id}");
+    }
+    let _ = stop.send(());
+    running.await.unwrap().unwrap();
+    stack.shutdown().await;
 }
 
 /// The stack with its workers on leases, as the binaries run with `--leases`: each worker

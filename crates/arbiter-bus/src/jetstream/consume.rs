@@ -4,8 +4,8 @@
 use super::JetStreamBus;
 use super::message::{headers, message_type};
 use super::setup::{
-    PULL_EXPIRES, PULL_HEARTBEAT, differences, durable_config, mode_of, push_config, storage_of,
-    wanted_config,
+    PULL_EXPIRES, PULL_HEARTBEAT, acks_of, differences, durable_config, mode_of, push_config,
+    storage_of, wanted_config,
 };
 use crate::{Acker, BusError, Delivery, DeliveryMode, DurableConfig, Message, Provision};
 use async_nats::jetstream::context::ConsumerInfoErrorKind;
@@ -60,6 +60,18 @@ impl JetStreamBus {
                     );
                     config.delivery = found;
                 }
+                let acks = acks_of(&info.config);
+                if acks != config.acks {
+                    tracing::warn!(
+                        consumer = %config.name,
+                        found = ?acks,
+                        configured = ?config.acks,
+                        "the durable consumer has the other ack policy, which the server cannot \
+                         change, and is acknowledged as it is; `shogi-arbiter streams apply` \
+                         replaces it, starting after its ack floor (deploy/STREAMS.md)"
+                    );
+                    config.acks = acks;
+                }
             }
             // Missing: refused in bind mode, where it stays missing until `streams apply`
             // makes it; otherwise created below in the configured mode.
@@ -76,7 +88,7 @@ impl JetStreamBus {
             DeliveryMode::Pull => self.pull_messages(&config).await?,
             DeliveryMode::Push => self.push_messages(&config).await?,
         };
-        Ok(deliveries(config.name.clone(), messages))
+        Ok(deliveries(config.name.clone(), config.acks, messages))
     }
 }
 
@@ -151,16 +163,20 @@ fn pushed(
 /// The deliveries of a consumer's `messages`.
 fn deliveries(
     name: String,
+    acks: crate::AckMode,
     messages: BoxStream<'static, Result<jetstream::Message, String>>,
 ) -> BoxStream<'static, Result<Delivery, BusError>> {
     messages
         .map(move |m| match m {
             Ok(m) => {
                 let info = m.info().ok();
-                let (sequence, delivered, pending) = info
+                let (sequence, delivered, pending, consumer_sequence) = info
                     .as_ref()
-                    .map(|i| (i.stream_sequence, i.delivered.max(1) as u64, i.pending))
-                    .unwrap_or((0, 1, 0));
+                    .map(|i| {
+                        let delivered = i.delivered.max(1) as u64;
+                        (i.stream_sequence, delivered, i.pending, i.consumer_sequence)
+                    })
+                    .unwrap_or((0, 1, 0, 0));
                 let message = Message {
                     subject: m.subject.to_string(),
                     sequence,
@@ -173,6 +189,8 @@ fn deliveries(
                     message,
                     delivered,
                     pending,
+                    acks,
+                    consumer_sequence,
                     acker: Box::new(JsAcker(m)),
                 })
             }

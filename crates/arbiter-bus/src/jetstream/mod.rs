@@ -31,7 +31,7 @@ use async_nats::jetstream::{
 };
 use futures::stream::BoxStream;
 use message::from_raw;
-use setup::{differences, mode_of, open_stream, storage_of, wanted_config};
+use setup::{acks_of, differences, mode_of, open_stream, storage_of, wanted_config};
 
 /// A JetStream stream of game events.
 #[derive(Debug, Clone)]
@@ -201,8 +201,9 @@ impl JetStreamBus {
     /// ([`Provision::Bind`]). Whether it was created, updated, replaced or already so.
     ///
     /// The server cannot turn a pull consumer into a push one (nor back), nor move its state
-    /// between a file and memory, so a consumer found in the other [`DeliveryMode`] or the
-    /// other [`crate::ConsumerStorage`] is replaced: deleted, and made again as `config` says,
+    /// between a file and memory, nor change its ack policy, so a consumer found in the other
+    /// [`DeliveryMode`], the other [`crate::ConsumerStorage`] or the other [`crate::AckMode`]
+    /// is replaced: deleted, and made again as `config` says,
     /// starting at the stream sequence after the old one's ack floor, with the same filter and
     /// settings. Every event at or below the ack floor was acknowledged and is not delivered
     /// again; every event after it is delivered (including one acknowledged out of order above
@@ -218,7 +219,8 @@ impl JetStreamBus {
         match self.stream.consumer_info(&config.name).await {
             Ok(info)
                 if mode_of(&info.config) != config.delivery
-                    || storage_of(&info.config) != config.storage =>
+                    || storage_of(&info.config) != config.storage
+                    || acks_of(&info.config) != config.acks =>
             {
                 let from_sequence = info.ack_floor.stream_sequence + 1;
                 let mut replacing = wanted;
@@ -523,6 +525,31 @@ impl EventBus for JetStreamBus {
         config: &DurableConfig,
     ) -> Result<BoxStream<'static, Result<Delivery, BusError>>, BusError> {
         self.consume_durable(config).await
+    }
+
+    async fn consumer_position(
+        &self,
+        name: &str,
+    ) -> Result<Option<crate::ConsumerPosition>, BusError> {
+        match self.stream.consumer_info(name).await {
+            Ok(info) => Ok(Some(crate::ConsumerPosition {
+                ack_pending: info.num_ack_pending as u64,
+                delivered: info.delivered.consumer_sequence,
+                ack_floor: info.ack_floor.stream_sequence,
+            })),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    jetstream::context::ConsumerInfoErrorKind::NotFound
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(BusError::Consumer {
+                name: name.to_owned(),
+                reason: e.to_string(),
+            }),
+        }
     }
 
     async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {

@@ -2,7 +2,9 @@
 //! is), waiting out a JetStream that cannot answer yet; and the configurations of the durable
 //! consumers, pull and push.
 
-use crate::{BusError, ConsumerStorage, DeliveryMode, DurableConfig, Provision, StreamSettings};
+use crate::{
+    AckMode, BusError, ConsumerStorage, DeliveryMode, DurableConfig, Provision, StreamSettings,
+};
 use async_nats::jetstream::{self, consumer, stream};
 use std::time::Duration;
 
@@ -11,7 +13,7 @@ pub(super) fn durable_config(config: &DurableConfig) -> consumer::pull::Config {
     consumer::pull::Config {
         durable_name: Some(config.name.clone()),
         filter_subject: config.filter.clone(),
-        ack_policy: consumer::AckPolicy::Explicit,
+        ack_policy: ack_policy(config.acks),
         ack_wait: config.ack_wait,
         max_ack_pending: i64::try_from(config.max_ack_pending).unwrap_or(i64::MAX),
         // -1: no limit (the server's default, set explicitly).
@@ -23,6 +25,22 @@ pub(super) fn durable_config(config: &DurableConfig) -> consumer::pull::Config {
         num_replicas: config.replicas.unwrap_or(0),
         memory_storage: in_memory(config),
         ..Default::default()
+    }
+}
+
+/// JetStream's ack policy for `acks`.
+fn ack_policy(acks: AckMode) -> consumer::AckPolicy {
+    match acks {
+        AckMode::Each => consumer::AckPolicy::Explicit,
+        AckMode::Cumulative => consumer::AckPolicy::All,
+    }
+}
+
+/// What one ack acknowledges on the durable consumer configured as `found`.
+pub(super) fn acks_of(found: &consumer::Config) -> AckMode {
+    match found.ack_policy {
+        consumer::AckPolicy::All => AckMode::Cumulative,
+        _ => AckMode::Each,
     }
 }
 
@@ -55,7 +73,7 @@ pub(super) fn push_config(config: &DurableConfig) -> consumer::push::Config {
         deliver_subject: deliver_subject(&config.name),
         deliver_group: Some(config.name.clone()),
         filter_subject: config.filter.clone(),
-        ack_policy: consumer::AckPolicy::Explicit,
+        ack_policy: ack_policy(config.acks),
         ack_wait: config.ack_wait,
         max_ack_pending: i64::try_from(config.max_ack_pending).unwrap_or(i64::MAX),
         max_deliver: config
@@ -212,6 +230,7 @@ pub(super) fn differences(
             found.filter_subject == wanted.filter_subject,
         ),
         ("ack wait", found.ack_wait == wanted.ack_wait),
+        ("ack policy", found.ack_policy == wanted.ack_policy),
         (
             "max ack pending",
             found.max_ack_pending == wanted.max_ack_pending,

@@ -174,6 +174,7 @@ impl WorkerConfig {
             replicas: self.consumer_replicas,
             delivery: self.consumer_delivery,
             storage: self.consumer_storage,
+            acks: arbiter_bus::AckMode::Cumulative,
         }
     }
 }

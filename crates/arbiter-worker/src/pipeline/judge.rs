@@ -2,9 +2,10 @@
 //! order through the one replay of a game log, and announces the verdicts its role owns before
 //! the delivery is acknowledged.
 
+use super::acks::{Acks, Settled};
 use super::config::{Error, Role, Stats, WorkerConfig};
 use crate::telemetry;
-use arbiter_bus::{Bus, BusError, Delivery, Message};
+use arbiter_bus::{AckMode, Bus, BusError, Delivery, Message};
 use arbiter_runtime::games::{Announced, publish_warnings};
 use futures::StreamExt;
 use shogi_proto::convert::{result_code_from_pb, verdict_pb, warning_pb};
@@ -43,6 +44,8 @@ pub struct Worker {
     /// forgotten, so that the redelivery rebuilds it from the bus and announces again.
     settled_tx: tokio::sync::mpsc::UnboundedSender<(String, bool)>,
     settled_rx: tokio::sync::mpsc::UnboundedReceiver<(String, bool)>,
+    /// The acknowledgements of its deliveries, one a run where the consumer allows it.
+    acks: Acks,
 }
 
 /// A verdict to announce on `.verdict`.
@@ -83,6 +86,7 @@ impl Worker {
         partitions.sort_unstable();
         partitions.dedup();
         let (settled_tx, settled_rx) = tokio::sync::mpsc::unbounded_channel();
+        let consumers = (0..PARTITIONS).map(|p| config.durable(p).name).collect();
         Worker {
             bus,
             config,
@@ -96,6 +100,7 @@ impl Worker {
             hold: false,
             settled_tx,
             settled_rx,
+            acks: Acks::new(consumers),
         }
     }
 
@@ -167,9 +172,21 @@ impl Worker {
             tracing::info!(role, partitions = ?self.partitions, "consuming");
             let _consuming = Consuming::new(&self.stats, self.partitions.len());
             loop {
+                let due = self.acks.due();
                 let next = tokio::select! {
                     next = deliveries.next() => next,
-                    () = &mut shutdown => return Ok(()),
+                    Some((p, settled)) = self.acks.settled_rx.recv() => {
+                        self.acks.settle(p, settled).await;
+                        continue;
+                    }
+                    () = until(due) => {
+                        self.acks.flush_due(&self.bus).await;
+                        continue;
+                    }
+                    () = &mut shutdown => {
+                        self.acks.flush_all().await;
+                        return Ok(());
+                    }
                 };
                 match next {
                     Some(Ok(d)) => {
@@ -226,18 +243,21 @@ impl Worker {
     /// if the announcement fails, the game is forgotten and the unacknowledged delivery comes
     /// again to a worker that rebuilds it from the bus.
     async fn handle_in_background(&mut self, d: Delivery) -> Result<(), Error> {
+        let partition = partition_of(&d.message.subject);
+        // Open until done: a delivery whose judging fails below stays open, and no cumulative
+        // ack passes it until it comes again and is judged.
+        self.acks.received(partition, &d);
         let pending = self.judge(&d).await?;
         if self.hold {
             tracing::debug!(
                 seq = d.message.sequence,
                 "held until the game's announcement settles"
             );
+            self.acks.held(partition, d);
             return Ok(());
         }
         if pending.is_empty() {
-            let seq = d.message.sequence;
-            d.ack().await?;
-            tracing::debug!(seq, "acknowledged");
+            self.acks.handled(partition, d).await?;
             return Ok(());
         }
         let (bus, stats, role) = (self.bus.clone(), self.stats.clone(), self.config.role);
@@ -245,6 +265,9 @@ impl Worker {
             self.announcing.insert(a.game_id.clone());
         }
         let settled = self.settled_tx.clone();
+        // With cumulative acks, the worker acknowledges it once nothing before it waits.
+        let acks = (d.acks == AckMode::Cumulative)
+            .then(|| self.acks.announcing(partition, d.message.sequence));
         let announcing = async move {
             let mut failed = false;
             for a in &pending {
@@ -258,11 +281,21 @@ impl Worker {
                 failed |= !ok;
                 let _ = settled.send((a.game_id.clone(), ok));
             }
-            if failed {
-                return;
-            }
-            if let Err(e) = d.ack().await {
-                tracing::warn!(error = %e, "ack failed; the delivery will come again");
+            match acks {
+                Some(acks) => {
+                    let settled = if failed {
+                        Settled::Failed(d.message.sequence)
+                    } else {
+                        Settled::Announced(d)
+                    };
+                    let _ = acks.send((partition, settled));
+                }
+                None if failed => {}
+                None => {
+                    if let Err(e) = d.ack().await {
+                        tracing::warn!(error = %e, "ack failed; the delivery will come again");
+                    }
+                }
             }
         };
         // In the delivery's span and trace context: the verdict continues the move's trace.
@@ -495,6 +528,24 @@ impl Worker {
         }
         self.finish(game_id);
         Ok(Step::Ended)
+    }
+}
+
+/// The partition of a delivery's consumer: its subject's last token (each partition's consumer
+/// takes the subjects of its partition, `subject::partition_moves`).
+fn partition_of(subject: &str) -> u32 {
+    subject
+        .rsplit('.')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(u32::MAX)
+}
+
+/// Waits until `due`, or for ever when nothing is due.
+async fn until(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
     }
 }
 

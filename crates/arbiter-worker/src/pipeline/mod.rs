@@ -24,16 +24,20 @@
 //! Code map, one file per job:
 //! - `config`: what the parts share: the [`Role`], the [`WorkerConfig`], the [`Stats`] and the
 //!   [`Error`];
+//! - `acks`: the acknowledgements of a worker's deliveries, one message a run of them where
+//!   the consumer takes an ack for every earlier delivery (ack policy `all`), sent only while
+//!   nothing before it waits on an announcement;
 //! - `judge`: the [`Worker`], its judging loop over the deliveries and the announcement of the
 //!   verdicts it decides;
 //! - `process`: a service process: the workers of an instance (`spawn_workers`, private to the
 //!   crate, so that a process starts them only through the composition) as a part of the one
 //!   composition ([`part`]), which serves health and drains.
 //!
-//! Imports go one way, with no loop: `config` uses none of the crate's modules, `telemetry`
+//! Imports go one way, with no loop: `config` and `acks` use none of the crate's modules, `telemetry`
 //! uses `config`, `judge` uses `config` and `telemetry`, [`crate::lease`] uses `config` and
 //! `judge`, and `process` uses them all; this file only names their public items again.
 
+pub(crate) mod acks;
 pub(crate) mod config;
 pub(crate) mod judge;
 pub(crate) mod process;
