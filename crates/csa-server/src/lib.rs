@@ -160,6 +160,16 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
+/// Checks `config` and makes the arbiter's client it names.
+fn checked(config: &Config) -> Result<Arbiter, Error> {
+    config.validate()?;
+    Arbiter::connect(
+        &config.arbiter,
+        config.tls.as_ref(),
+        config.token.as_deref(),
+    )
+}
+
 /// Serves CSA on `listener` until `shutdown` completes; games in play are left to end on the
 /// arbiter's side (their clocks run there).
 pub async fn run(
@@ -167,12 +177,7 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
-    config.validate()?;
-    let arbiter = Arbiter::connect(
-        &config.arbiter,
-        config.tls.as_ref(),
-        config.token.as_deref(),
-    )?;
+    let arbiter = checked(&config)?;
     let lobby = lobby::Lobby::new(Arc::new(config), arbiter);
     tracing::info!(addr = ?listener.local_addr().ok(), "CSA front end listening");
     lobby::accept(listener, lobby, shutdown).await
@@ -187,12 +192,7 @@ pub async fn run_on_nats(
     js: async_nats::jetstream::Context,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
-    config.validate()?;
-    let arbiter = Arbiter::connect(
-        &config.arbiter,
-        config.tls.as_ref(),
-        config.token.as_deref(),
-    )?;
+    let arbiter = checked(&config)?;
     let lobby = lobby::Lobby::on_nats(Arc::new(config), arbiter, js)
         .await
         .map_err(|e| Error::Lobby(e.to_string()))?;

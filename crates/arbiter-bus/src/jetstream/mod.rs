@@ -435,6 +435,30 @@ pub enum Applied {
     },
 }
 
+impl JetStreamBus {
+    /// The durable consumer `name`'s info, `None` when it does not exist.
+    async fn consumer_info(
+        &self,
+        name: &str,
+    ) -> Result<Option<jetstream::consumer::Info>, BusError> {
+        match self.stream.consumer_info(name).await {
+            Ok(info) => Ok(Some(info)),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    jetstream::context::ConsumerInfoErrorKind::NotFound
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(BusError::Consumer {
+                name: name.to_owned(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl EventBus for JetStreamBus {
     fn schedules(&self) -> Result<(), String> {
@@ -531,45 +555,20 @@ impl EventBus for JetStreamBus {
         &self,
         name: &str,
     ) -> Result<Option<crate::ConsumerPosition>, BusError> {
-        match self.stream.consumer_info(name).await {
-            Ok(info) => Ok(Some(crate::ConsumerPosition {
+        Ok(self
+            .consumer_info(name)
+            .await?
+            .map(|info| crate::ConsumerPosition {
                 ack_pending: info.num_ack_pending as u64,
                 delivered: info.delivered.consumer_sequence,
                 ack_floor: info.ack_floor.stream_sequence,
-            })),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    jetstream::context::ConsumerInfoErrorKind::NotFound
-                ) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(BusError::Consumer {
-                name: name.to_owned(),
-                reason: e.to_string(),
-            }),
-        }
+            }))
     }
 
     async fn consumer_lag(&self, name: &str) -> Result<Option<ConsumerLag>, BusError> {
-        match self.stream.consumer_info(name).await {
-            Ok(info) => Ok(Some(ConsumerLag {
-                pending: info.num_pending,
-                ack_pending: info.num_ack_pending as u64,
-            })),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    jetstream::context::ConsumerInfoErrorKind::NotFound
-                ) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(BusError::Consumer {
-                name: name.to_owned(),
-                reason: e.to_string(),
-            }),
-        }
+        Ok(self.consumer_info(name).await?.map(|info| ConsumerLag {
+            pending: info.num_pending,
+            ack_pending: info.num_ack_pending as u64,
+        }))
     }
 }
