@@ -82,8 +82,11 @@ fn run(file: &str, max_moves: u32, after: fn(&Path)) -> Result<(), String> {
         (port, stop)
     });
     copy_tests(dir.path(), port);
+    // Verbose: each test's name is printed as it starts, so a run stopped at its deadline
+    // says which test waited.
     let mut child = Command::new("ruby")
         .arg(file)
+        .arg("-v")
         .current_dir(dir.path().join("test"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
