@@ -19,16 +19,6 @@ use test_support::NatsServer;
 use tonic::transport::{Channel, Endpoint};
 use tonic_types::StatusExt as _;
 
-/// The NATS users of the shipped `auth.conf`.
-pub const USERS: [&str; 6] = [
-    "admin",
-    "validator",
-    "watcher",
-    "judge",
-    "reader",
-    "listener",
-];
-
 /// The player's credential, and the hostile platform's, as the validator's credentials file
 /// names them.
 pub const PLAYER: &str = "platform-a";
@@ -65,12 +55,7 @@ pub fn server() -> NatsServer {
         "{}\njetstream {{ {sync} }}\n",
         repo_file("deploy/nats/auth.conf")
     );
-    let env: Vec<(String, String)> = USERS
-        .iter()
-        .map(|u| (format!("{}_PASSWORD", u.to_ascii_uppercase()), password(u)))
-        .collect();
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    NatsServer::start_with_config_env(&config, &env)
+    NatsServer::start_with_auth(&config, password)
 }
 
 /// The `limits` of `account` in the shipped `auth.conf`: connections and subscriptions.

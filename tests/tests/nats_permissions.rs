@@ -26,15 +26,7 @@ use test_support::NatsServer;
 use tokio::time::Instant;
 
 const DEADLINE: test_support::Deadline = test_support::Deadline::secs(60);
-const USERS: [&str; 7] = [
-    "admin",
-    "validator",
-    "watcher",
-    "judge",
-    "reader",
-    "csa",
-    "listener",
-];
+const USERS: [&str; 7] = test_support::AUTH_USERS;
 
 fn password(user: &str) -> String {
     format!("{user}-secret-for-the-test")
@@ -48,12 +40,7 @@ fn server() -> NatsServer {
         "/../deploy/nats/auth.conf"
     ))
     .expect("deploy/nats/auth.conf");
-    let env: Vec<(String, String)> = USERS
-        .iter()
-        .map(|u| (format!("{}_PASSWORD", u.to_ascii_uppercase()), password(u)))
-        .collect();
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    NatsServer::start_with_config_env(&auth, &env)
+    NatsServer::start_with_auth(&auth, password)
 }
 
 /// A server as [`server`] makes one, with the streams and consumers `streams apply` makes as

@@ -317,20 +317,7 @@ async fn list_games_needs_no_right_the_validator_lacks() {
         "/../../deploy/nats/auth.conf"
     ))
     .expect("deploy/nats/auth.conf");
-    let env: Vec<(String, String)> = [
-        "admin",
-        "validator",
-        "watcher",
-        "judge",
-        "reader",
-        "csa",
-        "listener",
-    ]
-    .iter()
-    .map(|u| (format!("{}_PASSWORD", u.to_ascii_uppercase()), password(u)))
-    .collect();
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let nats = NatsServer::start_with_config_env(&auth, &env);
+    let nats = NatsServer::start_with_auth(&auth, password);
     let as_user = |user: &str| NatsOptions {
         user: Some(user.into()),
         password: Some(password(user)),

@@ -74,7 +74,7 @@ use std::time::Duration;
 
 mod secure;
 
-pub use secure::{TestCa, TestPki};
+pub use secure::{AUTH_USERS, TestCa, TestPki};
 
 /// How long a server may take to report ready before the test fails. A deadline, not a sleep:
 /// the wait ends as soon as the server's log says it is ready.

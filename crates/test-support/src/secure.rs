@@ -6,6 +6,18 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+/// The NATS users of the shipped `deploy/nats/auth.conf`, each of whose passwords it reads from
+/// `<USER>_PASSWORD`.
+pub const AUTH_USERS: [&str; 7] = [
+    "admin",
+    "validator",
+    "watcher",
+    "judge",
+    "reader",
+    "csa",
+    "listener",
+];
+
 impl NatsServer {
     /// Starts a nats-server with JetStream, as [`NatsServer::start`] does, reading `config`
     /// (nats-server configuration syntax: `tls { ... }`, `authorization { ... }`) from a file in
@@ -27,6 +39,22 @@ impl NatsServer {
     /// As [`NatsServer::start_with_config`].
     pub fn start_with_config_env(config: &str, env: &[(&str, &str)]) -> NatsServer {
         NatsServer::launch_with_config(config, "-1", env)
+    }
+
+    /// As [`NatsServer::start_with_config_env`], for `config` holding the shipped
+    /// `deploy/nats/auth.conf`: each of [`AUTH_USERS`] has the password `password(user)`, in
+    /// its `<USER>_PASSWORD` variable.
+    ///
+    /// # Panics
+    ///
+    /// As [`NatsServer::start_with_config`].
+    pub fn start_with_auth(config: &str, password: impl Fn(&str) -> String) -> NatsServer {
+        let env: Vec<(String, String)> = AUTH_USERS
+            .iter()
+            .map(|u| (format!("{}_PASSWORD", u.to_ascii_uppercase()), password(u)))
+            .collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        NatsServer::start_with_config_env(config, &env)
     }
 
     /// As [`NatsServer::start_with_config`], on the loopback port `port`: for a test whose
