@@ -41,6 +41,10 @@ const BATCH: usize = 128;
 const DELAY: Duration = Duration::from_millis(50);
 /// How soon a partition that is not exclusive reads its consumer's position again.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
+/// How long a partition with deliveries done may stay not exclusive before its bookkeeping is
+/// started afresh ([`Partition::reset`]): far above the ack wait (5 s), after which what another
+/// subscriber held comes again.
+const RESET_AFTER: Duration = Duration::from_secs(20);
 /// The consumer sequences of the deliveries received since the last ack, kept for a reading of
 /// the consumer's position; past this many, the oldest are forgotten (a reading older than
 /// them tells nothing, and another is taken).
@@ -99,12 +103,22 @@ struct Partition {
     /// A reading of the consumer's position not yet decided: this worker has not received
     /// every delivery up to its consumer sequence yet.
     reading: Option<ConsumerPosition>,
+    /// Since when the partition is not exclusive (or was last started afresh).
+    unsure_since: Option<Instant>,
+    /// The announcements in flight when the bookkeeping was started afresh: what they settle
+    /// is not taken (their deliveries come again, and are judged again).
+    stale: HashSet<u64>,
 }
 
 impl Partition {
     /// A delivery received, before it is judged.
     fn receive(&mut self, partition: u32, d: &Delivery) {
         let seq = d.consumer_sequence;
+        if self.last.is_some_and(|l| seq <= l) {
+            // The consumer's sequences went back: its state was restored from an older one
+            // (every server lost, a leader that had not heard of the latest deliveries).
+            self.reset(partition, "the consumer's delivery sequence went back");
+        }
         if self.exclusive && self.last.is_some_and(|l| seq != l + 1) {
             tracing::debug!(
                 partition,
@@ -113,6 +127,7 @@ impl Partition {
                 "a delivery of the partition went to another subscriber: acks wait"
             );
             self.exclusive = false;
+            self.unsure_since = Some(Instant::now());
             self.due.get_or_insert_with(|| Instant::now() + PROBE_EVERY);
         }
         self.last = Some(self.last.map_or(seq, |l| l.max(seq)));
@@ -156,6 +171,27 @@ impl Partition {
         }
     }
 
+    /// Starts the bookkeeping afresh, not exclusive, with nothing open: what the consumer still
+    /// has pending comes again (after the ack wait at the latest) and is judged again, without
+    /// effect, and the partition is exclusive again once every delivery pending is one received
+    /// since. For a consumer whose state went back (restored from an older one), or a partition
+    /// that stayed not exclusive for [`RESET_AFTER`] with deliveries done: whatever went wrong
+    /// in the count, it costs one more delivery of what is pending, never an ack too many.
+    fn reset(&mut self, partition: u32, why: &str) {
+        tracing::info!(
+            partition,
+            open = self.open.len(),
+            why,
+            "acks: the partition's deliveries are counted afresh"
+        );
+        self.stale.extend(self.announcing.drain());
+        *self = Partition {
+            stale: std::mem::take(&mut self.stale),
+            unsure_since: Some(Instant::now()),
+            ..Partition::default()
+        };
+    }
+
     /// The announcement of the delivery at stream sequence `seq` failed: open again, whatever
     /// happened to it meanwhile (delivered again while the announcement was in flight, it was
     /// held as done), so that no ack covers it until it comes again and is judged.
@@ -171,6 +207,15 @@ impl Partition {
     /// every delivery up to its consumer sequence; keeps it for later otherwise.
     fn decide(&mut self, partition: u32, reading: ConsumerPosition) {
         let last = self.last.unwrap_or(0);
+        if reading.delivered < last {
+            // The consumer has delivered less than this worker received: restored from an
+            // older state.
+            self.reset(
+                partition,
+                "the consumer's position is behind its deliveries",
+            );
+            return;
+        }
         if last < reading.delivered {
             self.reading = Some(reading);
             return;
@@ -203,6 +248,7 @@ impl Partition {
                 "every pending delivery is this worker's"
             );
             self.exclusive = true;
+            self.unsure_since = None;
             self.recent.clear();
             self.truncated = false;
             self.due.get_or_insert_with(|| Instant::now() + DELAY);
@@ -310,6 +356,14 @@ impl Acks {
     /// An announcement of `partition` ended as `settled`.
     pub(crate) async fn settle(&mut self, partition: u32, settled: Settled) {
         let p = self.partitions.entry(partition).or_default();
+        let seq = match &settled {
+            Settled::Announced(d) => d.message.sequence,
+            Settled::Failed(seq) => *seq,
+        };
+        if p.stale.remove(&seq) {
+            // Counted afresh since: the delivery comes again.
+            return;
+        }
         match settled {
             Settled::Announced(d) => {
                 p.announcing.remove(&d.message.sequence);
@@ -346,6 +400,10 @@ impl Acks {
             if p.done == 0 {
                 // Nothing to acknowledge: no reading needed until something is done.
                 p.due = None;
+                continue;
+            }
+            if p.unsure_since.get_or_insert(now).elapsed() >= RESET_AFTER {
+                p.reset(partition, "not known to be the worker's alone for too long");
                 continue;
             }
             p.due = Some(now + PROBE_EVERY);
@@ -490,8 +548,12 @@ mod tests {
         p.receive(0, &d3);
         assert!(!p.exclusive);
 
-        // Exclusive again, with 1 and 3 done and 2 open: the ack covers 1 only.
-        p.receive(0, &d2);
+        // Another partition's worker, given all three in order, exclusive, with 1 and 3 done
+        // and 2 open: the ack covers 1 only.
+        let mut p = Partition::default();
+        for d in [&d1, &d2, &d3] {
+            p.receive(0, d);
+        }
         p.decide(0, reading(3, 3, 0));
         assert!(p.exclusive);
         let (s1, s2, s3) = (
@@ -536,5 +598,29 @@ mod tests {
         p.fail(s1);
         p.flush(0).await;
         assert_eq!(p.open.keys().copied().collect::<Vec<_>>(), [s1, s2]);
+    }
+
+    /// A consumer whose state went back (every server lost at once, the cluster test on
+    /// nats-server 2.10.26): its delivery sequences repeat, and a worker that kept counting
+    /// with the old ones was never exclusive again (267 deliveries left unacknowledged). The
+    /// bookkeeping starts afresh, and what the consumer has pending counts from there.
+    #[tokio::test]
+    async fn a_consumer_whose_sequences_went_back_is_counted_afresh() {
+        let mut d = three_deliveries().await.into_iter();
+        let (d1, d2, d3) = (d.next().unwrap(), d.next().unwrap(), d.next().unwrap());
+        let mut p = Partition::default();
+        p.receive(0, &d2);
+        p.receive(0, &d3);
+        p.announcing.insert(d3.message.sequence);
+        p.done(d2);
+        // Consumer sequence 1 after 3: counted afresh, d1 alone open, d3's announcement stale.
+        p.receive(0, &d1);
+        assert_eq!(p.open.len(), 1);
+        assert_eq!(p.done, 0);
+        assert_eq!(p.last, Some(1));
+        assert!(p.stale.contains(&d3.message.sequence));
+        // A reading behind what was received does the same.
+        p.decide(0, reading(0, 0, 0));
+        assert!(p.open.is_empty() && p.last.is_none() && !p.exclusive);
     }
 }
