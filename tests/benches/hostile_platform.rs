@@ -18,8 +18,7 @@
 //! By hand: `cargo build --release --bins && cargo bench -p arbiter-tests --bench
 //! hostile_platform` (the service binaries beside the benchmark's).
 
-use arbiter_tests::hostile::{self, Caller, Flooded, Line, Switch, Wire};
-use arbiter_tests::{games, wait_serving};
+use arbiter_tests::hostile::{self, Flooded, Line, Switch, Wire};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -181,18 +180,14 @@ fn start(
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let nats = hostile::server();
-    let dir = tempfile::Builder::new()
-        .prefix("arbiter-flood-")
-        .tempdir()
-        .unwrap();
-    let (mut procs, port) = hostile::services(nats.url(), dir.path());
-    wait_serving(&format!("127.0.0.1:{port}"), DEADLINE.get()).await;
-    let player = Caller::new(port, hostile::PLAYER);
-    let games = games::corpus(200, 20);
-    assert!(!games.is_empty(), "no corpus games");
-    // Warm up: the services bound, and the first game's log there for the flood to read.
-    hostile::player_rate(&player, &games, "warm", WINDOW).await;
+    let hostile::Stage {
+        nats,
+        dir: _dir,
+        mut procs,
+        port,
+        player,
+        games,
+    } = hostile::Stage::start("arbiter-flood-", DEADLINE.get(), WINDOW).await;
     let mut ratios = Vec::new();
     for mode in [
         Mode::ReaderGets,

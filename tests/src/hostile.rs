@@ -43,6 +43,52 @@ fn repo_file(path: &str) -> String {
         .unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// The stage of a hostile platform's flood: nats-server with the shipped configuration, the
+/// services each as its own user (logging into `dir`), the player's caller and the corpus's
+/// games, the player's first game played (the services bound, a game's log for the flood to
+/// read).
+#[allow(missing_debug_implementations)]
+pub struct Stage {
+    /// The server.
+    pub nats: NatsServer,
+    /// The services' logs.
+    pub dir: tempfile::TempDir,
+    /// The services.
+    pub procs: Vec<Proc>,
+    /// The validator's port.
+    pub port: u16,
+    /// The player, as [`PLAYER`].
+    pub player: Caller,
+    /// The games the player plays.
+    pub games: Vec<Scripted>,
+}
+
+impl Stage {
+    /// Sets the stage up, the services' logs in a temporary directory named `prefix`; waits
+    /// up to `deadline` for the validator, and plays the player's first game in `window`.
+    pub async fn start(prefix: &str, deadline: Duration, window: Duration) -> Stage {
+        let nats = server();
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .expect("a temporary directory");
+        let (procs, port) = services(nats.url(), dir.path());
+        crate::wait_serving(&format!("127.0.0.1:{port}"), deadline).await;
+        let player = Caller::new(port, PLAYER);
+        let games = crate::games::corpus(200, 20);
+        assert!(!games.is_empty(), "no corpus games");
+        player_rate(&player, &games, "warm", window).await;
+        Stage {
+            nats,
+            dir,
+            procs,
+            port,
+            player,
+            games,
+        }
+    }
+}
+
 /// nats-server with the shipped authorization and the shipped JetStream `sync_interval`.
 pub fn server() -> NatsServer {
     let nats_conf = repo_file("deploy/nats/nats.conf");

@@ -14,8 +14,7 @@
 //! The player's quiet and flooded move rates and their ratio are printed; a timed test asserts
 //! counts, never speed: the benchmark `benches/hostile_platform.rs` measures the ratio.
 
-use arbiter_tests::hostile::{self, Caller, Flooded, Switch};
-use arbiter_tests::{games, wait_serving};
+use arbiter_tests::hostile::{self, Flooded, Switch};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,18 +30,14 @@ const CALL_LOOPS: usize = 16;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_untrusted_platforms_flood_is_refused_and_another_platforms_moves_all_succeed() {
-    let nats = hostile::server();
-    let dir = tempfile::Builder::new()
-        .prefix("arbiter-hostile-")
-        .tempdir()
-        .unwrap();
-    let (mut procs, port) = hostile::services(nats.url(), dir.path());
-    wait_serving(&format!("127.0.0.1:{port}"), DEADLINE.get()).await;
-    let player = Caller::new(port, hostile::PLAYER);
-    let games = games::corpus(200, 20);
-    assert!(!games.is_empty(), "no corpus games");
-    // The player's first game, for the flood to read.
-    hostile::player_rate(&player, &games, "warm", WINDOW).await;
+    let hostile::Stage {
+        nats,
+        dir: _dir,
+        mut procs,
+        port,
+        player,
+        games,
+    } = hostile::Stage::start("arbiter-hostile-", DEADLINE.get(), WINDOW).await;
 
     let switch = Arc::new(Switch::default());
     let flooded = Arc::new(Mutex::new(Flooded::default()));
