@@ -17,7 +17,6 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use test_support::NatsServer;
 use tonic::transport::{Channel, Endpoint};
-use tonic_types::StatusExt as _;
 
 /// The player's credential, and the hostile platform's, as the validator's credentials file
 /// names them.
@@ -481,23 +480,20 @@ pub fn quota_limit(status: &tonic::Status) -> Result<String, String> {
     if status.code() != tonic::Code::ResourceExhausted {
         return Err(format!("{status:?}"));
     }
-    let details = status.get_error_details();
-    let failure = details
-        .quota_failure()
-        .ok_or_else(|| format!("no QuotaFailure: {status:?}"))?;
-    let violation = failure
-        .violations
+    let violations = shogi_proto::status::quota_violations(status);
+    let (subject, description) = violations
         .first()
-        .ok_or_else(|| format!("a QuotaFailure without a violation: {status:?}"))?;
-    if violation.subject != format!("credential:{HOSTILE}") {
-        return Err(format!("another credential named: {violation:?}"));
+        .ok_or_else(|| format!("no QuotaFailure with a violation: {status:?}"))?;
+    if *subject != format!("credential:{HOSTILE}") {
+        return Err(format!(
+            "another credential named: {subject} ({description})"
+        ));
     }
-    violation
-        .description
+    description
         .split(':')
         .next()
         .map(str::to_owned)
-        .ok_or_else(|| format!("{violation:?}"))
+        .ok_or_else(|| format!("{subject}: {description}"))
 }
 
 /// The gRPC flood: `tasks` loops of calls as [`HOSTILE`] on one thread at the lowest priority

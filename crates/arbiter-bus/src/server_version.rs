@@ -1,7 +1,7 @@
 //! What depends on the nats-server's version (its INFO `version`): the delivery mode and the
 //! storage a durable consumer is made with on that server.
 
-use crate::{ConsumerStorage, DeliveryMode};
+use crate::{AckMode, ConsumerStorage, DeliveryMode};
 
 impl ConsumerStorage {
     /// The storage of a consumer configured as `self` with `replicas` copies of its state, on
@@ -45,6 +45,26 @@ impl DeliveryMode {
     }
 }
 
+impl AckMode {
+    /// What one ack of a durable consumer configured as `self` acknowledges on the nats-server
+    /// of version `server`: as configured on 2.11 or later; each delivery on its own on an
+    /// older server, or one whose version cannot be read.
+    ///
+    /// A worker sends a cumulative ack only once the consumer's info says every pending
+    /// delivery is its own (`arbiter-worker`'s `pipeline::acks`). On nats-server 2.10.26, after
+    /// every server of a cluster was killed and started again, or through a rolling upgrade,
+    /// the consumer's info named a delivered sequence behind the deliveries its worker had
+    /// received, for minutes: the worker was never sure, and 268 to 285 deliveries stayed
+    /// unacknowledged in 3 runs of 6 (`tests/tests/cluster.rs`, 2026-12-06); on 2.15.1 every
+    /// run acknowledged everything.
+    pub fn on_server(self, server: &str) -> AckMode {
+        match self {
+            AckMode::Cumulative if at_least_2_11(server) => AckMode::Cumulative,
+            _ => AckMode::Each,
+        }
+    }
+}
+
 /// Whether push consumers keep every delivery on nats-server `version` (see
 /// [`DeliveryMode::on_server`]): 2.11 or later.
 pub fn push_keeps_deliveries(version: &str) -> bool {
@@ -77,7 +97,20 @@ fn at_least(version: &str, wanted: (u32, u32)) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::{ConsumerStorage, DeliveryMode, push_keeps_deliveries};
+    use crate::{AckMode, ConsumerStorage, DeliveryMode, push_keeps_deliveries};
+
+    #[test]
+    fn cumulative_acks_only_from_2_11() {
+        for (server, acks) in [
+            ("2.10.26", AckMode::Each),
+            ("2.11.0", AckMode::Cumulative),
+            ("2.15.1", AckMode::Cumulative),
+            ("", AckMode::Each),
+        ] {
+            assert_eq!(AckMode::Cumulative.on_server(server), acks, "{server:?}");
+            assert_eq!(AckMode::Each.on_server(server), AckMode::Each, "{server:?}");
+        }
+    }
 
     #[test]
     fn consumers_are_kept_in_memory_from_three_replicas_unless_chosen() {

@@ -109,6 +109,22 @@ pub fn verdicts(status: &Status) -> Vec<Verdict> {
         .unwrap_or_default()
 }
 
+/// The violations, `(subject, description)`, of the `google.rpc.QuotaFailure` packed into
+/// `status`'s details (a call refused over a quota), none without one.
+pub fn quota_violations(status: &Status) -> Vec<(String, String)> {
+    use tonic_types::StatusExt as _;
+    status
+        .get_error_details()
+        .quota_failure()
+        .map(|q| {
+            q.violations
+                .iter()
+                .map(|v| (v.subject.clone(), v.description.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

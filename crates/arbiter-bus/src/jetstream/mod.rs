@@ -70,7 +70,8 @@ impl JetStreamBus {
     }
 
     /// `config` as its consumer is made and consumed on this bus: in the delivery mode the
-    /// server allows ([`Self::delivery_on_server`]), and with [`crate::ConsumerStorage::Auto`]
+    /// server allows ([`Self::delivery_on_server`]), with the acks it allows
+    /// ([`crate::AckMode::on_server`]: one a delivery before 2.11), and with [`crate::ConsumerStorage::Auto`]
     /// made memory or file by its replica count (the stream's when `config` names none) and the
     /// server's version ([`crate::ConsumerStorage::for_replicas`]).
     pub fn resolved(&self, config: &DurableConfig) -> DurableConfig {
@@ -84,6 +85,7 @@ impl JetStreamBus {
             storage: config
                 .storage
                 .for_replicas(replicas, &self.client.server_info().version),
+            acks: config.acks.on_server(&self.client.server_info().version),
             ..config.clone()
         }
     }
