@@ -34,6 +34,10 @@ pub enum ToConn {
     },
     /// Lines to send as they are (`%%CHAT`).
     Send(String),
+    /// The same name logged in again with the same password while this connection waited for
+    /// no game (shogi-server's "login forcibly, nudging the former player"): it closes, its
+    /// player already out of the lobby.
+    Nudged,
 }
 
 struct Conn {
@@ -182,6 +186,14 @@ impl Conn {
 
     async fn on_message(&mut self, msg: ToConn) {
         match msg {
+            ToConn::Nudged => {
+                tracing::info!(
+                    name = self.session.name(),
+                    "connection closed: its name logged in again"
+                );
+                self.key = None;
+                self.close = true;
+            }
             ToConn::Event(e) => {
                 let game_over = matches!(e, Event::Ended(_) | Event::Rejected { .. });
                 if game_over {

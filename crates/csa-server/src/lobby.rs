@@ -53,6 +53,26 @@ struct State {
     last_stamp: u64,
 }
 
+impl State {
+    /// Takes the connection of `former` out of the lobby and tells it to close, if it logged in
+    /// as `record` (the same name and password) and waits for no game proposed or played.
+    fn nudge(&mut self, former: u64, record: &RecordPlayer) -> bool {
+        let Some(p) = self.players.get(&former) else {
+            return false;
+        };
+        let idle = matches!(p.status, Status::Connected | Status::GameWaiting);
+        if !idle || p.record.player_id != record.player_id {
+            return false;
+        }
+        self.matcher.cancel(&former);
+        if let Some(p) = self.players.remove(&former) {
+            self.names.remove(&p.name);
+            let _ = p.tx.send(ToConn::Nudged);
+        }
+        true
+    }
+}
+
 /// The shared state.
 #[derive(Debug)]
 pub struct Lobby {
@@ -108,7 +128,11 @@ impl Lobby {
     }
 
     /// A `LOGIN`: the player's key, or `None` when the name is connected already (here, or on
-    /// another instance of a shared lobby).
+    /// another instance of a shared lobby). As shogi-server, a name connected here with the
+    /// same password and waiting for no game proposed or played is taken over: the former
+    /// connection is closed ([`ToConn::Nudged`]) and the new one logged in (a client that
+    /// logs out and in again at once, before its `LOGOUT` was read, is not refused). A shared
+    /// lobby refuses it, the name's key being the other connection's.
     pub async fn login(&self, login: &Login, tx: mpsc::UnboundedSender<ToConn>) -> Option<u64> {
         let password = if login.x1 {
             Some(login.password.clone())
@@ -118,8 +142,11 @@ impl Lobby {
         let record = RecordPlayer::new(&login.name, password.as_deref());
         let key = {
             let mut s = self.state();
-            if s.names.contains_key(&login.name) {
-                return None;
+            if let Some(&former) = s.names.get(&login.name) {
+                if self.shared.is_some() || !s.nudge(former, &record) {
+                    return None;
+                }
+                tracing::info!(name = %login.name, "login forcibly, nudging the former player");
             }
             s.next_key += 1;
             let key = s.next_key;

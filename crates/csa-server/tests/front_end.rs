@@ -231,3 +231,37 @@ async fn a_silent_mated_side_is_out_of_time() {
         ["#TIME_UP", "#WIN"]
     );
 }
+
+/// As shogi-server: a name logged in again with the same password, its former connection
+/// waiting for no game, takes the name over and closes the former connection (the client that
+/// logs out and at once in again, its `LOGOUT` not yet read; `TC_functional` hung on it under
+/// load); with another password, or while the former plays, the new login is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_logged_in_again_takes_over_an_idle_connection_not_a_game() {
+    let front = start(|_| {}).await;
+    let mut former = Client::login(&front.csa, "again").await;
+    former.send(b"%%GAME again-600-10 +\n").await;
+    let mut other_password = Client::connect(&front.csa).await;
+    other_password.send(b"LOGIN again other x1\n").await;
+    assert_eq!(
+        other_password.line().await.as_deref(),
+        Some("LOGIN:incorrect")
+    );
+    let mut again = Client::login(&front.csa, "again").await;
+    // The former connection is closed (whatever it was told before).
+    while let Some(line) = former.line().await {
+        assert!(!line.starts_with("BEGIN"), "the former was paired: {line}");
+    }
+    // The name is the new connection's: it plays, and while it does, the name is not taken.
+    let mut white = Client::login(&front.csa, "white").await;
+    again.send(b"%%GAME again-600-10 +\n").await;
+    white.send(b"%%GAME again-600-10 -\n").await;
+    again.until(|l| l == "END Game_Summary").await;
+    white.until(|l| l == "END Game_Summary").await;
+    again.send(b"AGREE\n").await;
+    white.send(b"AGREE\n").await;
+    again.until(|l| l.starts_with("START:")).await;
+    let mut third = Client::connect(&front.csa).await;
+    third.send(b"LOGIN again pw x1\n").await;
+    assert_eq!(third.line().await.as_deref(), Some("LOGIN:incorrect"));
+}
