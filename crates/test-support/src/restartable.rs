@@ -60,6 +60,16 @@ impl Nats {
         self.child.as_ref().expect("nats-server running").id()
     }
 
+    /// The state of each of the server's threads now, counted (`T x14` when it is paused):
+    /// for a test's message when a paused server seems to have answered.
+    ///
+    /// # Panics
+    ///
+    /// When the server was killed and not started again.
+    pub fn thread_states(&self) -> String {
+        thread_states(self.pid())
+    }
+
     /// The client URL.
     pub fn url(&self) -> String {
         format!("nats://127.0.0.1:{}", self.port)
@@ -166,6 +176,27 @@ impl Nats {
             .unwrap_or_else(|_| panic!("nats-server not ready within {NATS_READY:?}"));
         self.child = Some(child);
     }
+}
+
+/// The state letter of each thread of process `pid` now (`T`: stopped), counted: `T x14`, or
+/// `T x13, R x1`; `gone` when the process is not there.
+pub fn thread_states(pid: u32) -> String {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return "gone".into();
+    };
+    let mut counts = std::collections::BTreeMap::<String, u32>::new();
+    for task in tasks.flatten() {
+        let state = std::fs::read_to_string(task.path().join("stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
+            })
+            .unwrap_or_else(|| "?".into());
+        *counts.entry(state).or_default() += 1;
+    }
+    let parts: Vec<String> = counts.iter().map(|(s, n)| format!("{s} x{n}")).collect();
+    parts.join(", ")
 }
 
 /// Whether every thread of process `pid` is stopped (state `T`, from `/proc/<pid>/task`).
