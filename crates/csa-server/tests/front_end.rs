@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Client, Front, X1_LOGINS, start, started};
+use common::{Client, Front, X1_LOGINS, start, started, white_plays_chudan};
 use shogi_proto::v1 as pb;
 use shogi_proto::v1::move_validator_client::MoveValidatorClient;
 use std::time::Duration;
@@ -142,18 +142,7 @@ async fn the_game(front: &Front) -> pb::GameState {
 async fn chudan_is_an_illegal_move_reported_with_its_line() {
     let front = start(|_| {}).await;
     let (mut b, mut w) = started(&front, X1_LOGINS, "chudan-600-10").await;
-    b.send(b"+7776FU\n").await;
-    b.until(|l| l.starts_with('+')).await;
-    w.until(|l| l.starts_with('+')).await;
-    w.send(b"%CHUDAN\n").await;
-    assert_eq!(
-        w.until(|l| l.starts_with("#LOSE")).await,
-        ["#ILLEGAL_MOVE", "#LOSE"]
-    );
-    assert_eq!(
-        b.until(|l| l.starts_with("#WIN")).await,
-        ["#ILLEGAL_MOVE", "#WIN"]
-    );
+    white_plays_chudan(&mut b, &mut w).await;
     let game = the_game(&front).await;
     assert_eq!(game.moves, ["7g7f"], "no move stands for the line");
     let v = game.verdict.expect("a verdict");

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Client, arbiter, started_on};
+use common::{Client, arbiter, black_opens, started_on, white_plays_chudan};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use test_support::{Deadline, NatsServer, patience};
@@ -201,18 +201,7 @@ async fn players_on_two_instances_play_a_game_to_its_end_and_one_record_is_writt
 async fn an_illegal_line_on_the_other_instance_is_named_in_the_record() {
     let c = cluster().await;
     let (mut b, mut w) = started_on([&c.a.csa, &c.b.csa], "chudan-600-10").await;
-    b.send(b"+7776FU\n").await;
-    b.until(|l| l.starts_with('+')).await;
-    w.until(|l| l.starts_with('+')).await;
-    w.send(b"%CHUDAN\n").await;
-    assert_eq!(
-        w.until(|l| l.starts_with("#LOSE")).await,
-        ["#ILLEGAL_MOVE", "#LOSE"]
-    );
-    assert_eq!(
-        b.until(|l| l.starts_with("#WIN")).await,
-        ["#ILLEGAL_MOVE", "#WIN"]
-    );
+    white_plays_chudan(&mut b, &mut w).await;
     let text = the_record(c.records.path()).await;
     assert!(
         text.lines().any(|l| l == "'ILLEGAL_MOVE(%CHUDAN)"),
@@ -226,9 +215,7 @@ async fn an_illegal_line_on_the_other_instance_is_named_in_the_record() {
 async fn a_forfeited_move_on_the_other_instance_is_named_in_the_record() {
     let c = cluster().await;
     let (mut b, mut w) = started_on([&c.a.csa, &c.b.csa], "forfeit-600-10").await;
-    b.send(b"+7776FU\n").await;
-    b.until(|l| l.starts_with('+')).await;
-    w.until(|l| l.starts_with('+')).await;
+    black_opens(&mut b, &mut w).await;
     // A pawn one square sideways and forward: no pawn's move.
     w.send(b"-3344FU\n").await;
     assert_eq!(
@@ -303,9 +290,7 @@ async fn an_instance_killed_mid_game_loses_its_player_on_time() {
     let mut c = cluster().await;
     // Ten seconds each, no byoyomi.
     let (mut b, mut w) = started_on([&c.a.csa, &c.b.csa], "killed-10-0").await;
-    b.send(b"+7776FU\n").await;
-    w.until(|l| l.starts_with('+')).await;
-    b.until(|l| l.starts_with('+')).await;
+    black_opens(&mut b, &mut w).await;
     let killed = std::time::Instant::now();
     c.b.kill();
     assert_eq!(

@@ -178,22 +178,37 @@ impl Nats {
     }
 }
 
-/// The state letter of each thread of process `pid` now (`T`: stopped), counted: `T x14`, or
-/// `T x13, R x1`; `gone` when the process is not there.
+/// The state letter of each thread of process `pid` now (`T`: stopped; `?` for a thread whose
+/// state could not be read), from `/proc/<pid>/task`; `None` when the process is not there.
+fn thread_letters(pid: u32) -> Option<Vec<String>> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    Some(
+        tasks
+            .flatten()
+            .map(|task| {
+                std::fs::read_to_string(task.path().join("stat"))
+                    .ok()
+                    .and_then(|stat| {
+                        // The state follows the command name in parentheses, which may hold
+                        // spaces.
+                        stat.rsplit_once(')')
+                            .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
+                    })
+                    .unwrap_or_else(|| "?".into())
+            })
+            .collect(),
+    )
+}
+
+/// The state letter of each thread of process `pid` now, counted: `T x14`, or `T x13, R x1`;
+/// `gone` when the process is not there.
 pub fn thread_states(pid: u32) -> String {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+    let Some(letters) = thread_letters(pid) else {
         return "gone".into();
     };
     let mut counts = std::collections::BTreeMap::<String, u32>::new();
-    for task in tasks.flatten() {
-        let state = std::fs::read_to_string(task.path().join("stat"))
-            .ok()
-            .and_then(|stat| {
-                stat.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
-            })
-            .unwrap_or_else(|| "?".into());
-        *counts.entry(state).or_default() += 1;
+    for letter in letters {
+        *counts.entry(letter).or_default() += 1;
     }
     let parts: Vec<String> = counts.iter().map(|(s, n)| format!("{s} x{n}")).collect();
     parts.join(", ")
@@ -201,17 +216,7 @@ pub fn thread_states(pid: u32) -> String {
 
 /// Whether every thread of process `pid` is stopped (state `T`, from `/proc/<pid>/task`).
 pub fn all_threads_stopped(pid: u32) -> bool {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return false;
-    };
-    tasks.flatten().all(|task| {
-        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
-            // The state follows the command name in parentheses, which may hold spaces.
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next())
-                == Some("T")
-        })
-    })
+    thread_letters(pid).is_some_and(|letters| letters.iter().all(|l| l == "T"))
 }
 
 impl Drop for Nats {

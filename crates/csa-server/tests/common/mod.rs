@@ -144,6 +144,28 @@ impl Client {
     }
 }
 
+/// Black opens with 7g7f, and both players hear it.
+pub async fn black_opens(b: &mut Client, w: &mut Client) {
+    b.send(b"+7776FU\n").await;
+    b.until(|l| l.starts_with('+')).await;
+    w.until(|l| l.starts_with('+')).await;
+}
+
+/// After Black's opening, White plays `%CHUDAN`: shogi-server's lines for an illegal move,
+/// White's loss and Black's win.
+pub async fn white_plays_chudan(b: &mut Client, w: &mut Client) {
+    black_opens(b, w).await;
+    w.send(b"%CHUDAN\n").await;
+    assert_eq!(
+        w.until(|l| l.starts_with("#LOSE")).await,
+        ["#ILLEGAL_MOVE", "#LOSE"]
+    );
+    assert_eq!(
+        b.until(|l| l.starts_with("#WIN")).await,
+        ["#ILLEGAL_MOVE", "#WIN"]
+    );
+}
+
 /// Two players logged in with `logins` (each a whole `LOGIN` line), in game `game`, started.
 pub async fn started(front: &Front, logins: [&str; 2], game: &str) -> (Client, Client) {
     let mut b = Client::connect(&front.csa).await;
