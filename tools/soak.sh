@@ -9,7 +9,7 @@
 # test binary (`SOAK_ARGS="--skip every_game_gets_its_one_verdict_through_a_rolling_upgrade"`,
 # as `make test-nats-oldest` runs the cluster tests on the oldest server). The test and service
 # binaries are copied aside first, so that builds meanwhile do not change them; a failing run's
-# output stays in $SOAK_LOGS (default /tmp/soak) as <test>-<round>.log, with ARBITER_TEST_LOG=info
+# output stays in $SOAK_LOGS (default /tmp/soak) as <test>-<round>.log, with ARBITER_TEST_LOG=info (or as set)
 # so that the services' logs are kept. Under load: `tools/busy.sh tools/soak.sh 30 crash`.
 # SOAK_NOTE, a grep -E pattern, prints the lines of a passing run's output that match it before
 # the output is removed (`SOAK_NOTE="restarted, as its liveness probe would"` with
@@ -39,7 +39,7 @@ declare -A failed
 for i in $(seq "$rounds"); do
   for t in "$@"; do
     start=$(date +%s)
-    if ARBITER_TEST_LOG=info "$bin/deps/$t" ${SOAK_ARGS:-} >"$logs/$t-$i.log" 2>&1; then
+    if ARBITER_TEST_LOG="${ARBITER_TEST_LOG:-info}" "$bin/deps/$t" ${SOAK_ARGS:-} >"$logs/$t-$i.log" 2>&1; then
       ok=$((ok + 1))
       if [ -n "${SOAK_NOTE:-}" ]; then
         grep -E -- "$SOAK_NOTE" "$logs/$t-$i.log" | cut -c1-300 | sed "s/^/soak: $t round $i: /"

@@ -29,7 +29,7 @@
 //! delivered and never judged.
 
 use arbiter_bus::{AckMode, Bus, BusError, ConsumerPosition, Delivery};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -97,17 +97,20 @@ struct Partition {
     recent: VecDeque<u64>,
     /// Whether `recent` lost its oldest entries.
     truncated: bool,
-    /// The stream sequences of the deliveries whose announcement is in flight: open until it
-    /// settles, even when one comes again meanwhile and is held.
-    announcing: HashSet<u64>,
+    /// The stream sequences of the deliveries whose announcement is in flight, with how many
+    /// announcements of each are: open until they settle, even when one comes again meanwhile
+    /// and is held, and even across [`Partition::reset`].
+    announcing: HashMap<u64, u32>,
     /// A reading of the consumer's position not yet decided: this worker has not received
     /// every delivery up to its consumer sequence yet.
     reading: Option<ConsumerPosition>,
     /// Since when the partition is not exclusive (or was last started afresh).
     unsure_since: Option<Instant>,
-    /// The announcements in flight when the bookkeeping was started afresh: what they settle
-    /// is not taken (their deliveries come again, and are judged again).
-    stale: HashSet<u64>,
+    /// Of the announcements in flight, how many of each sequence were when the bookkeeping was
+    /// started afresh: what they settle is not taken (their deliveries come again, and are
+    /// judged again), but they stay in `announcing` until they settle, so that a redelivery
+    /// held meanwhile is not taken for done.
+    stale: HashMap<u64, u32>,
 }
 
 impl Partition {
@@ -166,7 +169,7 @@ impl Partition {
     /// `d` is held, its game's announcement in flight: done, unless it is that announcement's
     /// own delivery come again, whose announcement decides.
     fn held(&mut self, d: Delivery) {
-        if !self.announcing.contains(&d.message.sequence) {
+        if !self.announcing.contains_key(&d.message.sequence) {
             self.done(d);
         }
     }
@@ -177,19 +180,52 @@ impl Partition {
     /// since. For a consumer whose state went back (restored from an older one), or a partition
     /// that stayed not exclusive for [`RESET_AFTER`] with deliveries done: whatever went wrong
     /// in the count, it costs one more delivery of what is pending, never an ack too many.
+    ///
+    /// The announcements in flight stay in flight: a delivery of one of their games that comes
+    /// again before they settle is held, and stays open (the crash test's lost verdict of
+    /// 2026-12-06, nats-server restarted: its deciding move came again while the announcement
+    /// waited for the server, was taken for done, and was acknowledged before the instance
+    /// was killed with the announcement still unwritten). What they settle is not taken.
     fn reset(&mut self, partition: u32, why: &str) {
         tracing::info!(
             partition,
             open = self.open.len(),
+            announcing = self.announcing.len(),
             why,
             "acks: the partition's deliveries are counted afresh"
         );
-        self.stale.extend(self.announcing.drain());
+        let announcing = std::mem::take(&mut self.announcing);
+        let mut stale = std::mem::take(&mut self.stale);
+        for (&seq, &n) in &announcing {
+            *stale.entry(seq).or_default() = n;
+        }
         *self = Partition {
-            stale: std::mem::take(&mut self.stale),
+            announcing,
+            stale,
             unsure_since: Some(Instant::now()),
             ..Partition::default()
         };
+    }
+
+    /// One announcement of the delivery at stream sequence `seq` settled: whether it was
+    /// in flight when the bookkeeping was started afresh (then what it settled is not taken).
+    fn settled(&mut self, seq: u64) -> bool {
+        if let Some(n) = self.announcing.get_mut(&seq) {
+            *n -= 1;
+            if *n == 0 {
+                self.announcing.remove(&seq);
+            }
+        }
+        match self.stale.get_mut(&seq) {
+            Some(n) => {
+                *n -= 1;
+                if *n == 0 {
+                    self.stale.remove(&seq);
+                }
+                true
+            }
+            None => false,
+        }
     }
 
     /// The announcement of the delivery at stream sequence `seq` failed: open again, whatever
@@ -349,7 +385,7 @@ impl Acks {
         seq: u64,
     ) -> mpsc::UnboundedSender<(u32, Settled)> {
         let p = self.partitions.entry(partition).or_default();
-        p.announcing.insert(seq);
+        *p.announcing.entry(seq).or_default() += 1;
         self.settled_tx.clone()
     }
 
@@ -360,18 +396,18 @@ impl Acks {
             Settled::Announced(d) => d.message.sequence,
             Settled::Failed(seq) => *seq,
         };
-        if p.stale.remove(&seq) {
-            // Counted afresh since: the delivery comes again.
+        if p.settled(seq) {
+            // Counted afresh since: the delivery comes again (held meanwhile, it stayed open),
+            // and is judged again; a failure keeps it open whatever happened meanwhile.
+            if let Settled::Failed(seq) = settled {
+                p.fail(seq);
+            }
             return;
         }
         match settled {
-            Settled::Announced(d) => {
-                p.announcing.remove(&d.message.sequence);
-                p.done(d);
-            }
+            Settled::Announced(d) => p.done(d),
             Settled::Failed(seq) => {
                 tracing::debug!(partition, seq, "announcement failed: acks wait for it");
-                p.announcing.remove(&seq);
                 p.fail(seq);
             }
         }
@@ -584,7 +620,7 @@ mod tests {
         // d1 decided a verdict: its announcement is in flight, d1 open. It comes again
         // meanwhile and is held (d1 stands for its redelivery), as is d2, a later one: d2 is
         // done, d1 stays open for its announcement to decide.
-        p.announcing.insert(s1);
+        p.announcing.insert(s1, 1);
         p.receive(0, &d2);
         p.held(d1);
         p.held(d2);
@@ -600,6 +636,59 @@ mod tests {
         assert_eq!(p.open.keys().copied().collect::<Vec<_>>(), [s1, s2]);
     }
 
+    /// The crash test's lost verdict (2026-12-06, nats-server killed and restarted, every core
+    /// busy): a move cap's deciding move was being announced when the consumer's position came
+    /// back behind the worker's deliveries; the bookkeeping started afresh, the move came again,
+    /// was held, and was taken for done; the next ack covered it while the announcement still
+    /// waited for the server, and the instance was killed before it wrote it. Held, it stays
+    /// open; once the announcement settles it is not taken either, and it is acknowledged when
+    /// it comes again and is judged.
+    #[tokio::test]
+    async fn an_announcement_in_flight_when_counted_afresh_keeps_its_delivery_open() {
+        let mut d = three_deliveries().await.into_iter();
+        let (d1, d2, d3) = (d.next().unwrap(), d.next().unwrap(), d.next().unwrap());
+        let s3 = d3.message.sequence;
+        let mut acks = Acks::new(vec!["acks".into()]);
+        let p = acks.partitions.entry(0).or_default();
+        for d in [&d1, &d2, &d3] {
+            p.receive(0, d);
+        }
+        p.done(d1);
+        // d3 decided a verdict; its announcement waits for the server.
+        let _in_flight = acks.announcing(0, s3);
+        let p = acks.partitions.get_mut(&0).unwrap();
+        // The server back on an older state of the consumer: counted afresh.
+        p.decide(0, reading(0, 0, 0));
+        assert!(p.open.is_empty() && !p.exclusive);
+        // d2 and d3 come again (d2 and d3 stand for their redeliveries), both of the game
+        // being announced: held.
+        p.receive(0, &d2);
+        p.receive(0, &d3);
+        p.held(d2);
+        p.held(d3);
+        p.decide(0, reading(2, 3, 0));
+        assert!(p.exclusive);
+        p.flush(0).await;
+        assert_eq!(
+            p.open.keys().copied().collect::<Vec<_>>(),
+            [s3],
+            "d2 acknowledged, d3 open for its announcement"
+        );
+        assert_eq!(p.done, 0);
+        // The announcement settles: not taken (it was in flight when counted afresh).
+        let d3_announced = three_deliveries().await.into_iter().nth(2).unwrap();
+        acks.settle(0, Settled::Announced(d3_announced)).await;
+        let p = acks.partitions.get_mut(&0).unwrap();
+        assert!(p.announcing.is_empty() && p.stale.is_empty());
+        p.flush(0).await;
+        assert_eq!(p.open.keys().copied().collect::<Vec<_>>(), [s3]);
+        // It comes again, is judged (void: the game is finished) and acknowledged.
+        let d3_again = three_deliveries().await.into_iter().nth(2).unwrap();
+        p.done(d3_again);
+        p.flush(0).await;
+        assert!(p.open.is_empty() && p.done == 0);
+    }
+
     /// A consumer whose state went back (every server lost at once, the cluster test on
     /// nats-server 2.10.26): its delivery sequences repeat, and a worker that kept counting
     /// with the old ones was never exclusive again (267 deliveries left unacknowledged). The
@@ -611,14 +700,18 @@ mod tests {
         let mut p = Partition::default();
         p.receive(0, &d2);
         p.receive(0, &d3);
-        p.announcing.insert(d3.message.sequence);
+        p.announcing.insert(d3.message.sequence, 1);
         p.done(d2);
         // Consumer sequence 1 after 3: counted afresh, d1 alone open, d3's announcement stale.
         p.receive(0, &d1);
         assert_eq!(p.open.len(), 1);
         assert_eq!(p.done, 0);
         assert_eq!(p.last, Some(1));
-        assert!(p.stale.contains(&d3.message.sequence));
+        assert!(p.stale.contains_key(&d3.message.sequence));
+        assert!(
+            p.announcing.contains_key(&d3.message.sequence),
+            "still in flight"
+        );
         // A reading behind what was received does the same.
         p.decide(0, reading(0, 0, 0));
         assert!(p.open.is_empty() && p.last.is_none() && !p.exclusive);
