@@ -694,6 +694,15 @@ impl NatsCluster {
         }
     }
 
+    /// The state of each of node `i`'s threads now, counted (`T x14` when it is paused), for
+    /// a test's message when a paused node seems to have taken part.
+    pub fn thread_states(&self, i: usize) -> String {
+        match &self.nodes[i].child {
+            Some(child) => crate::restartable::thread_states(child.id()),
+            None => "not running".into(),
+        }
+    }
+
     /// Lets node `i` run again after [`NatsCluster::pause`].
     pub fn resume(&self, i: usize) {
         self.signal(i, "-CONT");

@@ -18,7 +18,9 @@
 //!   (its pending count, its latest delivery's consumer sequence, its ack floor), and the
 //!   partition is exclusive when, once this worker has received every delivery up to that
 //!   consumer sequence, the deliveries it holds open above the floor are as many as the server
-//!   counts pending, and its deliveries since that sequence follow one another with no gap.
+//!   counts pending, and its deliveries since that sequence follow one another with no gap; or,
+//!   before it has (the server spends consumer sequences on deliveries it never sends), when
+//!   the deliveries it holds open are all the server counts pending.
 //!   From then on every delivery must carry the next consumer sequence: a gap means another
 //!   subscriber was given one, and the partition is not exclusive again until a new reading
 //!   says so. While it is not, nothing is acknowledged: what another subscriber held comes
@@ -239,8 +241,9 @@ impl Partition {
         }
     }
 
-    /// Decides whether `reading` makes the partition exclusive, once this worker has received
-    /// every delivery up to its consumer sequence; keeps it for later otherwise.
+    /// Decides whether `reading` makes the partition exclusive: once this worker has received
+    /// every delivery up to its consumer sequence, or before, when the deliveries it holds are
+    /// all the consumer has pending; keeps it for later otherwise.
     fn decide(&mut self, partition: u32, reading: ConsumerPosition) {
         let last = self.last.unwrap_or(0);
         if reading.delivered < last {
@@ -252,15 +255,43 @@ impl Partition {
             );
             return;
         }
-        if last < reading.delivered {
-            self.reading = Some(reading);
-            return;
-        }
-        self.reading = None;
         // Deliveries at or below the floor were acknowledged by someone: nothing to send.
         let kept = self.open.split_off(&(reading.ack_floor + 1));
         let dropped = std::mem::replace(&mut self.open, kept);
         self.done -= dropped.values().filter(|o| o.done.is_some()).count();
+        if last < reading.delivered {
+            // The consumer counted deliveries this worker has not received: in flight to it,
+            // given to another subscriber, or never sent (a replicated consumer queues a
+            // delivery until its replicas have it, and a redelivery of the same message
+            // replaces the one queued: nats-server 2.11 and later spend a consumer sequence on
+            // each; seen after every server was lost at once, under load, where this reading
+            // waited for ever and the partition's acks with it). Those still pending are in the
+            // reading's count, and every delivery this worker holds was made before the
+            // reading: when they are as many, every pending delivery is one of them, and the
+            // consumer sequences up to the reading's are accounted for.
+            let mine = self.open.len() as u64;
+            if mine == reading.ack_pending {
+                tracing::debug!(
+                    partition,
+                    ?reading,
+                    last,
+                    "every pending delivery is this worker's, the consumer's sequence ahead"
+                );
+                self.last = Some(reading.delivered);
+                self.exclusive_from_here();
+            } else {
+                tracing::debug!(
+                    partition,
+                    ?reading,
+                    last,
+                    mine,
+                    "the consumer delivered past this worker's deliveries: the reading waits"
+                );
+                self.reading = Some(reading);
+            }
+            return;
+        }
+        self.reading = None;
         let mine = self
             .open
             .values()
@@ -283,11 +314,7 @@ impl Partition {
                 ?reading,
                 "every pending delivery is this worker's"
             );
-            self.exclusive = true;
-            self.unsure_since = None;
-            self.recent.clear();
-            self.truncated = false;
-            self.due.get_or_insert_with(|| Instant::now() + DELAY);
+            self.exclusive_from_here();
         } else {
             tracing::debug!(
                 partition,
@@ -298,6 +325,17 @@ impl Partition {
             );
             self.due = (self.done > 0).then(|| Instant::now() + PROBE_EVERY);
         }
+    }
+
+    /// Every delivery pending is this worker's: exclusive until a delivery's consumer sequence
+    /// does not follow the last one's.
+    fn exclusive_from_here(&mut self) {
+        self.reading = None;
+        self.exclusive = true;
+        self.unsure_since = None;
+        self.recent.clear();
+        self.truncated = false;
+        self.due.get_or_insert_with(|| Instant::now() + DELAY);
     }
 
     /// Sends the cumulative ack that may go: at the latest done delivery below the first one
@@ -448,7 +486,7 @@ impl Acks {
             };
             match bus.consumer_position(name).await {
                 Ok(Some(reading)) => p.decide(partition, reading),
-                Ok(None) => {}
+                Ok(None) => tracing::debug!(partition, name, "consumer position: no such consumer"),
                 Err(e) => {
                     tracing::debug!(partition, error = %e, "consumer position not read");
                 }
@@ -527,6 +565,35 @@ mod tests {
             p.reading.is_some(),
             "kept until consumer sequence 2 arrives"
         );
+    }
+
+    /// After every server of a cluster was lost at once, under load, nats-server's consumer
+    /// sequence ran ahead of every delivery the worker received (twice as fast: deliveries of
+    /// a replicated consumer replaced in its queue before they were sent), and the reading
+    /// waited for deliveries that never came: no ack for minutes, the pending deliveries
+    /// redelivered every few seconds (the cluster test, 2 runs of 3 beside `tools/busy.sh`).
+    /// When what this worker holds is all that is pending, the partition is exclusive from the
+    /// reading's sequence on.
+    #[test]
+    fn a_consumer_sequence_ahead_of_the_deliveries_is_exclusive_when_all_pending_is_here() {
+        let mut p = received(&[(10, 1), (11, 2)]);
+        p.decide(0, reading(2, 5, 9));
+        assert!(p.exclusive);
+        assert_eq!(
+            p.last,
+            Some(5),
+            "the sequences up to the reading's are accounted for"
+        );
+        // A delivery held elsewhere keeps it waiting, as before.
+        let mut p = received(&[(10, 1), (11, 2)]);
+        p.decide(0, reading(3, 5, 9));
+        assert!(!p.exclusive);
+        assert!(p.reading.is_some());
+        // Deliveries acknowledged meanwhile (below the floor) are not counted.
+        let mut p = received(&[(10, 1), (11, 2), (12, 3)]);
+        p.decide(0, reading(1, 7, 11));
+        assert!(p.exclusive);
+        assert_eq!(p.open.len(), 1);
     }
 
     #[test]
