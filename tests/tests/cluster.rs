@@ -336,6 +336,50 @@ enum Isolation {
     CutOff,
 }
 
+/// What one SubmitMove sent while isolated got: its answer, how long it took, and (with the
+/// peers frozen) their threads' states when it came.
+type IsolatedAnswer = (
+    Result<tonic::Response<pb::SubmitMoveResponse>, tonic::Status>,
+    std::time::Duration,
+    String,
+);
+
+/// `request` sent twice to the validator on `port` while it is isolated: each answer with how
+/// long it took and, with the peers `others` frozen, their threads' states when it came (an
+/// ACCEPTED here was seen once in about 40 runs under load, 2026-12-06).
+async fn sent_twice(
+    port: u16,
+    request: &pb::SubmitMoveRequest,
+    cluster: &Arc<Mutex<NatsCluster>>,
+    others: &[usize],
+    isolation: Isolation,
+) -> Vec<IsolatedAnswer> {
+    let mut client = pb::move_validator_client::MoveValidatorClient::new(
+        tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .timeout(Duration::from_secs(60))
+            .connect_lazy(),
+    );
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let sent = std::time::Instant::now();
+        let answer = client.submit_move(request.clone()).await;
+        let states = match isolation {
+            Isolation::PeersFrozen => {
+                let cluster = cluster.lock().unwrap();
+                others
+                    .iter()
+                    .map(|&i| format!("node {i}: {}", cluster.thread_states(i)))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }
+            Isolation::CutOff => String::new(),
+        };
+        answers.push((answer, sent.elapsed(), states));
+    }
+    answers
+}
+
 /// A SubmitMove sent, then sent again, while the validator's server is isolated as
 /// `isolation` says, then once healed; the answers checked against the contract and the log.
 async fn move_in_flight(isolation: Isolation) {
@@ -399,31 +443,7 @@ async fn move_in_flight(isolation: Isolation) {
             Isolation::CutOff => cluster.cut_off(leader),
         }
     }
-    let mut client = pb::move_validator_client::MoveValidatorClient::new(
-        tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
-            .unwrap()
-            .timeout(Duration::from_secs(60))
-            .connect_lazy(),
-    );
-    // Each answer with how long it took and, with the peers frozen, their threads' states
-    // when it came: an ACCEPTED here was seen once in about 40 runs under load (2026-12-06).
-    let mut answers = Vec::new();
-    for _ in 0..2 {
-        let sent = std::time::Instant::now();
-        let answer = client.submit_move(submit(2, "3c3d")).await;
-        let states = match isolation {
-            Isolation::PeersFrozen => {
-                let cluster = cluster.lock().unwrap();
-                others
-                    .iter()
-                    .map(|&i| format!("node {i}: {}", cluster.thread_states(i)))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            }
-            Isolation::CutOff => String::new(),
-        };
-        answers.push((answer, sent.elapsed(), states));
-    }
+    let answers = sent_twice(port, &submit(2, "3c3d"), &cluster, &others, isolation).await;
     match isolation {
         Isolation::PeersFrozen => {
             let cluster = cluster.lock().unwrap();
