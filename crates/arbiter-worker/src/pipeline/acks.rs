@@ -198,9 +198,7 @@ impl Partition {
         );
         let announcing = std::mem::take(&mut self.announcing);
         let mut stale = std::mem::take(&mut self.stale);
-        for (&seq, &n) in &announcing {
-            *stale.entry(seq).or_default() = n;
-        }
+        stale.extend(&announcing);
         *self = Partition {
             announcing,
             stale,
@@ -212,22 +210,8 @@ impl Partition {
     /// One announcement of the delivery at stream sequence `seq` settled: whether it was
     /// in flight when the bookkeeping was started afresh (then what it settled is not taken).
     fn settled(&mut self, seq: u64) -> bool {
-        if let Some(n) = self.announcing.get_mut(&seq) {
-            *n -= 1;
-            if *n == 0 {
-                self.announcing.remove(&seq);
-            }
-        }
-        match self.stale.get_mut(&seq) {
-            Some(n) => {
-                *n -= 1;
-                if *n == 0 {
-                    self.stale.remove(&seq);
-                }
-                true
-            }
-            None => false,
-        }
+        take_one(&mut self.announcing, seq);
+        take_one(&mut self.stale, seq)
     }
 
     /// The announcement of the delivery at stream sequence `seq` failed: open again, whatever
@@ -368,6 +352,18 @@ impl Partition {
             tracing::debug!(partition, seq = target, "acknowledged up to here");
         }
     }
+}
+
+/// Takes one from `seq`'s count in `counts`, dropping it at zero; whether there was one.
+fn take_one(counts: &mut HashMap<u64, u32>, seq: u64) -> bool {
+    let Some(n) = counts.get_mut(&seq) else {
+        return false;
+    };
+    *n -= 1;
+    if *n == 0 {
+        counts.remove(&seq);
+    }
+    true
 }
 
 impl Acks {
