@@ -744,8 +744,20 @@ function scrollToShown(): void {
   const shown = $("moves").querySelector("tbody tr.shown");
   const scroll = $("moves-scroll");
   if (shown instanceof HTMLElement) {
-    const top = shown.offsetTop - scroll.clientHeight / 2;
-    scroll.scrollTop = Math.max(0, top);
+    // The shown row in the middle, scrolled by whole rows: the row at the top stands whole
+    // under the sticky header, not half hidden by it.
+    const rows = shown.parentElement!.children;
+    const first = (rows[0] as HTMLElement).offsetTop;
+    const row = Math.max(1, shown.getBoundingClientRect().height);
+    // Room after the last row, so that the list scrolled to its end shows whole rows too.
+    const end = $("moves-end");
+    end.style.height = "0";
+    const over = scroll.scrollHeight - scroll.clientHeight;
+    end.style.height = over > 0 ? `${(row - (over % row)) % row}px` : "0";
+    const wanted = shown.offsetTop - first - scroll.clientHeight / 2;
+    const k = Math.round(wanted / row);
+    const at = rows[Math.min(Math.max(0, k), rows.length - 1)] as HTMLElement;
+    scroll.scrollTop = at.offsetTop - first;
   }
 }
 
