@@ -26,6 +26,9 @@ pub struct FaultyBus {
     /// How many publishes to a `.result` subject were made, failed ones included: what a test
     /// of the writes a verdict costs counts.
     pub result_writes: AtomicU32,
+    /// How many reads of a game log's last entry were made: what a test of the reads a sweep
+    /// costs counts.
+    pub log_last_reads: AtomicU32,
 }
 
 impl FaultyBus {
@@ -37,6 +40,7 @@ impl FaultyBus {
             log_reads_behind: AtomicBool::new(false),
             fail_result_writes: AtomicU32::new(0),
             result_writes: AtomicU32::new(0),
+            log_last_reads: AtomicU32::new(0),
         }
     }
 }
@@ -74,6 +78,9 @@ impl EventBus for FaultyBus {
         self.bus.next(filter, from_seq).await
     }
     async fn last(&self, subject: &str) -> Result<Option<Message>, BusError> {
+        if is_log(subject) {
+            self.log_last_reads.fetch_add(1, Ordering::SeqCst);
+        }
         self.bus.last(subject).await
     }
     async fn state(&self) -> Result<StreamState, BusError> {

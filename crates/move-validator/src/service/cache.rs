@@ -29,6 +29,22 @@ impl Validator {
         games.entry(id.to_owned()).or_default().clone()
     }
 
+    /// This instance stored an entry of game `id`'s log now.
+    pub(super) fn note_stored(&self, id: &str) {
+        let games = self.inner.games.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = games.get(id) {
+            slot.stored_at.store(self.now(), Ordering::Relaxed);
+        }
+    }
+
+    /// When this instance last stored an entry of game `id`'s log, if it holds the game
+    /// (Unix milliseconds).
+    pub(super) fn stored_at(&self, id: &str) -> Option<i64> {
+        let games = self.inner.games.lock().unwrap_or_else(|e| e.into_inner());
+        let at = games.get(id)?.stored_at.load(Ordering::Relaxed);
+        (at > 0).then_some(at)
+    }
+
     /// Drops game `id` from the cache; the bus has it all.
     pub(super) fn forget(&self, id: &str) {
         let mut games = self.inner.games.lock().unwrap_or_else(|e| e.into_inner());

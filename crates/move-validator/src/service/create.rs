@@ -101,6 +101,7 @@ impl Validator {
                     // announces it and its settling here is all there is.
                     self.settle(&mut replay, SettledBy::Creation).await;
                     *self.slot(&id).replay.clone().lock_owned().await = Some(replay);
+                    self.note_stored(&id);
                     tracing::info!("game created");
                     Ok(state)
                 }

@@ -61,10 +61,15 @@ impl Validator {
         replay: &Replay,
         entry: LogEntry,
     ) -> Result<Published, Error> {
-        self.inner
+        let published = self
+            .inner
             .bus
             .write(entry.envelope(replay.last_seq()))
-            .await
+            .await?;
+        if let Published::Stored(_) = published {
+            self.note_stored(replay.id());
+        }
+        Ok(published)
     }
 
     /// Publishes a notice on a game's `.declare` or `.warning` subject. The log already holds

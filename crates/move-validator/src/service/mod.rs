@@ -44,7 +44,7 @@ use shogi_adjudication::Verdict;
 use shogi_proto::convert::verdict_pb;
 use shogi_proto::log::Replay;
 use std::collections::HashMap;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicI64, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, watch};
 
@@ -69,6 +69,9 @@ pub struct Validator {
 struct Cached {
     replay: Arc<AsyncMutex<Option<Replay>>>,
     bytes: AtomicUsize,
+    /// When this instance last stored an entry of the game's log (Unix milliseconds, 0:
+    /// never): the log's last entry is no older, which spares the sweep reading it.
+    stored_at: AtomicI64,
 }
 
 type Slot = Arc<Cached>;

@@ -13,9 +13,10 @@
 //!   write: the one stored first wins and the other judges the log again.
 //!
 //! The games are the index's (`index.rs`): one catch-up (one to three requests and what was
-//! stored since) and then one read of the last entry of each game looked at; a game is read
-//! whole only when its last entry is older than the sweep's interval and was not looked at
-//! before, or when it is abandoned. Nothing is published for an ordinary move.
+//! stored since) and then one read of the last entry of each game looked at, but those this
+//! instance wrote into within the sweep's interval (their last entry is no older); a game is
+//! read whole only when its last entry is older than the sweep's interval and was not looked
+//! at before, or when it is abandoned. Nothing is published for an ordinary move.
 
 use super::gamelog::{Settled, SettledBy};
 use super::{MAX_ATTEMPTS, Validator};
@@ -140,6 +141,18 @@ impl Validator {
         settings: &SweepSettings,
         sweeps: &mut Sweeps,
     ) -> Result<Swept, Error> {
+        // A game this instance wrote into within the sweep's interval (and the abandon limit)
+        // has a log whose last entry is as recent: nothing to read. Reading each live game's
+        // last entry costs nats-server a block load (8 MB) for each whose block it no longer
+        // caches (docs/benchmarks-history.md, "The game index read every 2 s").
+        let recent = settings
+            .abandon_after
+            .map_or(settings.interval, |limit| limit.min(settings.interval));
+        if let Some(at) = self.stored_at(id)
+            && u128::from(self.now().saturating_sub(at).max(0) as u64) < recent.as_millis()
+        {
+            return Ok(Swept::Open);
+        }
         let last = self
             .inner
             .bus
@@ -234,4 +247,83 @@ impl Validator {
 fn unix_ms(t: SystemTime) -> i64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Bus;
+    use arbiter_bus::{FaultyBus, MemoryBus};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    fn real_now_ms() -> i64 {
+        unix_ms(SystemTime::now())
+    }
+
+    /// A live game this instance wrote into within the sweep's interval is looked at without a
+    /// read: its log's last entry is no older. Once the interval has passed since, or when the
+    /// instance no longer holds the game, its last entry is read as before.
+    #[tokio::test]
+    async fn a_game_this_instance_wrote_into_lately_is_swept_without_a_read() {
+        let faulty = Arc::new(FaultyBus::new(MemoryBus::new(Duration::from_secs(120))));
+        let bus: arbiter_bus::Bus = faulty.clone();
+        let (_stop, stop) = tokio::sync::watch::channel(false);
+        let ahead = Arc::new(AtomicI64::new(0));
+        let clock = ahead.clone();
+        let v = Validator::new(
+            Bus::new(bus),
+            stop,
+            super::super::CacheLimits::default(),
+            crate::Announcements::ByOwners,
+            1 << 20,
+        )
+        .with_time(crate::TimeSource::from_fn(move || {
+            real_now_ms() + clock.load(Ordering::SeqCst)
+        }));
+        for id in ["moved", "created"] {
+            v.create_game(
+                pb::CreateGameRequest {
+                    ruleset: None,
+                    start: None,
+                    game_id: id.into(),
+                    strict: false,
+                },
+                false,
+                None,
+            )
+            .await
+            .unwrap();
+        }
+        v.submit_move(
+            pb::SubmitMoveRequest {
+                game_id: "moved".into(),
+                ply: 1,
+                usi: "7g7f".into(),
+                strict: false,
+            },
+            false,
+        )
+        .await
+        .unwrap();
+        let settings = SweepSettings::default();
+        let mut sweeps = Sweeps::default();
+        let reads = || faulty.log_last_reads.load(Ordering::SeqCst);
+        for id in ["moved", "created"] {
+            let swept = v.sweep_game(id, None, &settings, &mut sweeps).await;
+            assert_eq!(swept.unwrap(), Swept::Open, "{id}");
+        }
+        assert_eq!(reads(), 0, "games written into now were read");
+        // The interval passed: read again, and found open.
+        ahead.store(settings.interval.as_millis() as i64 + 1, Ordering::SeqCst);
+        let swept = v.sweep_game("moved", None, &settings, &mut sweeps).await;
+        assert_eq!(swept.unwrap(), Swept::Open);
+        assert_eq!(reads(), 1);
+        // A game this instance does not hold is read whatever the time.
+        ahead.store(0, Ordering::SeqCst);
+        v.forget("created");
+        let swept = v.sweep_game("created", None, &settings, &mut sweeps).await;
+        assert_eq!(swept.unwrap(), Swept::Open);
+        assert_eq!(reads(), 2);
+    }
 }
