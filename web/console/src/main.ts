@@ -184,11 +184,12 @@ function plyLink(ply: number): HTMLElement {
   return b;
 }
 
-function plyLinks(plies: number[]): (Node | string)[] {
+// The plies as links, `end` (a full stop) kept on the line of the last one.
+function plyLinks(plies: number[], end = ""): (Node | string)[] {
   const out: (Node | string)[] = [];
   plies.forEach((p, i) => {
     if (i) out.push(" ");
-    out.push(plyLink(p));
+    out.push(i === plies.length - 1 && end ? h("span", { class: "nowrap" }, plyLink(p), end) : plyLink(p));
   });
   return out;
 }
@@ -211,13 +212,13 @@ function verdictView(v: Verdict): HTMLElement[] {
   const ev = v.evidence;
   switch (ev.case) {
     case "perpetualCheck":
-      line({ "data-evidence": "plies" }, "The same position after plies ", ...plyLinks(ev.value.plies), ".");
+      line({ "data-evidence": "plies" }, "The same position after plies ", ...plyLinks(ev.value.plies, "."));
       line({ "data-evidence": "check-plies" }, `${sideName(ev.value.checker)} checked on every move: plies `,
-        ...plyLinks(ev.value.checkPlies), ".");
+        ...plyLinks(ev.value.checkPlies, "."));
       line({ "data-evidence": "checker" }, `The checker, ${sideName(ev.value.checker)}, loses.`);
       break;
     case "repetition":
-      line({ "data-evidence": "plies" }, "The same position after plies ", ...plyLinks(ev.value.plies), ".");
+      line({ "data-evidence": "plies" }, "The same position after plies ", ...plyLinks(ev.value.plies, "."));
       if (ev.value.mutualCheck) line({}, "Both sides checked on every move (judged as an ordinary repetition).");
       break;
     case "declaration":
@@ -321,8 +322,8 @@ function warningView(w: Warning, current: boolean): HTMLElement {
   li.append("Ply ", plyLink(w.ply), ": ");
   switch (w.kind.case) {
     case "thirdOccurrence":
-      li.append("this position stood before at plies ", ...plyLinks(w.kind.value.plies.filter((p) => p !== w.ply)),
-        "; once more ends the game (third occurrence).");
+      li.append("this position stood before at plies ", ...plyLinks(w.kind.value.plies.filter((p) => p !== w.ply), ";"),
+        " once more ends the game (third occurrence).");
       break;
     case "perpetualCheckRisk":
       li.append(`perpetual-check risk: ${sideName(w.kind.value.checker)} has checked on every move since ply `,
