@@ -16,6 +16,7 @@ use crate::free_ports;
 use crate::link::Link;
 use crate::{INSTALL_HINT, READY, nats_server_binary};
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
@@ -808,7 +809,10 @@ impl NatsCluster {
     /// Spawns node `i` and waits for its "Server is ready".
     fn spawn(&mut self, i: usize) {
         let node = &mut self.nodes[i];
+        // In a process group of its own, so that a paused node stays paused whatever the
+        // test's process group goes through (`crate::restartable::Nats::restart` says why).
         let mut child = Command::new(&self.bin)
+            .process_group(0)
             .arg("-c")
             .arg(&node.config)
             .stdin(Stdio::null())

@@ -1,6 +1,7 @@
 //! A nats-server that can be killed, paused and started again on the same port and store.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -141,7 +142,13 @@ impl Nats {
                 .find(|p| p.is_file())
             })
             .unwrap_or_else(|| PathBuf::from("nats-server"));
+        // In a process group of its own: a paused server must stay paused. In the test's group,
+        // the kernel continued it (SIGHUP then SIGCONT to every member) when the group became
+        // orphaned with a stopped member, as when the shell that started the test run exited
+        // (a run in the background); the "paused" server then stored and acknowledged a write
+        // (`thread_states`: `T x8` when the move was sent, `R x2, S x6` when it was answered).
         let mut child = Command::new(&bin)
+            .process_group(0)
             .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
             .args(if self.jetstream {
                 vec!["-js".as_ref(), "-sd".as_ref(), self.store.as_os_str()]
@@ -268,5 +275,39 @@ mod tests {
         );
         // And it answers again once resumed.
         std::net::TcpStream::connect(("127.0.0.1", nats.port)).expect("resumed server accepts");
+    }
+
+    /// A paused server stays paused when the test's process group is continued, as the kernel
+    /// continues every member of a group that becomes orphaned with a stopped member (the
+    /// shell that started a test run in the background exiting). In the test's group, the
+    /// log_integrity test's paused server was so continued, and stored a move it was paused to
+    /// leave unanswered (once in 30 rounds beside `tools/busy.sh`, the round that started as
+    /// the starting shell exited).
+    #[test]
+    fn a_paused_server_stays_paused_when_the_tests_process_group_is_continued() {
+        let dir = tempfile::tempdir().unwrap();
+        let nats = Nats::start(&dir.path().join("store"));
+        nats.pause();
+        // What the kernel sends an orphaned group with a stopped member, but the SIGHUP (which
+        // would stop the run that this test is part of).
+        let own_group = std::fs::read_to_string("/proc/self/stat")
+            .ok()
+            .and_then(|stat| {
+                let (_, rest) = stat.rsplit_once(')')?;
+                rest.split_whitespace().nth(2).map(str::to_owned)
+            })
+            .expect("this process's group");
+        let status = Command::new("kill")
+            .args(["-CONT", "--", &format!("-{own_group}")])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -CONT -{own_group}");
+        // A SIGCONT wakes a stopped process's threads within the `kill` call itself.
+        let states = nats.thread_states();
+        nats.resume();
+        assert!(
+            states.split(", ").all(|s| s.starts_with("T ")),
+            "the paused server ran again when its test's process group was continued: {states}"
+        );
     }
 }
