@@ -346,7 +346,9 @@ type IsolatedAnswer = (
 
 /// `request` sent twice to the validator on `port` while it is isolated: each answer with how
 /// long it took and, with the peers `others` frozen, their threads' states when it came (an
-/// ACCEPTED here was seen once in about 40 runs under load, 2026-12-06).
+/// ACCEPTED here was seen once in about 40 runs under load, 2026-12-06: a frozen node the
+/// kernel had continued with the test's process group, before the nodes had groups of their
+/// own, `test_support::NatsCluster`).
 async fn sent_twice(
     port: u16,
     request: &pb::SubmitMoveRequest,

@@ -192,19 +192,17 @@ fn thread_letters(pid: u32) -> Option<Vec<String>> {
     Some(
         tasks
             .flatten()
-            .map(|task| {
-                std::fs::read_to_string(task.path().join("stat"))
-                    .ok()
-                    .and_then(|stat| {
-                        // The state follows the command name in parentheses, which may hold
-                        // spaces.
-                        stat.rsplit_once(')')
-                            .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
-                    })
-                    .unwrap_or_else(|| "?".into())
-            })
+            .map(|task| stat_field(&task.path().join("stat"), 0).unwrap_or_else(|| "?".into()))
             .collect(),
     )
+}
+
+/// Field `n` of a `/proc` `stat` file counted from the one after the command name (0: the
+/// state, 2: the process group), which is in parentheses and may hold spaces.
+fn stat_field(path: &Path, n: usize) -> Option<String> {
+    let stat = std::fs::read_to_string(path).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(n).map(str::to_owned)
 }
 
 /// The state letter of each thread of process `pid` now, counted: `T x14`, or `T x13, R x1`;
@@ -290,13 +288,7 @@ mod tests {
         nats.pause();
         // What the kernel sends an orphaned group with a stopped member, but the SIGHUP (which
         // would stop the run that this test is part of).
-        let own_group = std::fs::read_to_string("/proc/self/stat")
-            .ok()
-            .and_then(|stat| {
-                let (_, rest) = stat.rsplit_once(')')?;
-                rest.split_whitespace().nth(2).map(str::to_owned)
-            })
-            .expect("this process's group");
+        let own_group = stat_field(Path::new("/proc/self/stat"), 2).expect("this process's group");
         let status = Command::new("kill")
             .args(["-CONT", "--", &format!("-{own_group}")])
             .status()
