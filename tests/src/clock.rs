@@ -86,6 +86,7 @@ pub async fn start_silent(
                     ply: 1,
                     usi: "7g7f".into(),
                     strict: false,
+                    comment: String::new(),
                 };
                 async move { c.submit_move(r).await }
             })

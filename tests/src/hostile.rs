@@ -253,6 +253,7 @@ impl Caller {
             ply,
             usi: usi.to_owned(),
             strict: false,
+            comment: String::new(),
         };
         self.client
             .clone()

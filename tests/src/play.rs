@@ -107,6 +107,7 @@ pub async fn play(clients: &Clients, id: String, game: &Scripted) -> Instant {
             ply: i as u32 + 1,
             usi: usi.clone(),
             strict: false,
+            comment: String::new(),
         };
         let answer = clients
             .call(&id, |mut c| {

@@ -416,6 +416,7 @@ async fn move_in_flight(isolation: Isolation) {
         ply,
         usi: usi.to_owned(),
         strict: false,
+        comment: String::new(),
     };
     let create = pb::CreateGameRequest {
         game_id: id.to_owned(),

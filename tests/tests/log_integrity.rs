@@ -37,6 +37,7 @@ fn submit(id: &str, ply: u32, usi: &str) -> pb::SubmitMoveRequest {
         ply,
         usi: usi.into(),
         strict: false,
+        comment: String::new(),
     }
 }
 

@@ -327,6 +327,7 @@ async fn each_user_does_its_job_and_nothing_else() {
             ply: i as u32 + 1,
             usi: usi.clone(),
             strict: true,
+            comment: String::new(),
         };
         last = Some(
             clients
@@ -1553,6 +1554,7 @@ async fn write_game(js: &async_nats::jetstream::Context, id: &str, resigned: boo
     for (ply, usi) in [(1, "7g7f"), (2, "3c3d")] {
         let m = shogi_proto::v1::MoveAccepted {
             received_unix_ms: 0,
+            comment: String::new(),
             game_id: id.into(),
             ply,
             usi: usi.into(),
@@ -2261,6 +2263,7 @@ async fn a_thief_on_the_judges_queue_and_a_validator_killed_lose_no_verdict() {
                     ply: 1,
                     usi: "G*5b".into(),
                     strict: false,
+                    comment: String::new(),
                 })
                 .await
                 .unwrap_or_else(|e| panic!("{id}: {e:?}"))
@@ -2404,6 +2407,7 @@ async fn store_as_validator(js: &async_nats::jetstream::Context, id: &str, usi: 
         gives_check: true,
         position_hash: 0,
         received_unix_ms,
+        comment: String::new(),
     })
     .envelope(0);
     let mut headers = async_nats::HeaderMap::new();

@@ -171,6 +171,7 @@ async fn finished_games_are_archived_then_purged_and_live_ones_stay() {
                     ply: 5,
                     usi,
                     strict: false,
+                    comment: String::new(),
                 })
                 .await
             }

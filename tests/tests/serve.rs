@@ -46,6 +46,7 @@ async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
                 ply: i as u32 + 1,
                 usi: usi.clone(),
                 strict: false,
+                comment: String::new(),
             })
             .await
             .expect("submit")

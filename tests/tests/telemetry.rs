@@ -139,6 +139,7 @@ async fn serve_exports_a_moves_trace_over_otlp_and_logs_json() {
         ply: 1,
         usi: "7g7f".into(),
         strict: false,
+        comment: String::new(),
     });
     request.metadata_mut().insert(
         "traceparent",

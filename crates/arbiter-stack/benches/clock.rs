@@ -74,6 +74,7 @@ async fn start_game(mut c: MoveValidatorClient<Channel>, id: String, main: Durat
             ply: 1,
             usi: "7g7f".into(),
             strict: false,
+            comment: String::new(),
         })
         .await
         .expect("move")

@@ -290,6 +290,7 @@ async fn run(
                                 ply: i as u32 + 1,
                                 usi: usi.clone(),
                                 strict: false,
+                                comment: String::new(),
                             })
                             .await
                             .expect("submit")

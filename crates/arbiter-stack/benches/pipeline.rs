@@ -621,6 +621,7 @@ impl Load<'_> {
                                 ply: i as u32 + 1,
                                 usi: usi.clone(),
                                 strict: false,
+                                comment: String::new(),
                             })
                             .await
                             .unwrap()

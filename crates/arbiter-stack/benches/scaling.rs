@@ -367,6 +367,7 @@ async fn validators(
                                 ply: ply as u32 + 1,
                                 usi: usi.clone(),
                                 strict: false,
+                                comment: String::new(),
                             })
                             .await
                             .expect("SubmitMove")

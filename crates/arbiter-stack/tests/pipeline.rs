@@ -150,6 +150,7 @@ async fn play(
                 ply: i as u32 + 1,
                 usi: usi.clone(),
                 strict: false,
+                comment: String::new(),
             })
             .await
             .unwrap_or_else(|e| panic!("{id} ply {}: {e}", i + 1))
@@ -483,6 +484,7 @@ async fn move_cap_is_announced_by_the_judge() {
             ply: 11,
             usi: "3a4b".into(),
             strict: false,
+            comment: String::new(),
         })
         .await;
     assert_eq!(refused.unwrap_err().code(), tonic::Code::FailedPrecondition);
@@ -589,6 +591,7 @@ async fn garbage_is_counted_and_stops_no_game() {
                 ply: i as u32 + 1,
                 usi: usi.clone(),
                 strict: false,
+                comment: String::new(),
             })
             .await
             .unwrap();
@@ -643,6 +646,7 @@ async fn a_strict_move_is_answered_once_its_verdict_is_recorded() {
         ply: f.moves.len() as u32,
         usi: last.clone(),
         strict: false,
+        comment: String::new(),
     });
     request
         .metadata_mut()
@@ -710,6 +714,7 @@ async fn the_deciding_move_records_the_verdict_without_an_announcement() {
             ply: f.moves.len() as u32,
             usi: f.moves.last().unwrap().clone(),
             strict: false,
+            comment: String::new(),
         });
         again
             .metadata_mut()
@@ -752,6 +757,7 @@ async fn a_verdict_whose_recording_failed_is_recorded_by_the_check_of_its_announ
             ply: f.moves.len() as u32,
             usi: last.clone(),
             strict: false,
+            comment: String::new(),
         })
         .await
         .unwrap()

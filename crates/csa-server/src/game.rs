@@ -214,7 +214,8 @@ struct Game {
     /// A shared lobby's game: the side this instance plays, and the client its relays go out
     /// on.
     half: Option<(Color, async_nats::Client)>,
-    /// The other half's move comments by ply, for the record.
+    /// The other half's move comments by ply, for the record, as an instance of an earlier
+    /// release relays them (`Relay::Comment`); one of this release sends them with the move.
     comments: std::collections::HashMap<u32, String>,
     /// The task that follows the game's subject.
     relay_task: Option<tokio::task::JoinHandle<()>>,
@@ -435,8 +436,10 @@ impl Game {
         }
         self.position.play_unchecked(usi);
         self.ply += 1;
-        let comment = self.comments.remove(&m.ply);
-        self.record.played(mv, time, comment.as_deref());
+        // An instance of an earlier release relays its player's comment apart from the move.
+        let relayed = self.comments.remove(&m.ply);
+        let comment = (!m.comment.is_empty()).then_some(m.comment.as_str());
+        self.record.played(mv, time, comment.or(relayed.as_deref()));
         self.send(me, Event::Played(TimedMove { mv, time }));
         if self.gone[idx(me)] {
             self.resign(me, true).await;
@@ -552,17 +555,14 @@ impl Game {
     /// A move of the mover's, submitted: echoed when accepted; a forfeited one (illegal by the
     /// CSA rules, which the `floodgate` preset forfeits) ends the game with `#ILLEGAL_MOVE`.
     async fn submit(&mut self, c: Color, mv: CsaMove, usi: Move, comment: Option<String>) {
-        let ply = self.ply + 1;
-        if let (Some(text), Some(_)) = (&comment, &self.half) {
-            // Before the move, so that Black's instance has it when the move comes.
-            let text = text.clone();
-            self.relay(Relay::Comment { ply, text }).await;
-        }
+        // The comment goes into the log with the move: the other half of a shared lobby's game
+        // reads it on the move it follows, as it writes the record.
         let req = pb::SubmitMoveRequest {
             game_id: self.arbiter_id.clone(),
-            ply,
+            ply: self.ply + 1,
             usi: usi.to_string(),
             strict: false,
+            comment: comment.clone().unwrap_or_default(),
         };
         let answer = match self.lobby.arbiter.submit(req).await {
             Ok(a) => a,

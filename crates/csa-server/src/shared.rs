@@ -203,7 +203,10 @@ pub enum Relay {
     Agree,
     /// The player refused the game or left before it started.
     Reject,
-    /// The comment of the player's move at `ply`, for the record Black's instance writes.
+    /// The comment of the player's move at `ply`, for the record Black's instance writes, as
+    /// instances before the comment went into the log with its move (SubmitMoveRequest
+    /// `comment`) sent it; still taken from them. It could come after the move it belongs to,
+    /// which then went into the record without it.
     Comment {
         /// The ply.
         ply: u32,

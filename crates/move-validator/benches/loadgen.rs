@@ -411,6 +411,7 @@ async fn main() {
                 let (sfen_after, position_hash, gives_check) = game.after[ply - 1].clone();
                 let entry = shogi_proto::event::LogEntry::Move(pb::MoveAccepted {
                     received_unix_ms: 0,
+                    comment: String::new(),
                     game_id: id,
                     ply: ply as u32,
                     usi: game.moves[ply - 1].clone(),
@@ -466,6 +467,7 @@ async fn main() {
                         ply: ply as u32,
                         usi: game.moves[ply - 1].clone(),
                         strict: false,
+                        comment: String::new(),
                     })
                     .await
                     .expect("submit")

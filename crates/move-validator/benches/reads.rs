@@ -317,6 +317,7 @@ async fn main() {
             ply: i as u32 + 1,
             usi: usi.clone(),
             strict: false,
+            comment: String::new(),
         })
         .await
         .unwrap();

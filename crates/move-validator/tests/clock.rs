@@ -71,6 +71,7 @@ async fn submit(
         ply,
         usi: usi.into(),
         strict: false,
+        comment: String::new(),
     })
     .await
     .unwrap_or_else(|e| panic!("{id} ply {ply} {usi}: {e:?}"))
@@ -169,6 +170,7 @@ async fn a_move_before_its_deadline_is_accepted_and_one_at_it_is_time_up() {
             ply: 3,
             usi: "1g1f".into(),
             strict: false,
+            comment: String::new(),
         })
         .await
         .unwrap_err();
@@ -485,6 +487,7 @@ async fn a_silent_side_is_flagged_at_its_deadline_without_a_call() {
             ply: 2,
             usi: "3c3d".into(),
             strict: false,
+            comment: String::new(),
         })
         .await
         .unwrap_err();

@@ -134,6 +134,7 @@ fn submit_request(id: &str, ply: u32, usi: &str) -> pb::SubmitMoveRequest {
         ply,
         usi: usi.into(),
         strict: false,
+        comment: String::new(),
     }
 }
 

@@ -104,6 +104,7 @@ async fn submit(
             ply,
             usi: usi.into(),
             strict: false,
+            comment: String::new(),
         })
         .await
         .map(|r| r.into_inner())
@@ -196,6 +197,7 @@ async fn short_game_to_checkmate() {
         ply: 1,
         usi: "5d5c".into(),
         strict: false,
+        comment: String::new(),
     });
     traced
         .metadata_mut()
@@ -1205,5 +1207,65 @@ async fn watch_game_follows_a_game_live_until_its_verdict() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
+    v.shutdown().await;
+}
+
+/// A move's comment goes into the log with the move and comes back on WatchGame, whoever
+/// follows the game (the other half of a CSA game writes the record from it); a retry keeps
+/// the first, and one longer than a CSA line is refused naming the field, nothing stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moves_comment_is_kept_with_it_in_the_log() {
+    let nats = NatsServer::start();
+    let v = Validator::start(&nats).await;
+    let mut c = v.client();
+    create(&mut c, "commented-1", "online", None).await;
+    let with = |ply: u32, usi: &str, comment: String| pb::SubmitMoveRequest {
+        game_id: "commented-1".into(),
+        ply,
+        usi: usi.into(),
+        strict: false,
+        comment,
+    };
+    let long = "x".repeat(8192);
+    c.submit_move(with(1, "7g7f", "* 123 7g7f 3c3d".into()))
+        .await
+        .unwrap();
+    // A retry of the ply, with another comment: answered as the first, which stays.
+    let again = c
+        .submit_move(with(1, "7g7f", "another".into()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.outcome, pb::MoveOutcome::Accepted as i32);
+    let e = c
+        .submit_move(with(2, "3c3d", format!("{long}y")))
+        .await
+        .unwrap_err();
+    assert_eq!(bad_field(&e), "comment");
+    c.submit_move(with(2, "3c3d", long.clone())).await.unwrap();
+    submit(&mut c, "commented-1", 3, "2g2f").await.unwrap();
+    let mut events = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: "commented-1".into(),
+            from_ply: 1,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut comments = Vec::new();
+    while comments.len() < 3 {
+        let got = events.next().await.unwrap().unwrap();
+        if let Some(pb::watch_game_response::Event::Move(m)) = got.event {
+            comments.push((m.ply, m.comment));
+        }
+    }
+    assert_eq!(
+        comments,
+        [
+            (1, "* 123 7g7f 3c3d".to_owned()),
+            (2, long),
+            (3, String::new())
+        ]
+    );
     v.shutdown().await;
 }

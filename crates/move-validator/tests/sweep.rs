@@ -137,6 +137,7 @@ async fn games_nobody_plays_are_abandoned_once_by_two_sweeping_validators() {
                     ply: 1,
                     usi: "7g7f".into(),
                     strict: false,
+                    comment: String::new(),
                 })
                 .await
                 .unwrap()
@@ -199,6 +200,7 @@ async fn games_nobody_plays_are_abandoned_once_by_two_sweeping_validators() {
             ply: 1,
             usi: "7g7f".into(),
             strict: false,
+            comment: String::new(),
         })
         .await
         .unwrap_err();
@@ -230,6 +232,7 @@ async fn an_ending_whose_recording_died_with_its_writer_is_recorded_by_the_sweep
             gives_check: true,
             position_hash: 0,
             received_unix_ms: real_now_ms(),
+            comment: String::new(),
         })
         .envelope(0);
         let mut headers = async_nats::HeaderMap::new();

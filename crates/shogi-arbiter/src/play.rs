@@ -171,6 +171,7 @@ async fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
                     ply,
                     usi: usi.clone(),
                     strict: false,
+                    comment: String::new(),
                 },
                 token,
             )?)

@@ -189,6 +189,7 @@ impl Served {
                     ply: 1,
                     usi: MATE_IN_ONE.1.into(),
                     strict: true,
+                    comment: String::new(),
                 })
                 .await
                 .unwrap_or_else(|s| panic!("{id}: move: {s}"))

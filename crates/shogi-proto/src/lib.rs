@@ -373,6 +373,7 @@ mod tests {
     fn messages_round_trip() {
         let m = v1::MoveAccepted {
             received_unix_ms: 0,
+            comment: String::new(),
             game_id: "g1".into(),
             ply: 3,
             usi: "7g7f".into(),

@@ -416,7 +416,8 @@ impl Replay {
     /// The log entry that stores `ply`, played with [`Replay::play`]: the move, or, for an
     /// illegal move the ruleset forfeits or a move after its side's deadline, the verdict that
     /// ends the game (such a move is not a position of the game, so the log keeps its ending,
-    /// not the move). Either carries the move's receipt time.
+    /// not the move). Either carries the move's receipt time; the move carries no comment
+    /// (the caller's, SubmitMove's `comment`, is the caller's to add).
     pub fn entry(&self, ply: &Pending) -> LogEntry {
         let id = self.id();
         if forfeited(&ply.outcome, &self.game) {
@@ -435,6 +436,7 @@ impl Replay {
             gives_check: ply.outcome.gave_check,
             position_hash: pos.hash(),
             received_unix_ms: ply.received_unix_ms,
+            comment: String::new(),
         })
     }
 
@@ -846,6 +848,7 @@ mod tests {
     fn mv(id: &str, ply: u32, usi: &str) -> Vec<u8> {
         pb::MoveAccepted {
             received_unix_ms: 0,
+            comment: String::new(),
             game_id: id.into(),
             ply,
             usi: usi.into(),

@@ -70,6 +70,7 @@ pub fn events(id: &str, moves: &[Move]) -> Vec<pb::MoveAccepted> {
             pos.play_unchecked(mv);
             pb::MoveAccepted {
                 received_unix_ms: 0,
+                comment: String::new(),
                 game_id: id.to_owned(),
                 ply: i as u32 + 1,
                 usi: mv.to_string(),

@@ -118,6 +118,7 @@ pub async fn submit(
         ply,
         usi: usi.to_owned(),
         strict: false,
+        comment: String::new(),
     });
     if let Some(tp) = traceparent {
         request

@@ -647,6 +647,7 @@ mod tests {
         for (ply, usi) in [(1, "7g7f"), (2, "3c3d"), (3, "2g2f")] {
             let entry = LogEntry::Move(pb::MoveAccepted {
                 received_unix_ms: 0,
+                comment: String::new(),
                 game_id: "g".into(),
                 ply,
                 usi: usi.into(),

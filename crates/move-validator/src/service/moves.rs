@@ -13,6 +13,9 @@ use shogi_proto::event::LogEntry;
 use shogi_proto::log::Replay;
 use shogi_proto::v1 as pb;
 
+/// The longest comment a move carries (SubmitMoveRequest `comment`): a CSA line's longest.
+const MAX_COMMENT_LEN: usize = 8192;
+
 impl Validator {
     /// SubmitMove: the move judged and stored; in strict mode (the call's or the game's), the
     /// answer that ends the game waits for the verdict's announcement.
@@ -51,6 +54,12 @@ impl Validator {
             return Err(Error::invalid("ply", "plies start at 1"));
         }
         let mv = parse_usi("usi", &req.usi)?;
+        if req.comment.len() > MAX_COMMENT_LEN {
+            return Err(Error::invalid(
+                "comment",
+                format!("at most {MAX_COMMENT_LEN} bytes, not {}", req.comment.len()),
+            ));
+        }
         let usi = mv.to_string();
         // The move's receipt: what the clock charges it from (docs/rules.md section 9), taken
         // before anything waits, so that a slow bus never makes a move late.
@@ -138,7 +147,10 @@ impl Validator {
                 self.forget(&req.game_id);
                 return Err(e);
             }
-            let entry = replay.entry(&played);
+            let mut entry = replay.entry(&played);
+            if let LogEntry::Move(m) = &mut entry {
+                m.comment.clone_from(&req.comment);
+            }
             // A forfeited illegal move, or a move after its side's deadline: not played, its
             // entry the ending.
             let unplayed = matches!(entry, LogEntry::Ending(_));
@@ -255,6 +267,7 @@ mod tests {
             ply,
             usi: usi.into(),
             strict: false,
+            comment: String::new(),
         }
     }
 

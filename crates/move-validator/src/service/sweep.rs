@@ -301,6 +301,7 @@ mod tests {
                 ply: 1,
                 usi: "7g7f".into(),
                 strict: false,
+                comment: String::new(),
             },
             false,
         )

@@ -86,5 +86,6 @@ pub fn submit(id: &str, ply: u32, usi: &str) -> pb::SubmitMoveRequest {
         ply,
         usi: usi.into(),
         strict: false,
+        comment: String::new(),
     }
 }
