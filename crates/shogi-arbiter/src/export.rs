@@ -157,40 +157,53 @@ pub(crate) async fn record(bus: &Bus, id: &str, format: Format) -> anyhow::Resul
 }
 
 /// A game as its log makes it, through the one replay, with what the game's clock charged each
-/// move it played: the replay keeps the clock, not the charges of the moves before it.
+/// move it played (the replay keeps the clock, not the charges of the moves before it) and the
+/// comment its mover sent with it (SubmitMove's `comment`, which the log keeps on the move).
 pub(crate) struct Logged {
     /// The game.
     pub replay: Replay,
     /// For each move played, in order: what the clock charged it (`None` without a clock).
     charges: Vec<Option<Charge>>,
+    /// For each move played, in order: its comment, if it came with one.
+    comments: Vec<Option<String>>,
 }
 
 /// Game `id` as its log makes it, through the one replay.
 pub(crate) async fn replay(bus: &Bus, id: &str) -> anyhow::Result<Logged> {
-    let Some(mut replay) = GAME_LOG.load(bus, id).await? else {
+    let Some(replay) = GAME_LOG.load(bus, id).await? else {
         bail!("no game {id} on the bus");
     };
-    // The reader's catch-up, keeping what each move played was charged.
+    // The reader's catch-up, keeping what each move played was charged and its comment.
     let log = shogi_proto::subject::moves(replay.id());
-    let mut charges = Vec::new();
-    while let Some(msg) = bus.next(&log, replay.read_from()).await? {
-        let applied = GAME_LOG.apply(bus, &mut replay, &msg).await;
-        Logged::note(&mut charges, &applied);
+    let mut logged = Logged::new(replay);
+    while let Some(msg) = bus.next(&log, logged.replay.read_from()).await? {
+        let applied = GAME_LOG.apply(bus, &mut logged.replay, &msg).await;
+        logged.note(&applied);
     }
-    Ok(Logged { replay, charges })
+    Ok(logged)
 }
 
 impl Logged {
-    /// Keeps what an entry applied to the replay charged, if it played a move.
-    fn note(charges: &mut Vec<Option<Charge>>, applied: &Applied) {
-        if let Applied::Played { outcome, .. } = applied {
-            charges.push(outcome.charge);
+    fn new(replay: Replay) -> Logged {
+        Logged {
+            replay,
+            charges: Vec::new(),
+            comments: Vec::new(),
+        }
+    }
+
+    /// Keeps what an entry applied to the replay charged and its comment, if it played a move.
+    fn note(&mut self, applied: &Applied) {
+        if let Applied::Played { outcome, entry, .. } = applied {
+            self.charges.push(outcome.charge);
+            self.comments
+                .push((!entry.comment.is_empty()).then(|| entry.comment.clone()));
         }
     }
 }
 
-/// A game as a record: the moves played with the time the arbiter's clock charged each, the
-/// ending its verdict says, the time control in the headers, and a comment naming the game and
+/// A game as a record: the moves played with the time the arbiter's clock charged each and the
+/// comment each came with, the ending its verdict says, the time control in the headers, and a comment naming the game and
 /// the verdict with its evidence's ply. A game without the arbiter's clock has no times (the
 /// platform kept its clock).
 pub fn to_record(logged: &Logged, format: Format) -> Record {
@@ -216,6 +229,11 @@ pub fn to_record(logged: &Logged, format: Format) -> Record {
                     total_ms: None,
                 });
             }
+        }
+    }
+    if logged.comments.len() == record.moves.len() {
+        for (m, comment) in record.moves.iter_mut().zip(&logged.comments) {
+            m.comment.clone_from(comment);
         }
     }
     // The forfeited move of an illegal-move verdict was not played: it is not in the record.
@@ -318,6 +336,7 @@ fn seconds(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shogi_proto::event::LogEntry;
     use shogi_proto::log::Entry;
     use shogi_proto::v1 as pb;
     use shogi_records::{EndingKind, WriteOptions, read_as};
@@ -337,6 +356,15 @@ mod tests {
     /// `moves` (USI, received at) as its writer stored it (a move after its side's deadline: the
     /// time-up ending), read back entry by entry as `export` reads it.
     fn logged(overrides: Option<pb::RulesetOverrides>, moves: &[(&str, i64)]) -> Logged {
+        logged_with_comments(overrides, moves, &[])
+    }
+
+    /// [`logged`], each move stored with the comment at its index in `comments` (none for "").
+    fn logged_with_comments(
+        overrides: Option<pb::RulesetOverrides>,
+        moves: &[(&str, i64)],
+        comments: &[&str],
+    ) -> Logged {
         let created = pb::GameCreated {
             game_id: "clocked".into(),
             ruleset: Some(pb::Ruleset {
@@ -349,14 +377,17 @@ mod tests {
             created_unix_ms: T0,
         };
         let mut writer = Replay::from_created(created.clone(), 1).unwrap();
-        let mut replay = Replay::from_created(created, 1).unwrap();
-        let mut charges = Vec::new();
+        let mut logged = Logged::new(Replay::from_created(created, 1).unwrap());
         for (i, (usi, at)) in moves.iter().enumerate() {
             let sequence = i as u64 + 2;
             let pending = writer.play(Move::from_usi(usi).unwrap(), *at).unwrap();
-            let envelope = writer.entry(&pending).envelope(writer.last_seq());
+            let mut entry = writer.entry(&pending);
+            if let (LogEntry::Move(m), Some(c)) = (&mut entry, comments.get(i)) {
+                m.comment = (*c).to_owned();
+            }
+            let envelope = entry.envelope(writer.last_seq());
             writer.stored(sequence, pending);
-            let applied = replay.apply(Entry {
+            let applied = logged.replay.apply(Entry {
                 sequence,
                 message_type: Some(envelope.message_type),
                 payload: &envelope.payload,
@@ -365,9 +396,9 @@ mod tests {
                 matches!(applied, Applied::Played { .. } | Applied::Ended(_)),
                 "{usi}: {applied:?}"
             );
-            Logged::note(&mut charges, &applied);
+            logged.note(&applied);
         }
-        Logged { replay, charges }
+        logged
     }
 
     /// Each move's time (ms) and total, and the ending's, as a record read back says them.
@@ -513,5 +544,28 @@ mod tests {
         let untimed = to_record(&logged(None, &moves), Format::Csa);
         assert!(untimed.headers.is_empty());
         assert_eq!(times(&untimed), [None, None, None]);
+    }
+
+    /// The comment a move was submitted with (a CSA engine's evaluation) is exported with the
+    /// move, in every format, and read back; a move without one has none.
+    #[test]
+    fn a_moves_comment_is_exported_with_it_in_every_format() {
+        let moves = [
+            ("7g7f", T0 + 1_000),
+            ("3c3d", T0 + 2_000),
+            ("2g2f", T0 + 3_000),
+        ];
+        let logged = logged_with_comments(None, &moves, &["* 30 -3334FU", "", "読み筋\n2行目"]);
+        for format in [Format::Csa, Format::Kif, Format::Ki2, Format::Jkf] {
+            let exported = to_record(&logged, format);
+            let bytes = write_with(&exported, format, Encoding::Utf8, WriteOptions::default());
+            let back = read_as(format, &bytes.unwrap()).unwrap();
+            let comments: Vec<_> = back.moves.iter().map(|m| m.comment.as_deref()).collect();
+            assert_eq!(
+                comments,
+                [Some("* 30 -3334FU"), None, Some("読み筋\n2行目")],
+                "{format:?}"
+            );
+        }
     }
 }
