@@ -49,17 +49,7 @@ impl Validator {
         &self,
         req: pb::SubmitMoveRequest,
     ) -> Result<pb::SubmitMoveResponse, Error> {
-        check_game_id("game_id", &req.game_id)?;
-        if req.ply == 0 {
-            return Err(Error::invalid("ply", "plies start at 1"));
-        }
-        let mv = parse_usi("usi", &req.usi)?;
-        if req.comment.len() > MAX_COMMENT_LEN {
-            return Err(Error::invalid(
-                "comment",
-                format!("at most {MAX_COMMENT_LEN} bytes, not {}", req.comment.len()),
-            ));
-        }
+        let mv = checked_move(&req)?;
         let usi = mv.to_string();
         // The move's receipt: what the clock charges it from (docs/rules.md section 9), taken
         // before anything waits, so that a slow bus never makes a move late.
@@ -198,6 +188,22 @@ impl Validator {
         }
         Err(Error::Contended(req.game_id))
     }
+}
+
+/// The move of a SubmitMove request whose fields are well formed; else which is not.
+fn checked_move(req: &pb::SubmitMoveRequest) -> Result<shogi_rules::Move, Error> {
+    check_game_id("game_id", &req.game_id)?;
+    if req.ply == 0 {
+        return Err(Error::invalid("ply", "plies start at 1"));
+    }
+    let mv = parse_usi("usi", &req.usi)?;
+    if req.comment.len() > MAX_COMMENT_LEN {
+        return Err(Error::invalid(
+            "comment",
+            format!("at most {MAX_COMMENT_LEN} bytes, not {}", req.comment.len()),
+        ));
+    }
+    Ok(mv)
 }
 
 fn ply_error(conflict: PlyConflict, replay: &Replay, requested: u32) -> Error {
