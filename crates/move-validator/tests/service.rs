@@ -110,6 +110,22 @@ async fn submit(
         .map(|r| r.into_inner())
 }
 
+/// WatchGame of game `id` from `from_ply`, which must be there.
+async fn watch(
+    client: &mut MoveValidatorClient<Channel>,
+    id: &str,
+    from_ply: u32,
+) -> tonic::Streaming<pb::WatchGameResponse> {
+    client
+        .watch_game(pb::WatchGameRequest {
+            game_id: id.into(),
+            from_ply,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 fn bad_field(status: &Status) -> String {
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
     let details = status.get_error_details();
@@ -827,14 +843,7 @@ async fn declaration_calculator_declare_and_watch_on_a_corpus_game() {
 
     // WatchGame from ply 314: the creation, plies 314 and 315, the declaration, the verdict,
     // and the stream ends.
-    let mut events = c
-        .watch_game(pb::WatchGameRequest {
-            game_id: "kachi-1".into(),
-            from_ply: 314,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut events = watch(&mut c, "kachi-1", 314).await;
     let mut kinds = Vec::new();
     let mut last_seq = 0;
     while let Some(event) = events.next().await {
@@ -1161,14 +1170,7 @@ async fn watch_game_follows_a_game_live_until_its_verdict() {
     let v = Validator::start(&nats).await;
     let mut c = v.client();
     create(&mut c, "live-1", "online", None).await;
-    let mut events = c
-        .watch_game(pb::WatchGameRequest {
-            game_id: "live-1".into(),
-            from_ply: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut events = watch(&mut c, "live-1", 0).await;
     // The creation is already on the bus; what follows arrives as it is written.
     let first = events.next().await.unwrap().unwrap();
     assert!(matches!(
@@ -1244,14 +1246,7 @@ async fn a_moves_comment_is_kept_with_it_in_the_log() {
     assert_eq!(bad_field(&e), "comment");
     c.submit_move(with(2, "3c3d", long.clone())).await.unwrap();
     submit(&mut c, "commented-1", 3, "2g2f").await.unwrap();
-    let mut events = c
-        .watch_game(pb::WatchGameRequest {
-            game_id: "commented-1".into(),
-            from_ply: 1,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut events = watch(&mut c, "commented-1", 1).await;
     let mut comments = Vec::new();
     while comments.len() < 3 {
         let got = events.next().await.unwrap().unwrap();
