@@ -162,10 +162,16 @@ pub(crate) async fn record(bus: &Bus, id: &str, format: Format) -> anyhow::Resul
 pub(crate) struct Logged {
     /// The game.
     pub replay: Replay,
-    /// For each move played, in order: what the clock charged it (`None` without a clock).
-    charges: Vec<Option<Charge>>,
-    /// For each move played, in order: its comment, if it came with one.
-    comments: Vec<Option<String>>,
+    /// Each move played, in order.
+    played: Vec<Played>,
+}
+
+/// What the log says of one move played beyond the move.
+struct Played {
+    /// What the clock charged it (`None` without a clock).
+    charge: Option<Charge>,
+    /// The comment it came with, if any.
+    comment: Option<String>,
 }
 
 /// Game `id` as its log makes it, through the one replay.
@@ -187,24 +193,24 @@ impl Logged {
     fn new(replay: Replay) -> Logged {
         Logged {
             replay,
-            charges: Vec::new(),
-            comments: Vec::new(),
+            played: Vec::new(),
         }
     }
 
     /// Keeps what an entry applied to the replay charged and its comment, if it played a move.
     fn note(&mut self, applied: &Applied) {
         if let Applied::Played { outcome, entry, .. } = applied {
-            self.charges.push(outcome.charge);
-            self.comments
-                .push((!entry.comment.is_empty()).then(|| entry.comment.clone()));
+            self.played.push(Played {
+                charge: outcome.charge,
+                comment: (!entry.comment.is_empty()).then(|| entry.comment.clone()),
+            });
         }
     }
 }
 
 /// A game as a record: the moves played with the time the arbiter's clock charged each and the
-/// comment each came with, the ending its verdict says, the time control in the headers, and a comment naming the game and
-/// the verdict with its evidence's ply. A game without the arbiter's clock has no times (the
+/// comment each came with, the ending its verdict says, the time control in the headers, and a
+/// comment naming the game and the verdict with its evidence's ply. A game without the arbiter's clock has no times (the
 /// platform kept its clock).
 pub fn to_record(logged: &Logged, format: Format) -> Record {
     let replay = &logged.replay;
@@ -220,20 +226,23 @@ pub fn to_record(logged: &Logged, format: Format) -> Record {
         ),
         None => format!("shogi-arbiter game {}: in progress", replay.id()),
     });
-    if let (Some(control), Some(_)) = (game.ruleset().time_control, game.clock()) {
+    // The arbiter's clock: a time control, and the clock the game keeps by it.
+    let control = game
+        .ruleset()
+        .time_control
+        .filter(|_| game.clock().is_some());
+    if let Some(control) = control {
         record.headers = time_control_headers(game.ruleset().clock, control);
-        if logged.charges.len() == record.moves.len() {
-            for (m, charge) in record.moves.iter_mut().zip(&logged.charges) {
-                m.time = charge.map(|c| MoveTime {
+    }
+    if logged.played.len() == record.moves.len() {
+        for (m, played) in record.moves.iter_mut().zip(&logged.played) {
+            if control.is_some() {
+                m.time = played.charge.map(|c| MoveTime {
                     spent_ms: c.charged_ms,
                     total_ms: None,
                 });
             }
-        }
-    }
-    if logged.comments.len() == record.moves.len() {
-        for (m, comment) in record.moves.iter_mut().zip(&logged.comments) {
-            m.comment.clone_from(comment);
+            m.comment.clone_from(&played.comment);
         }
     }
     // The forfeited move of an illegal-move verdict was not played: it is not in the record.
@@ -336,7 +345,6 @@ fn seconds(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shogi_proto::event::LogEntry;
     use shogi_proto::log::Entry;
     use shogi_proto::v1 as pb;
     use shogi_records::{EndingKind, WriteOptions, read_as};
@@ -381,11 +389,8 @@ mod tests {
         for (i, (usi, at)) in moves.iter().enumerate() {
             let sequence = i as u64 + 2;
             let pending = writer.play(Move::from_usi(usi).unwrap(), *at).unwrap();
-            let mut entry = writer.entry(&pending);
-            if let (LogEntry::Move(m), Some(c)) = (&mut entry, comments.get(i)) {
-                m.comment = (*c).to_owned();
-            }
-            let envelope = entry.envelope(writer.last_seq());
+            let comment = comments.get(i).copied().unwrap_or_default();
+            let envelope = writer.entry(&pending, comment).envelope(writer.last_seq());
             writer.stored(sequence, pending);
             let applied = logged.replay.apply(Entry {
                 sequence,

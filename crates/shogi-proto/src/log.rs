@@ -416,9 +416,9 @@ impl Replay {
     /// The log entry that stores `ply`, played with [`Replay::play`]: the move, or, for an
     /// illegal move the ruleset forfeits or a move after its side's deadline, the verdict that
     /// ends the game (such a move is not a position of the game, so the log keeps its ending,
-    /// not the move). Either carries the move's receipt time; the move carries no comment
-    /// (the caller's, SubmitMove's `comment`, is the caller's to add).
-    pub fn entry(&self, ply: &Pending) -> LogEntry {
+    /// not the move). Either carries the move's receipt time; the move carries `comment`, what
+    /// its mover sent with it (SubmitMove's; "" for none), which an ending does not keep.
+    pub fn entry(&self, ply: &Pending, comment: &str) -> LogEntry {
         let id = self.id();
         if forfeited(&ply.outcome, &self.game) {
             let verdict = ply.outcome.verdict.as_ref().map(|v| pb::Verdict {
@@ -436,7 +436,7 @@ impl Replay {
             gives_check: ply.outcome.gave_check,
             position_hash: pos.hash(),
             received_unix_ms: ply.received_unix_ms,
-            comment: String::new(),
+            comment: comment.to_owned(),
         })
     }
 

@@ -137,10 +137,7 @@ impl Validator {
                 self.forget(&req.game_id);
                 return Err(e);
             }
-            let mut entry = replay.entry(&played);
-            if let LogEntry::Move(m) = &mut entry {
-                m.comment.clone_from(&req.comment);
-            }
+            let entry = replay.entry(&played, &req.comment);
             // A forfeited illegal move, or a move after its side's deadline: not played, its
             // entry the ending.
             let unplayed = matches!(entry, LogEntry::Ending(_));

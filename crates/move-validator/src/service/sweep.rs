@@ -149,7 +149,8 @@ impl Validator {
             .abandon_after
             .map_or(settings.interval, |limit| limit.min(settings.interval));
         if let Some(at) = self.stored_at(id)
-            && u128::from(self.now().saturating_sub(at).max(0) as u64) < recent.as_millis()
+            && Duration::from_millis(u64::try_from(self.now().saturating_sub(at)).unwrap_or(0))
+                < recent
         {
             return Ok(Swept::Open);
         }
