@@ -129,19 +129,10 @@ impl Nats {
     ///
     /// When nats-server is not installed or not ready within 30 seconds.
     pub fn restart(&mut self) {
-        let bin = std::env::var_os("NATS_SERVER_BIN")
-            .map(PathBuf::from)
-            .or_else(|| {
-                [
-                    "/usr/local/bin/nats-server",
-                    "/usr/sbin/nats-server",
-                    "/usr/bin/nats-server",
-                ]
-                .iter()
-                .map(PathBuf::from)
-                .find(|p| p.is_file())
-            })
-            .unwrap_or_else(|| PathBuf::from("nats-server"));
+        // The one every other test server runs: `$NATS_SERVER_BIN`, else the pinned one, never
+        // a stale system package (Debian's 2.9.10 answered `cargo test` run without the
+        // Makefile's `NATS_SERVER_BIN` in a way async-nats could not read).
+        let bin = crate::nats_server_binary();
         // In a process group of its own: a paused server must stay paused. In the test's group,
         // the kernel continued it (SIGHUP then SIGCONT to every member) when the group became
         // orphaned with a stopped member, as when the shell that started the test run exited
