@@ -1156,6 +1156,23 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
             read.iter()
                 .any(|m| String::from_utf8_lossy(&m.payload).contains("\"message\"")),
         ));
+        // The validator's batched reads (the game index, WatchGame): a direct get, which the
+        // stream allows (arbiter-bus `jetstream/direct.rs`).
+        let batch = p
+            .api(
+                "DIRECT.GET.SHOGI_GAMES",
+                br#"{"seq":1,"next_by_subj":"shogi.game.matrix.created","batch":1}"#,
+            )
+            .await;
+        cells.push((
+            "read games in batches (direct get)",
+            batch.iter().any(|m| {
+                m.headers
+                    .as_ref()
+                    .and_then(|h| h.get("Nats-Subject"))
+                    .is_some_and(|s| s.as_str() == "shogi.game.matrix.created")
+            }),
+        ));
         // The stream's info with its subjects listed: every game's subjects, in answers that
         // grow with the stream (170 KB each cost the server its CPU when a platform looped it).
         let info = p

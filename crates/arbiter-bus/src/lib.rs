@@ -50,7 +50,7 @@ pub use faulty::FaultyBus;
 pub use jetstream::{Applied, JetStreamBus, Replica, ReplicaGroup, deliver_subject};
 pub use memory::MemoryBus;
 pub use schedule::rfc3339_ms;
-pub use server_version::{has_message_schedules, push_keeps_deliveries};
+pub use server_version::{has_batched_gets, has_message_schedules, push_keeps_deliveries};
 
 use bytes::Bytes;
 use futures::stream::BoxStream;
@@ -397,6 +397,21 @@ pub trait EventBus: Send + Sync + std::fmt::Debug {
     /// The first message at or after stream sequence `from_seq` whose subject matches
     /// `filter`, or `None`.
     async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError>;
+
+    /// Up to `max` (at least one) of the messages at or after stream sequence `from_seq`
+    /// whose subject matches `filter`, in stream order, in as few requests as the bus allows:
+    /// a reader of many ([`EventBus::next`] one at a time costs a request each). Possibly
+    /// fewer than `max` while more are stored; empty only when [`EventBus::next`] would find
+    /// none, so a reader goes on from the last one's sequence until it gets none.
+    async fn next_batch(
+        &self,
+        filter: &str,
+        from_seq: u64,
+        max: usize,
+    ) -> Result<Vec<Message>, BusError> {
+        let _ = max;
+        Ok(self.next(filter, from_seq).await?.into_iter().collect())
+    }
 
     /// The last message on `subject`, or `None`.
     async fn last(&self, subject: &str) -> Result<Option<Message>, BusError>;

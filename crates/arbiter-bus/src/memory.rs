@@ -200,6 +200,30 @@ impl MemoryBus {
 }
 
 impl State {
+    /// Up to `max` messages from `from_seq` on matching `filter`, in order.
+    fn batch(&self, filter: &str, from_seq: u64, max: usize) -> Vec<Message> {
+        let from = from_seq.max(1);
+        let max = max.max(1);
+        if !filter.contains(['*', '>']) {
+            let Some(seqs) = self.by_subject.get(filter) else {
+                return Vec::new();
+            };
+            let i = seqs.partition_point(|&s| s < from);
+            return seqs[i..]
+                .iter()
+                .take(max)
+                .map(|&s| self.log[s as usize - 1].clone())
+                .collect();
+        }
+        self.log
+            .iter()
+            .skip(from as usize - 1)
+            .filter(|m| subject_matches(filter, &m.subject))
+            .take(max)
+            .cloned()
+            .collect()
+    }
+
     fn next(&self, filter: &str, from_seq: u64) -> Option<&Message> {
         let from = from_seq.max(1);
         if !filter.contains(['*', '>']) {
@@ -257,6 +281,15 @@ impl EventBus for MemoryBus {
 
     async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
         Ok(lock(&self.inner.state).next(filter, from_seq).cloned())
+    }
+
+    async fn next_batch(
+        &self,
+        filter: &str,
+        from_seq: u64,
+        max: usize,
+    ) -> Result<Vec<Message>, BusError> {
+        Ok(lock(&self.inner.state).batch(filter, from_seq, max))
     }
 
     async fn last(&self, subject: &str) -> Result<Option<Message>, BusError> {

@@ -83,6 +83,12 @@ pub fn has_message_schedules(version: &str) -> bool {
     at_least(version, (2, 12))
 }
 
+/// Whether nats-server `version` answers a direct get with a batch (`batch`, ADR-31): 2.11 or
+/// later. An older one answers the first message only.
+pub fn has_batched_gets(version: &str) -> bool {
+    at_least_2_11(version)
+}
+
 /// Whether nats-server `version` is `wanted` (major, minor) or later; `false` when it cannot
 /// be read.
 fn at_least(version: &str, wanted: (u32, u32)) -> bool {

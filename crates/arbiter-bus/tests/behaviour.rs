@@ -1,9 +1,11 @@
 //! One behaviour suite, run against both implementations: the embedded bus and JetStream on a
 //! real nats-server.
 
+mod support;
+
 use arbiter_bus::{
-    Bus, ConsumerLag, DeliveryMode, DurableConfig, EventBus, JetStreamBus, MemoryBus, Outgoing,
-    Published, StreamState,
+    Bus, ConsumerLag, DeliveryMode, DurableConfig, EventBus, JetStreamBus, MemoryBus, Message,
+    Outgoing, Published, StreamState,
 };
 use futures::StreamExt;
 use std::sync::Arc;
@@ -143,6 +145,69 @@ async fn state_follows_the_stream(bus: Bus) {
         .unwrap();
     let state = bus.state().await.unwrap();
     assert_eq!((state.last_sequence, state.removed), (last, 0));
+}
+
+/// Reads every message matching `filter` from the stream's start with `next_batch`, `max` at a
+/// time: the messages, and the size of each batch.
+async fn read_in_batches(bus: &Bus, filter: &str, max: usize) -> (Vec<Message>, Vec<usize>) {
+    let (mut read, mut sizes, mut from) = (Vec::new(), Vec::new(), 1);
+    loop {
+        let batch = bus.next_batch(filter, from, max).await.unwrap();
+        if batch.is_empty() {
+            return (read, sizes);
+        }
+        assert!(batch.len() <= max, "{} > {max}", batch.len());
+        sizes.push(batch.len());
+        from = batch.last().unwrap().sequence + 1;
+        read.extend(batch);
+    }
+}
+
+/// Reads every message matching `filter` from the stream's start with `next`, one at a time.
+async fn read_one_by_one(bus: &Bus, filter: &str) -> Vec<Message> {
+    let (mut read, mut from) = (Vec::new(), 1);
+    while let Some(m) = bus.next(filter, from).await.unwrap() {
+        from = m.sequence + 1;
+        read.push(m);
+    }
+    read
+}
+
+/// Batched reads read what reads one message at a time read, in the same order, across
+/// batches, for a wildcard and for one subject; the batches' sizes.
+async fn batches_read_what_next_reads(bus: &Bus) -> Vec<usize> {
+    for i in 0..40 {
+        let game = format!("g{}", i % 5);
+        let subject = if i % 3 == 0 {
+            format!("shogi.game.{game}.created")
+        } else {
+            format!("shogi.game.{game}.move.1")
+        };
+        let mut msg = out(&subject, &format!("b{i}"), "payload");
+        if i % 2 == 0 {
+            msg.headers = vec![("Shogi-Credential".into(), format!("platform-{i}"))];
+        }
+        bus.publish(msg).await.unwrap();
+    }
+    let mut sizes = Vec::new();
+    for (filter, max) in [
+        ("shogi.game.*.created", 4),
+        ("shogi.game.*.move.*", 7),
+        ("shogi.game.g2.move.1", 3),
+        ("shogi.game.*.created", 1000),
+        ("shogi.game.none.created", 5),
+    ] {
+        let (batched, batch_sizes) = read_in_batches(bus, filter, max).await;
+        let one_by_one = read_one_by_one(bus, filter).await;
+        // Every field: sequence, subject, type, headers (the bus's and the server's left
+        // out), time, payload.
+        assert_eq!(batched, one_by_one, "{filter}");
+        if filter == "shogi.game.*.move.*" {
+            assert_eq!(batched.len(), 26);
+            sizes = batch_sizes;
+        }
+    }
+    sizes
 }
 
 fn traced_headers() -> Vec<(String, String)> {
@@ -336,6 +401,12 @@ async fn memory_bus_publish_and_read() {
 }
 
 #[tokio::test]
+async fn memory_bus_reads_in_batches() {
+    let bus: Bus = Arc::new(MemoryBus::default());
+    assert_eq!(batches_read_what_next_reads(&bus).await, [7, 7, 7, 5]);
+}
+
+#[tokio::test]
 async fn memory_bus_state() {
     state_follows_the_stream(Arc::new(MemoryBus::default())).await;
 }
@@ -415,6 +486,46 @@ async fn jetstream_bus_keeps_message_ids_only_for_unguarded_writes() {
         );
     }
     assert_eq!(bus.state().await.unwrap(), before, "nothing stored twice");
+}
+
+/// On nats-server 2.11+ a batch is one direct get that brings up to the batch's size; on an
+/// older server each is one message get. A stream that stops allowing direct gets (an operator
+/// turned them off) is read one message get each, said at WARN, and nothing is missed.
+#[tokio::test]
+async fn jetstream_bus_reads_in_batches() {
+    let nats = test_support::NatsServer::start();
+    let bus = jetstream(&nats).await;
+    let client = async_nats::connect(nats.url()).await.unwrap();
+    let version = client.server_info().version;
+    let sizes = batches_read_what_next_reads(&bus).await;
+    if arbiter_bus::has_batched_gets(&version) {
+        assert_eq!(sizes, [7, 7, 7, 5], "nats-server {version}");
+    } else {
+        assert_eq!(sizes, [1; 26], "nats-server {version}");
+    }
+    // Direct gets turned off under the bus: nobody answers them.
+    let js = async_nats::jetstream::new(client);
+    let mut config = js
+        .get_stream("BEHAVIOUR")
+        .await
+        .unwrap()
+        .cached_info()
+        .config
+        .clone();
+    assert!(
+        config.allow_direct,
+        "the bus makes its stream with direct gets"
+    );
+    config.allow_direct = false;
+    js.update_stream(config).await.unwrap();
+    let (logs, _guard) = support::Logs::capture();
+    let (read, sizes) = read_in_batches(&bus, "shogi.game.*.move.*", 7).await;
+    assert_eq!(read.len(), 26);
+    assert_eq!(read, read_one_by_one(&bus, "shogi.game.*.move.*").await);
+    if arbiter_bus::has_batched_gets(&version) {
+        assert_eq!(sizes, [1; 26]);
+        assert!(logs.text().contains("batched reads off"), "{}", logs.text());
+    }
 }
 
 #[tokio::test]

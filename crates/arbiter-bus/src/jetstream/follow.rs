@@ -1,5 +1,6 @@
-//! Following a subject without a consumer: the stored messages read with message gets, woken
-//! by a core subscription to the raw publishes.
+//! Following a subject without a consumer: the stored messages read in batches
+//! ([`EventBus::next_batch`]: direct gets where allowed, else message gets), woken by a core
+//! subscription to the raw publishes.
 
 use super::JetStreamBus;
 use crate::{BusError, EventBus, Message};
@@ -14,9 +15,10 @@ impl JetStreamBus {
         &self,
         filter: &str,
     ) -> Result<BoxStream<'static, Result<Message, BusError>>, BusError> {
-        // No consumer: the stored messages are read with message gets (the stream's leader
-        // answers them, so a follower reads what is stored, in order), and a core subscription
-        // to the raw publishes on `filter` only says when to read again. Following then needs
+        // No consumer: the stored messages are read in batches until the follower has caught
+        // up (`EventBus::next_batch`, in order, all that is stored), then one message get a
+        // message, and a core subscription to the raw publishes on `filter` only says when to
+        // read again. Following then needs
         // no right to create consumers (deploy/nats/auth.conf: such a right reaches the
         // workers' durable consumers too), and leaves nothing on the server when the follower
         // goes: dropping the stream unsubscribes (issue 20).
@@ -32,6 +34,8 @@ impl JetStreamBus {
             bus: self.clone(),
             filter: filter.to_owned(),
             from: 1,
+            read: std::collections::VecDeque::new(),
+            caught_up: false,
             wake: Box::pin(wake),
             ended: false,
         };
@@ -43,11 +47,19 @@ impl JetStreamBus {
 /// message was stored, or one missed while the connection was down, is read within this.
 const FOLLOW_POLL: Duration = Duration::from_millis(500);
 
+/// How many messages one read of a follower asks for until it has caught up: a game's whole
+/// log, mostly. After, one a read: a game's entries come one at a time, each woken for.
+const FOLLOW_BATCH: usize = 512;
+
 /// A follower's state (`JetStreamBus::follow`): the next stream sequence to read from.
 struct Follow {
     bus: JetStreamBus,
     filter: String,
     from: u64,
+    /// Read and not yet given out, in order.
+    read: std::collections::VecDeque<Message>,
+    /// Whether a read has found nothing more once: the follower is live.
+    caught_up: bool,
     wake: std::pin::Pin<Box<async_nats::Subscriber>>,
     ended: bool,
 }
@@ -59,12 +71,17 @@ impl Follow {
             return None;
         }
         loop {
-            match self.bus.next(&self.filter, self.from).await {
-                Ok(Some(m)) => {
-                    self.from = m.sequence + 1;
-                    return Some((Ok(m), self));
+            if let Some(m) = self.read.pop_front() {
+                return Some((Ok(m), self));
+            }
+            let max = if self.caught_up { 1 } else { FOLLOW_BATCH };
+            match self.bus.next_batch(&self.filter, self.from, max).await {
+                Ok(batch) if !batch.is_empty() => {
+                    self.from = batch.last().map_or(self.from, |m| m.sequence + 1);
+                    self.read = batch.into();
+                    continue;
                 }
-                Ok(None) => {}
+                Ok(_) => self.caught_up = true,
                 Err(e) => {
                     self.ended = true;
                     return Some((Err(e), self));

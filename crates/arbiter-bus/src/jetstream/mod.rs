@@ -8,12 +8,14 @@
 //!   publish the server holds but has not stored;
 //! - `consume`: the deliveries of a durable consumer, pulled or pushed, and their acks;
 //! - `follow`: following a subject without a consumer;
+//! - `direct`: batched reads, with direct gets where the server and the stream allow them;
 //! - `message`: a JetStream message as the bus's [`Message`].
 //!
 //! Imports go one way: `setup` and `message` use no other file here; `publish`, `consume` and
 //! `follow` add methods to [`JetStreamBus`], and this file uses only `setup` and `message`.
 
 mod consume;
+mod direct;
 mod follow;
 mod message;
 mod publish;
@@ -46,6 +48,10 @@ pub struct JetStreamBus {
     /// bus bound with message gets alone, [`JetStreamBus::connect_reading`]).
     found: Option<stream::Info>,
     provision: Provision,
+    /// How [`EventBus::next_batch`] reads: batched direct gets, or one message get a message.
+    direct: direct::Direct,
+    /// The JetStream API's prefix (`$JS.API`, or the one configured).
+    api: String,
 }
 
 impl JetStreamBus {
@@ -113,7 +119,7 @@ impl JetStreamBus {
         };
         let server = client.server_info().version;
         let stream = open_stream(&js, stream, nats.provision, &server).await?;
-        JetStreamBus::opened(client, js, stream, nats.provision).await
+        JetStreamBus::opened(client, js, api_prefix(nats), stream, nats.provision).await
     }
 
     /// Connects to NATS as `client_name` with `nats` to read the stream `name` with message
@@ -160,6 +166,8 @@ impl JetStreamBus {
             name: name.to_owned(),
             found: None,
             provision: Provision::Bind,
+            direct: direct::Direct::default(),
+            api: api_prefix(nats),
         })
     }
 
@@ -167,6 +175,7 @@ impl JetStreamBus {
     async fn opened(
         client: async_nats::Client,
         js: jetstream::Context,
+        api: String,
         stream: stream::Stream,
         provision: Provision,
     ) -> Result<JetStreamBus, BusError> {
@@ -177,24 +186,64 @@ impl JetStreamBus {
             .get_stream_no_info(&name)
             .await
             .map_err(|e| BusError::Connect(format!("stream {name}: {e}")))?;
+        let direct = direct::Direct::new(&api, &info, &client.server_info().version);
         Ok(JetStreamBus {
             client,
             js,
             stream,
             name,
+            direct,
             found: Some(info),
             provision,
+            api,
         })
     }
 }
 
+/// The JetStream API's prefix `nats` connects with.
+fn api_prefix(nats: &NatsOptions) -> String {
+    nats.api_prefix
+        .clone()
+        .unwrap_or_else(|| "$JS.API".to_owned())
+}
+
 impl JetStreamBus {
+    /// [`EventBus::next`]: one message get (`STREAM.MSG.GET`), answered by the stream's leader.
+    pub(super) async fn get_next(
+        &self,
+        filter: &str,
+        from_seq: u64,
+    ) -> Result<Option<Message>, BusError> {
+        let got = self
+            .stream
+            .raw_message_builder()
+            .sequence(from_seq.max(1))
+            .next_by_subject(filter.to_owned())
+            .send()
+            .await;
+        match got {
+            Ok(m) => Ok(Some(from_raw(m))),
+            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
+            Err(e) => Err(BusError::Read {
+                filter: format!("{filter} from {from_seq}"),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
     /// The same connection over another stream, `settings`, created if it does not exist:
     /// reads go to that stream (publishes go wherever their subject is stored).
     pub async fn with_stream(&self, settings: &StreamSettings) -> Result<JetStreamBus, BusError> {
         let server = self.client.server_info().version;
         let stream = open_stream(&self.js, settings, self.provision, &server).await?;
-        JetStreamBus::opened(self.client.clone(), self.js.clone(), stream, self.provision).await
+        JetStreamBus::opened(
+            self.client.clone(),
+            self.js.clone(),
+            self.api.clone(),
+            stream,
+            self.provision,
+        )
+        .await
     }
 
     /// Creates the durable consumer `config` on this stream, or brings an existing one to
@@ -493,21 +542,16 @@ impl EventBus for JetStreamBus {
     }
 
     async fn next(&self, filter: &str, from_seq: u64) -> Result<Option<Message>, BusError> {
-        let got = self
-            .stream
-            .raw_message_builder()
-            .sequence(from_seq.max(1))
-            .next_by_subject(filter.to_owned())
-            .send()
-            .await;
-        match got {
-            Ok(m) => Ok(Some(from_raw(m))),
-            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
-            Err(e) => Err(BusError::Read {
-                filter: format!("{filter} from {from_seq}"),
-                reason: e.to_string(),
-            }),
-        }
+        self.get_next(filter, from_seq).await
+    }
+
+    async fn next_batch(
+        &self,
+        filter: &str,
+        from_seq: u64,
+        max: usize,
+    ) -> Result<Vec<Message>, BusError> {
+        self.read_batch(filter, from_seq, max).await
     }
 
     async fn last(&self, subject: &str) -> Result<Option<Message>, BusError> {

@@ -285,6 +285,8 @@ pub(super) async fn open_stream(
         max_age: settings.max_age.unwrap_or_default(),
         republish: republish_of(settings),
         allow_message_schedules: schedules,
+        // Batched reads (`direct.rs`); a direct get refused a user reads one message get each.
+        allow_direct: true,
         ..Default::default()
     };
     let republish = config.republish.clone();
@@ -326,6 +328,12 @@ pub(super) async fn open_stream(
         let mut updated = stream.cached_info().config.clone();
         updated.allow_message_schedules = true;
         stream = update(js, stream, updated, "message schedules").await?;
+    }
+    // Direct gets (batched reads, `direct.rs`) the same way: a stream made before them.
+    if !stream.cached_info().config.allow_direct {
+        let mut updated = stream.cached_info().config.clone();
+        updated.allow_direct = true;
+        stream = update(js, stream, updated, "direct gets").await?;
     }
     // Not changed here: two services configured differently would change it back and
     // forth. Changing it is an operator's decision (deploy/STREAMS.md).
