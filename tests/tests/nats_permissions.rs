@@ -1156,8 +1156,8 @@ async fn every_credential_against_every_subject_is_the_documented_matrix() {
             read.iter()
                 .any(|m| String::from_utf8_lossy(&m.payload).contains("\"message\"")),
         ));
-        // The validator's batched reads (the game index, WatchGame): a direct get, which the
-        // stream allows (arbiter-bus `jetstream/direct.rs`).
+        // The validator's batched reads (WatchGame's replay): a direct get, which the stream
+        // allows (arbiter-bus `jetstream/direct.rs`).
         let batch = p
             .api(
                 "DIRECT.GET.SHOGI_GAMES",

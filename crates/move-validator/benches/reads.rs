@@ -9,8 +9,8 @@
 //!   12,500 plies (ANSWER_TOO_LARGE at the default 64 KiB), against a page of 100 plies of the
 //!   same game.
 //!
-//! - batched reads: a new instance's first ListGames catch-up over a bigger stream and a long
-//!   game's replay, one message get a message against batches of direct gets, side by side.
+//! - batched reads: a long game's replay (WatchGame), one message get a message against
+//!   batches of direct gets, side by side.
 //!
 //! Run: `cargo bench -p move-validator --bench reads` (add `-- --quick` for a short run).
 
@@ -367,75 +367,37 @@ async fn main() {
         analyze(12_000, 100),
     )
     .await;
-    drop(v);
-    batched_reads(bus.as_ref(), nats_pid, if quick { 2_000 } else { 20_000 }).await;
+    batched_reads(bus.as_ref(), nats_pid).await;
 }
 
-/// Reading every creation of a stream of `games` more games (ten moves each, between the
-/// creations), as a new validator's first ListGames catch-up does, and one long game's log, as
-/// WatchGame replays it: one message get a message (the reads before batches, and the reads
-/// where batches cannot be had) against batches ([`EventBus::next_batch`]: one direct get a
-/// batch on nats-server 2.11+), alternated twice. nats-server's CPU and the wall time.
-async fn batched_reads(bus: &dyn EventBus, nats_pid: u32, games: usize) {
-    // A creation event's size; what it says does not matter to a read.
-    let created = vec![b'c'; 200];
-    let chunks: Vec<Vec<usize>> = (0..games)
-        .collect::<Vec<_>>()
-        .chunks(64)
-        .map(<[usize]>::to_vec)
-        .collect();
-    for chunk in chunks {
-        join_all(chunk.into_iter().map(|i| {
-            let created = created.clone();
-            async move {
-                let id = format!("bulk-{i:06}");
-                let out = |subject: String, n: usize, body: Vec<u8>| {
-                    arbiter_bus::Outgoing::new(subject, "bench.Bulk", format!("{id}:{n}"), body)
-                };
-                bus.publish(out(subject::created(&id), 0, created))
-                    .await
-                    .unwrap();
-                for ply in 1..=10 {
-                    bus.publish(out(subject::moves(&id), ply, vec![b'm'; 120]))
-                        .await
-                        .unwrap();
-                }
-            }
-        }))
-        .await;
-    }
-    println!(
-        "Reading {games} creations among {} messages (a new instance's first ListGames), and \
-         the {LONG_PLIES}-ply game's log (WatchGame's replay):",
-        games * 11
-    );
+/// The long game's log read whole, as WatchGame replays it: one message get a message (the
+/// reads before batches, and where batches cannot be had) against batches
+/// ([`EventBus::next_batch`]: one direct get a batch on nats-server 2.11+), alternated twice.
+/// nats-server's CPU and the wall time.
+async fn batched_reads(bus: &dyn EventBus, nats_pid: u32) {
+    println!("The {LONG_PLIES}-ply game's log read whole (WatchGame's replay):");
+    let filter = "shogi.game.long.>";
     for _ in 0..2 {
-        for (label, batch) in [("one message get each", 0), ("batches of 1000", 1000)] {
-            for (what, filter) in [
-                ("creations", subject::ALL_CREATED.to_owned()),
-                ("long game", "shogi.game.long.>".to_owned()),
-            ] {
-                let cpu = process_cpu(nats_pid);
-                let started = Instant::now();
-                let (mut from, mut read, mut requests) = (1, 0usize, 0usize);
-                loop {
-                    requests += 1;
-                    let got = if batch == 0 {
-                        bus.next(&filter, from).await.unwrap().into_iter().collect()
-                    } else {
-                        bus.next_batch(&filter, from, batch).await.unwrap()
-                    };
-                    let Some(last) = got.last() else { break };
-                    from = last.sequence + 1;
-                    read += got.len();
-                }
-                println!(
-                    "  {what:<10} {label:<22} {read:>7} read  {requests:>7} requests  {:>8.1} ms  \
-                     nats-server {:>8.1} ms CPU",
-                    started.elapsed().as_secs_f64() * 1e3,
-                    (process_cpu(nats_pid) - cpu).as_secs_f64() * 1e3,
-                );
+        for (label, batch) in [("one message get each", 0), ("batches of 512", 512)] {
+            let cpu = process_cpu(nats_pid);
+            let started = Instant::now();
+            let (mut from, mut read, mut calls) = (1, 0usize, 0usize);
+            loop {
+                calls += 1;
+                let got = if batch == 0 {
+                    bus.next(filter, from).await.unwrap().into_iter().collect()
+                } else {
+                    bus.next_batch(filter, from, batch).await.unwrap()
+                };
+                let Some(last) = got.last() else { break };
+                from = last.sequence + 1;
+                read += got.len();
             }
+            println!(
+                "  {label:<22} {read:>7} read  {calls:>7} calls  {:>8.1} ms  nats-server {:>8.1} ms CPU",
+                started.elapsed().as_secs_f64() * 1e3,
+                (process_cpu(nats_pid) - cpu).as_secs_f64() * 1e3,
+            );
         }
     }
 }

@@ -1,9 +1,12 @@
 //! Batched reads ([`crate::EventBus::next_batch`]): up to a batch of a filter's messages in one
 //! direct get (`<api>.DIRECT.GET.<stream>` with `seq`, `next_by_subj` and `batch`; nats-server
 //! 2.11+, a stream with `allow_direct`), where a message get (`STREAM.MSG.GET`) answers one
-//! message a request. For the readers of many messages in order: the game index's catch-up and
-//! a WatchGame's replay, which read a request a game or a ply before (issue 38: each such get
-//! also made the server load the block it lands in, and a catch-up loaded blocks a game).
+//! message a request. For a reader of many messages in order from one place of the stream:
+//! WatchGame's replay of a game, a request a ply before. (The game index's catch-up, a reader
+//! of a wildcard from the middle of a growing stream, tried it and does not: nats-server counts
+//! what a batch leaves pending, `NumPending`, over the blocks from the batch's start, and in the
+//! pipeline benchmark its largest heap and resident memory grew by half or more:
+//! docs/benchmarks-history.md, "Batched reads".)
 //!
 //! A direct get may be answered by any of the stream's replicas (and by a mirror's, where one
 //! has `mirror_direct`), one that has not stored the latest messages yet among them, whose

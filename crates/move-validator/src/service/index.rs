@@ -6,13 +6,11 @@
 //! The index follows the stream as a reader of two subject filters, `shogi.game.*.created`
 //! and `shogi.game.*.result`, each with a cursor (the next stream sequence to read from).
 //! Before a page is answered it catches up: one request for the stream's state
-//! ([`arbiter_bus::EventBus::state`]), then, when something was stored since the cursors, the
-//! creations and verdicts stored since, read in batches of [`READ_BATCH`]
-//! ([`arbiter_bus::EventBus::next_batch`]: one direct get a batch where the server allows it,
-//! else one message get a message), and one read that finds nothing more. So a page costs one
-//! to a few requests, whatever its size, and each game's two events are read once per process:
-//! the first ListGames call of a process reads every creation and every verdict on the stream,
-//! a request a thousand of them.
+//! ([`arbiter_bus::EventBus::state`]), then, when something was stored since the cursors, one
+//! message get per creation or verdict stored since and one that finds nothing more. So a page
+//! costs one to three requests, whatever its size, and each game's two events are read once
+//! per process: the first ListGames call of a process reads every creation and every verdict
+//! on the stream.
 //!
 //! Everything is read from the stream, the stored messages only, as the scan read them:
 //! nothing is taken from a raw publish (which the stream may have refused), so the index holds
@@ -38,10 +36,6 @@ use std::time::{Instant, SystemTime};
 /// How many creation events one ListGames call looks at most, so that a `live_only` call over
 /// a stream of finished games answers in bounded time (with a token to go on from).
 pub(super) const LIST_SCAN_MAX: usize = 1000;
-
-/// How many creations or verdicts one read of a catch-up asks for
-/// ([`arbiter_bus::EventBus::next_batch`]).
-const READ_BATCH: usize = 1000;
 
 /// The games on the bus as far as the index has read.
 #[derive(Debug, Default)]
@@ -112,58 +106,36 @@ impl GameIndex {
         self.verdicts_from = self.verdicts_from.max(1);
         // Messages stored after `state` are read too, when a read finds them.
         if state.last_sequence >= self.created_from {
-            loop {
-                let batch = bus
-                    .next_batch(subject::ALL_CREATED, self.created_from, READ_BATCH)
-                    .await?;
-                if batch.is_empty() {
-                    break;
-                }
-                for msg in batch {
-                    self.created_from = msg.sequence + 1;
-                    let game = summary(&msg);
-                    if let Some(game) = &game {
-                        self.count_live(&msg, &game.game_id);
-                        if !self.verdicts.contains_key(&game.game_id) {
-                            self.live.insert(game.game_id.clone(), msg.time);
-                        }
+            while let Some(msg) = bus.next(subject::ALL_CREATED, self.created_from).await? {
+                self.created_from = msg.sequence + 1;
+                let game = summary(&msg);
+                if let Some(game) = &game {
+                    self.count_live(&msg, &game.game_id);
+                    if !self.verdicts.contains_key(&game.game_id) {
+                        self.live.insert(game.game_id.clone(), msg.time);
                     }
-                    self.created.insert(msg.sequence, game);
                 }
+                self.created.insert(msg.sequence, game);
             }
         }
         if state.last_sequence >= self.verdicts_from {
             // The checked verdicts: an announcement on `.verdict` may be false (issue 20).
-            loop {
-                let batch = bus
-                    .next_batch(subject::ALL_RESULTS, self.verdicts_from, READ_BATCH)
-                    .await?;
-                if batch.is_empty() {
-                    break;
-                }
-                for msg in batch {
-                    self.verdicts_from = msg.sequence + 1;
-                    self.read_verdict(&msg);
+            while let Some(msg) = bus.next(subject::ALL_RESULTS, self.verdicts_from).await? {
+                self.verdicts_from = msg.sequence + 1;
+                if let Some((id, Kind::Result)) = subject::parse(&msg.subject) {
+                    let verdict = decode_verdict(msg.message_type.as_deref(), &msg.payload).ok();
+                    self.verdicts.insert(id.to_owned(), verdict);
+                    self.live.remove(id);
+                    if let Some(creator) = self.creator_of.remove(id)
+                        && let Some(n) = self.live_by.get_mut(&creator)
+                    {
+                        *n = n.saturating_sub(1);
+                    }
                 }
             }
         }
         self.caught_up = Some(started);
         Ok(())
-    }
-
-    /// The entry `msg` read on a game's `.result`: the game's verdict, and one live game
-    /// fewer.
-    fn read_verdict(&mut self, msg: &Message) {
-        if let Some((id, Kind::Result)) = subject::parse(&msg.subject) {
-            let verdict = decode_verdict(msg.message_type.as_deref(), &msg.payload).ok();
-            self.verdicts.insert(id.to_owned(), verdict);
-            self.live.remove(id);
-            if let Some(creator) = self.creator_of.remove(id)
-                && let Some(n) = self.live_by.get_mut(&creator)
-            {
-                *n = n.saturating_sub(1);
-            }
-        }
     }
 
     /// A game created by a named credential and without a verdict yet is one more of its live
