@@ -528,6 +528,66 @@ async fn jetstream_bus_reads_in_batches() {
     }
 }
 
+/// Following a subject reads what was stored before in batches (WatchGame's replay of a
+/// game): 300 entries in a few requests on nats-server 2.11+ (the server's own count of the
+/// messages it received), one each on an older server; then what is stored after, one a read.
+#[tokio::test]
+async fn jetstream_bus_follow_replays_in_batches() {
+    let nats = test_support::NatsServer::start_monitored();
+    let bus = jetstream(&nats).await;
+    let version = async_nats::connect(nats.url())
+        .await
+        .unwrap()
+        .server_info()
+        .version;
+    for i in 0..300 {
+        bus.publish(out("shogi.game.f.move.1", &format!("f{i}"), "ply"))
+            .await
+            .unwrap();
+    }
+    let received = || {
+        nats.varz().expect("the server's /varz")["in_msgs"]
+            .as_u64()
+            .expect("in_msgs")
+    };
+    let before = received();
+    let mut follow = bus.follow("shogi.game.f.>").await.unwrap();
+    for i in 0..300 {
+        let m = tokio::time::timeout(WAIT.get(), follow.next())
+            .await
+            .expect("followed in time")
+            .unwrap()
+            .unwrap();
+        assert_eq!(m.payload, b"ply"[..], "{i}");
+    }
+    let requests = received() - before;
+    if arbiter_bus::has_batched_gets(&version) {
+        assert!(
+            requests <= 4,
+            "{requests} requests for 300 entries (nats-server {version})"
+        );
+    } else {
+        assert!(
+            requests >= 300,
+            "{requests} requests (nats-server {version})"
+        );
+    }
+    // Live: what is stored after is read as it comes.
+    let Published::Stored(seq) = bus
+        .publish(out("shogi.game.f.move.1", "f-live", "live"))
+        .await
+        .unwrap()
+    else {
+        panic!("not stored")
+    };
+    let m = tokio::time::timeout(WAIT.get(), follow.next())
+        .await
+        .expect("followed in time")
+        .unwrap()
+        .unwrap();
+    assert_eq!((m.sequence, &m.payload[..]), (seq, &b"live"[..]));
+}
+
 #[tokio::test]
 async fn jetstream_bus_state() {
     let nats = test_support::NatsServer::start();
