@@ -403,6 +403,11 @@ pub trait EventBus: Send + Sync + std::fmt::Debug {
     /// a reader of many ([`EventBus::next`] one at a time costs a request each). Possibly
     /// fewer than `max` while more are stored; empty only when [`EventBus::next`] would find
     /// none, so a reader goes on from the last one's sequence until it gets none.
+    ///
+    /// On JetStream a batch also costs nats-server a count of what it leaves pending over the
+    /// stream's blocks from `from_seq` on: for a reader of one place of the stream (a game's
+    /// log), not for a wildcard read again and again over a growing stream, which cost the
+    /// server its memory (docs/benchmarks-history.md, "Batched reads").
     async fn next_batch(
         &self,
         filter: &str,

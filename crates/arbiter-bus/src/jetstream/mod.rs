@@ -11,8 +11,9 @@
 //! - `direct`: batched reads, with direct gets where the server and the stream allow them;
 //! - `message`: a JetStream message as the bus's [`Message`].
 //!
-//! Imports go one way: `setup` and `message` use no other file here; `publish`, `consume` and
-//! `follow` add methods to [`JetStreamBus`], and this file uses only `setup` and `message`.
+//! Imports go one way: `setup` and `message` use no other file here; `publish`, `consume`,
+//! `follow` and `direct` add methods to [`JetStreamBus`], and this file uses only `setup`,
+//! `message` and `direct`'s state (`Direct`, made when a stream is opened).
 
 mod consume;
 mod direct;
