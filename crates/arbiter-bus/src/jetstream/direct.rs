@@ -29,8 +29,11 @@ use futures::StreamExt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long a direct get may go without a reply before it is taken as unanswered.
-const REPLY_WAIT: Duration = Duration::from_secs(10);
+/// How long a direct get may go without a reply before it is taken as unanswered: a refused
+/// one is never answered (the server drops a publish its user may not make), and a WatchGame
+/// waits this long once before batches go off; an answered batch comes in milliseconds, and
+/// one cut short keeps what came.
+const REPLY_WAIT: Duration = Duration::from_secs(2);
 
 /// How long batches stay off after a direct get went unanswered or was refused.
 pub(super) const RETRY_AFTER: Duration = Duration::from_secs(300);
