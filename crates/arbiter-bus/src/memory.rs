@@ -200,41 +200,36 @@ impl MemoryBus {
 }
 
 impl State {
-    /// Up to `max` messages from `from_seq` on matching `filter`, in order.
-    fn batch(&self, filter: &str, from_seq: u64, max: usize) -> Vec<Message> {
+    /// The messages from `from_seq` on whose subject matches `filter`, in order.
+    fn matching<'a: 'f, 'f>(
+        &'a self,
+        filter: &'f str,
+        from_seq: u64,
+    ) -> Box<dyn Iterator<Item = &'a Message> + 'f> {
         let from = from_seq.max(1);
-        let max = max.max(1);
         if !filter.contains(['*', '>']) {
-            let Some(seqs) = self.by_subject.get(filter) else {
-                return Vec::new();
-            };
+            let seqs = self.by_subject.get(filter).map_or(&[][..], Vec::as_slice);
             let i = seqs.partition_point(|&s| s < from);
-            return seqs[i..]
-                .iter()
-                .take(max)
-                .map(|&s| self.log[s as usize - 1].clone())
-                .collect();
+            return Box::new(seqs[i..].iter().map(|&s| &self.log[s as usize - 1]));
         }
-        self.log
-            .iter()
-            .skip(from as usize - 1)
-            .filter(|m| subject_matches(filter, &m.subject))
-            .take(max)
+        Box::new(
+            self.log
+                .iter()
+                .skip(from as usize - 1)
+                .filter(move |m| subject_matches(filter, &m.subject)),
+        )
+    }
+
+    /// Up to `max` (at least one) messages from `from_seq` on matching `filter`, in order.
+    fn batch(&self, filter: &str, from_seq: u64, max: usize) -> Vec<Message> {
+        self.matching(filter, from_seq)
+            .take(max.max(1))
             .cloned()
             .collect()
     }
 
     fn next(&self, filter: &str, from_seq: u64) -> Option<&Message> {
-        let from = from_seq.max(1);
-        if !filter.contains(['*', '>']) {
-            let seqs = self.by_subject.get(filter)?;
-            let i = seqs.partition_point(|&s| s < from);
-            return seqs.get(i).map(|&s| &self.log[s as usize - 1]);
-        }
-        self.log
-            .iter()
-            .skip(from as usize - 1)
-            .find(|m| subject_matches(filter, &m.subject))
+        self.matching(filter, from_seq).next()
     }
 }
 

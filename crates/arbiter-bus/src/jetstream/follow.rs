@@ -18,10 +18,10 @@ impl JetStreamBus {
         // No consumer: the stored messages are read in batches until the follower has caught
         // up (`EventBus::next_batch`, in order, all that is stored), then one message get a
         // message, and a core subscription to the raw publishes on `filter` only says when to
-        // read again. Following then needs
-        // no right to create consumers (deploy/nats/auth.conf: such a right reaches the
-        // workers' durable consumers too), and leaves nothing on the server when the follower
-        // goes: dropping the stream unsubscribes (issue 20).
+        // read again. Following then needs no right to create consumers
+        // (deploy/nats/auth.conf: such a right reaches the workers' durable consumers too),
+        // and leaves nothing on the server when the follower goes: dropping the stream
+        // unsubscribes (issue 20).
         let wake = self
             .client
             .subscribe(filter.to_owned())
