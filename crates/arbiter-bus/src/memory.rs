@@ -200,24 +200,31 @@ impl MemoryBus {
 }
 
 impl State {
-    /// The messages from `from_seq` on whose subject matches `filter`, in order.
+    /// The messages from `from_seq` on whose subject matches `filter`, in order: a subject's
+    /// own list for a literal filter, the log scanned for a wildcard (no allocation: `next`
+    /// runs for every delivery of the embedded bus).
     fn matching<'a: 'f, 'f>(
         &'a self,
         filter: &'f str,
         from_seq: u64,
-    ) -> Box<dyn Iterator<Item = &'a Message> + 'f> {
+    ) -> impl Iterator<Item = &'a Message> + 'f {
         let from = from_seq.max(1);
-        if !filter.contains(['*', '>']) {
+        let wildcard = filter.contains(['*', '>']);
+        let listed = (!wildcard).then(|| {
             let seqs = self.by_subject.get(filter).map_or(&[][..], Vec::as_slice);
             let i = seqs.partition_point(|&s| s < from);
-            return Box::new(seqs[i..].iter().map(|&s| &self.log[s as usize - 1]));
-        }
-        Box::new(
+            seqs[i..].iter().map(|&s| &self.log[s as usize - 1])
+        });
+        let scanned = wildcard.then(|| {
             self.log
                 .iter()
                 .skip(from as usize - 1)
-                .filter(move |m| subject_matches(filter, &m.subject)),
-        )
+                .filter(move |m| subject_matches(filter, &m.subject))
+        });
+        listed
+            .into_iter()
+            .flatten()
+            .chain(scanned.into_iter().flatten())
     }
 
     /// Up to `max` (at least one) messages from `from_seq` on matching `filter`, in order.
