@@ -98,6 +98,9 @@ let focusSquare = "5e";
 let refusedAt: { ply: number; text: string } | null = null;
 let watch: AbortController | null = null;
 const streamWarnings = new Map<string, Warning>();
+// The comments the movers sent with their moves (an engine's evaluation and line), by ply, as
+// WatchGame brings them: shown as text, never as markup.
+const comments = new Map<number, string>();
 /** When a move event arrived before the clock it started: the clocks show that instant. */
 let clockAt: number | null = null;
 /** The deadline the arbiter was last asked about when it passed (`game:deadline`). */
@@ -650,6 +653,25 @@ function drawStatus(): void {
   $<HTMLButtonElement>("step-back").disabled = ply === 0;
   $<HTMLButtonElement>("step-forward").disabled = ply === game.ply;
   $<HTMLButtonElement>("step-last").disabled = ply === game.ply;
+  drawComment();
+}
+
+/** The shown ply's comment, under the stepper; hidden when its move came without one. */
+function drawComment(): void {
+  const ply = shownPly();
+  const comment = ply > 0 ? comments.get(ply) : undefined;
+  $("comment").hidden = comment === undefined;
+  if (comment === undefined) return;
+  $("comment-move").textContent = `With ply ${ply}, ${moveText(ply)}:`;
+  $("comment-text").textContent = comment;
+}
+
+/** Marks ply `p`'s row of the moves table as having a comment (after its move), once. */
+function markComment(p: number): void {
+  const button = $("moves").querySelector(`tbody tr[data-ply='${p}'] button.move`);
+  if (!button || button.parentElement!.querySelector(".has-comment")) return;
+  button.after(h("span", { class: "has-comment", title: "this move has a comment" }, " ✎",
+    h("span", { class: "sr-only" }, " (comment)")));
 }
 
 function drawPanels(): void {
@@ -727,7 +749,11 @@ function drawMoves(): void {
     body.dataset.key = key;
     body.replaceChildren();
   }
-  while (body.children.length <= game.ply) body.append(moveRow(body.children.length));
+  while (body.children.length <= game.ply) {
+    const p = body.children.length;
+    body.append(moveRow(p));
+    if (comments.has(p)) markComment(p);
+  }
   for (const row of body.querySelectorAll<HTMLElement>("tr:not([data-filled])")) fillRow(row, Number(row.dataset.ply));
   const ply = shownPly();
   const old = body.querySelector("tr.shown");
@@ -907,6 +933,7 @@ async function openGame(id: string): Promise<void> {
   askedAt = "";
   $("promotion").hidden = true;
   streamWarnings.clear();
+  comments.clear();
   $("game").hidden = false;
   $("analysis").hidden = false;
   document.title = `${id} — shogi-arbiter console`;
@@ -924,6 +951,11 @@ async function follow(id: string, signal: AbortSignal): Promise<void> {
     for await (const ev of client.watchGame({ gameId: id, fromPly: 0 }, { signal })) {
       const game = analysis?.game;
       if (ev.event.case === "warning") streamWarnings.set(warningKey(ev.event.value), ev.event.value);
+      if (ev.event.case === "move" && ev.event.value.comment && gameId === id) {
+        comments.set(ev.event.value.ply, ev.event.value.comment);
+        markComment(ev.event.value.ply);
+        if (game && shownPly() === ev.event.value.ply) drawComment();
+      }
       if (ev.event.case === "move" && game && gameId === id && ev.event.value.ply === game.ply + 1 && !game.verdict) {
         const mv = ev.event.value;
         game.moves.push(mv.usi);

@@ -5,7 +5,7 @@
 // Every page fails its test on any console error or page error. Accessibility is checked with
 // axe-core (pinned in package.json): no serious or critical violation, at 1280x800 and 375x812.
 // Screenshots of each verdict (a time-up among them), of a live game with a warning, of a live
-// game's clocks and of the operator view at both sizes, and of any step that fails, go to
+// game's clocks, of a move's comment and of the operator view at both sizes, and of any step that fails, go to
 // target/browser-test/ (or $BROWSER_TEST_OUT).
 
 import { test, before, after } from "node:test";
@@ -434,6 +434,49 @@ test("a repetition, a checkmate and both declarations, each at both sizes", asyn
     // The pieces in the camp are shown on the board: the king's twelve companions.
     assert.equal(await page.locator(".sq.camp").count(), 13);
     await atBothSizes(page, "verdict-declaration-win");
+  });
+});
+
+test("a move's comment (an engine's evaluation) beside its move, as text, stepped through, after a reload", async () => {
+  await onPage("move-comment", async (page) => {
+    const id = await createGame(page, "jsa", "");
+    // What a CSA engine sends after its move (floodgate's `'*` evaluation and line), a move
+    // without one, and a hostile one: markup, and one word too long for any line.
+    const evaluation = "* 30 -3334FU +2726FU";
+    const hostile = `<img src=x onerror="window.__pwned = 1"> & ${"７六歩".repeat(400)}`;
+    await api.submitMove({ gameId: id, ply: 1, usi: "7g7f", comment: evaluation });
+    await api.submitMove({ gameId: id, ply: 2, usi: "3c3d" });
+    await api.submitMove({ gameId: id, ply: 3, usi: "2g2f", comment: hostile });
+    await page.waitForSelector("#moves tr[data-ply='3'] .has-comment");
+    const marked = await page.locator("#moves tbody tr").evaluateAll((rows) => rows.map((r) => !!r.querySelector(".has-comment")));
+    assert.deepEqual(marked, [false, true, false, true]);
+    // The current ply's comment, as the text it is.
+    await page.waitForSelector("#comment:not([hidden])");
+    assert.equal(await text(page, "#comment-move"), "With ply 3, ▲２六歩(27):");
+    assert.equal(await page.locator("#comment-text").textContent(), hostile);
+    assert.equal(await page.locator("#comment img").count(), 0);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    await atBothSizes(page, "move-comment");
+    // Stepping: a move without a comment hides it; the first move's is shown.
+    await page.click("#step-back");
+    assert.ok(await page.locator("#comment").isHidden());
+    await page.click("#step-back");
+    assert.equal(await text(page, "#comment-text"), evaluation);
+    assert.equal(await text(page, "#comment-move"), "With ply 1, ▲７六歩(77):");
+    await page.keyboard.press("Home");
+    assert.ok(await page.locator("#comment").isHidden());
+    // A live move's comment comes with it; a reload reads them all again from the game's log.
+    await page.keyboard.press("End");
+    await api.submitMove({ gameId: id, ply: 4, usi: "8c8d", comment: "* -12 +2625FU" });
+    await page.waitForSelector("#moves tr[data-ply='4'] .has-comment");
+    await page.waitForFunction(() => document.querySelector("#comment-text")?.textContent === "* -12 +2625FU");
+    await page.reload();
+    await page.waitForSelector("body[data-ready=true]");
+    await page.waitForSelector("#moves tr[data-ply='4'] .has-comment");
+    const again = await page.locator("#moves tbody tr").evaluateAll((rows) => rows.map((r) => !!r.querySelector(".has-comment")));
+    assert.deepEqual(again, [false, true, false, true, true]);
+    await page.locator("#moves tr[data-ply='3'] button.move").click();
+    assert.equal(await page.locator("#comment-text").textContent(), hostile);
   });
 });
 
