@@ -528,6 +528,73 @@ async fn jetstream_bus_reads_in_batches() {
     }
 }
 
+/// A user refused direct gets (a validator upgraded before its user's rights, with an
+/// auth.conf of an earlier release): the server drops the request without an answer, so the
+/// first batch waits for it once (2 s), keeps its first message (a message get,
+/// which the user may make) and turns batches off, said at WARN; every later read is one
+/// message get at once, and a follow reads everything.
+#[tokio::test]
+async fn jetstream_bus_refused_direct_gets_reads_one_get_each_without_waiting_again() {
+    let config = r#"
+        authorization {
+          users: [
+            { user: app, password: app-secret,
+              permissions: { publish: { allow: [">"], deny: ["$JS.API.DIRECT.GET.>"] } } }
+          ]
+        }
+    "#;
+    let nats = test_support::NatsServer::start_with_config(config);
+    let mut options = arbiter_bus::NatsOptions::new(nats.url());
+    options.user = Some("app".into());
+    options.password = Some("app-secret".into());
+    let (logs, _guard) = support::Logs::capture();
+    let bus: Bus = Arc::new(
+        JetStreamBus::connect(
+            &options,
+            "behaviour",
+            &arbiter_bus::StreamSettings::new("BEHAVIOUR", "shogi.game.>"),
+        )
+        .await
+        .unwrap(),
+    );
+    let version =
+        async_nats::ConnectOptions::with_user_and_password("app".into(), "app-secret".into())
+            .connect(nats.url())
+            .await
+            .unwrap()
+            .server_info()
+            .version;
+    for i in 0..30 {
+        bus.publish(out("shogi.game.r.move.1", &format!("r{i}"), "ply"))
+            .await
+            .unwrap();
+    }
+    let first = bus.next_batch("shogi.game.r.>", 1, 10).await.unwrap();
+    assert_eq!(first.len(), 1, "the message get's one, the batch refused");
+    if arbiter_bus::has_batched_gets(&version) {
+        assert!(logs.text().contains("batched reads off"), "{}", logs.text());
+    }
+    // No later read asks again (each refused ask is said at WARN, counted below).
+    let (read, sizes) = read_in_batches(&bus, "shogi.game.r.>", 10).await;
+    assert_eq!(sizes, [1; 30]);
+    assert_eq!(read, read_one_by_one(&bus, "shogi.game.r.>").await);
+    let mut follow = bus.follow("shogi.game.r.>").await.unwrap();
+    for i in 0..30 {
+        let m = tokio::time::timeout(WAIT.get(), follow.next())
+            .await
+            .expect("followed in time")
+            .unwrap()
+            .unwrap();
+        assert_eq!(m.sequence, read[i].sequence);
+    }
+    assert_eq!(
+        logs.text().matches("batched reads off").count(),
+        usize::from(arbiter_bus::has_batched_gets(&version)),
+        "asked once, said once: {}",
+        logs.text()
+    );
+}
+
 /// Following a subject reads what was stored before in batches (WatchGame's replay of a
 /// game): 300 entries in a few requests on nats-server 2.11+ (the server's own count of the
 /// messages it received), one each on an older server; then what is stored after, one a read.
