@@ -579,13 +579,13 @@ async fn jetstream_bus_refused_direct_gets_reads_one_get_each_without_waiting_ag
     assert_eq!(sizes, [1; 30]);
     assert_eq!(read, read_one_by_one(&bus, "shogi.game.r.>").await);
     let mut follow = bus.follow("shogi.game.r.>").await.unwrap();
-    for i in 0..30 {
+    for stored in &read {
         let m = tokio::time::timeout(WAIT.get(), follow.next())
             .await
             .expect("followed in time")
             .unwrap()
             .unwrap();
-        assert_eq!(m.sequence, read[i].sequence);
+        assert_eq!(m.sequence, stored.sequence);
     }
     assert_eq!(
         logs.text().matches("batched reads off").count(),
