@@ -1,6 +1,8 @@
 //! Load generator for the move validator (issue 4, "Speed"): real games from the corpus played
 //! concurrently through SubmitMove, ValidateMove on their positions, and a bare tonic echo call
-//! as the baseline, all in one process on loopback with a real nats-server.
+//! as the baseline, all in one process on loopback with a real nats-server. A second echo row
+//! sends the same messages on bidirectional streams kept open (one a call in flight): what a
+//! message costs without a call of its own.
 //!
 //! The baseline is a bare tonic echo service ([`echo`], hand-written, kept out of the shipped
 //! contracts) on a server of its own with nothing else on it: no timeout layer, no interceptor.
@@ -265,6 +267,15 @@ async fn main() {
                 .connect_lazy()
         })
         .collect();
+    // One echo stream for each call in flight, kept open for the run.
+    let mut streams = Vec::new();
+    for w in 0..64 {
+        let s = echo::EchoStreamClient::open(echo_channels[w % CHANNELS].clone())
+            .await
+            .expect("open an echo stream");
+        streams.push(tokio::sync::Mutex::new(s));
+    }
+    let echo_streams = Arc::new(streams);
     let games = Arc::new(corpus_games());
     let pairs: Arc<Vec<(String, String)>> = Arc::new(
         games
@@ -298,6 +309,16 @@ async fn main() {
         let payload = payload.clone();
         async move {
             echo::echo(c, payload).await.expect("echo");
+        }
+    })
+    .await;
+    let streams = echo_streams.clone();
+    let payload = echo_payload.clone();
+    drive("warm-up", 64, 20_000, move |w, _| {
+        let streams = streams.clone();
+        let payload = payload.clone();
+        async move {
+            streams[w].lock().await.echo(payload).await.expect("echo");
         }
     })
     .await;
@@ -341,6 +362,21 @@ async fn main() {
             let payload = payload.clone();
             async move {
                 let back = echo::echo(c, payload.clone()).await.expect("echo");
+                assert_eq!(back.payload, payload);
+            }
+        };
+        let streams = echo_streams.clone();
+        let payload = echo_payload.clone();
+        let stream_call = move |w: usize, _| {
+            let streams = streams.clone();
+            let payload = payload.clone();
+            async move {
+                let back = streams[w]
+                    .lock()
+                    .await
+                    .echo(payload.clone())
+                    .await
+                    .expect("echo on a stream");
                 assert_eq!(back.payload, payload);
             }
         };
@@ -480,6 +516,7 @@ async fn main() {
         // processes on the machine falls on all of them alike instead of on one row.
         let mut rows: Vec<Report> = [
             ECHO,
+            ECHO_STREAM,
             "health Check",
             "ValidateMove",
             "JetStream publish",
@@ -504,19 +541,22 @@ async fn main() {
                 rows[0].add(drive(ECHO, inflight, total, echo_call.clone()).await);
             }
             if on[1] {
-                rows[1].add(drive("", inflight, total, health_call.clone()).await);
+                rows[1].add(drive("", inflight, total, stream_call.clone()).await);
             }
             if on[2] {
-                rows[2].add(drive("", inflight, total, validate_call.clone()).await);
+                rows[2].add(drive("", inflight, total, health_call.clone()).await);
             }
             if on[3] {
-                rows[3].add(drive("", inflight, total_bus, publish_call.clone()).await);
+                rows[3].add(drive("", inflight, total, validate_call.clone()).await);
             }
             if on[4] {
-                rows[4].add(drive("", inflight, total_bus, entries_call.clone()).await);
+                rows[4].add(drive("", inflight, total_bus, publish_call.clone()).await);
             }
             if on[5] {
-                rows[5].add(drive("", inflight, total_bus, submit_call.clone()).await);
+                rows[5].add(drive("", inflight, total_bus, entries_call.clone()).await);
+            }
+            if on[6] {
+                rows[6].add(drive("", inflight, total_bus, submit_call.clone()).await);
             }
         }
         rows.retain(|r| r.calls > 0);
@@ -590,6 +630,9 @@ async fn main() {
 
 /// The name of the baseline's rows.
 const ECHO: &str = "echo (bare tonic)";
+
+/// The name of the rows of the same echo on streams kept open.
+const ECHO_STREAM: &str = "echo on a stream";
 
 /// The row of `name` at `inflight`.
 fn row<'a>(reports: &'a [Report], name: &str, inflight: usize) -> &'a Report {
