@@ -168,6 +168,7 @@ impl Game {
             proposed,
             start: summary.position.clone(),
             body: String::new(),
+            moves: Vec::new(),
         };
         Game {
             position: summary.position.clone(),
@@ -215,7 +216,8 @@ struct Game {
     /// on.
     half: Option<(Color, async_nats::Client)>,
     /// The other half's move comments by ply, for the record, as an instance of an earlier
-    /// release relays them (`Relay::Comment`); one of this release sends them with the move.
+    /// release relays them (`Relay::Comment`) when one comes before its move (one that comes
+    /// after goes into the record at once); one of this release sends them with the move.
     comments: std::collections::HashMap<u32, String>,
     /// The task that follows the game's subject.
     relay_task: Option<tokio::task::JoinHandle<()>>,
@@ -298,8 +300,13 @@ impl Game {
                 GameMsg::Relay(r) => match (r, other) {
                     (Relay::Agree, Some(c)) if !self.agree(c, &mut watcher).await => break,
                     (Relay::Reject, Some(c)) => self.rejected(c),
+                    // Kept for its move, or put with it when the move came first.
                     (Relay::Comment { ply, text }, _) => {
-                        self.comments.insert(ply, text);
+                        if ply > self.ply {
+                            self.comments.insert(ply, text);
+                        } else if !self.record.late_comment(ply, &text) {
+                            tracing::debug!(game = %self.summary.game_id, ply, "a relayed comment for a move that has one");
+                        }
                     }
                     _ => {}
                 },

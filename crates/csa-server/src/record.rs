@@ -58,6 +58,9 @@ pub struct Record {
     pub start: Position,
     /// The lines after the start: moves with their times, comments, illegal moves.
     pub body: String,
+    /// Where each move's lines end in `body` (`moves[ply - 1]`), and whether its comment is
+    /// there: where a comment that came after its move goes ([`Record::late_comment`]).
+    pub(crate) moves: Vec<(usize, bool)>,
 }
 
 impl Record {
@@ -67,6 +70,27 @@ impl Record {
         if let Some(c) = comment {
             let _ = writeln!(self.body, "'*{c}");
         }
+        self.moves.push((self.body.len(), comment.is_some()));
+    }
+
+    /// The comment of the move of `ply`, played already without one: an instance of an earlier
+    /// release relays its player's comment apart from the move (`Relay::Comment`), and it can
+    /// come after the move. Put after the move's lines, as [`Record::played`] puts it; `false`
+    /// (and nothing written) when that move is not played yet or has its comment.
+    pub fn late_comment(&mut self, ply: u32, comment: &str) -> bool {
+        let Some(i) = (ply as usize).checked_sub(1) else {
+            return false;
+        };
+        let Some(&(end, false)) = self.moves.get(i) else {
+            return false;
+        };
+        let line = format!("'*{comment}\n");
+        self.body.insert_str(end, &line);
+        self.moves[i].1 = true;
+        for later in &mut self.moves[i + 1..] {
+            later.0 += line.len();
+        }
+        true
     }
 
     /// A line played as an illegal move (`'ILLEGAL_MOVE(<line>)`).
@@ -169,6 +193,45 @@ fn ending_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record() -> Record {
+        Record {
+            game_id: "g".into(),
+            players: [RecordPlayer::new("b", None), RecordPlayer::new("w", None)],
+            max_moves: 0,
+            least_time_per_move: 0,
+            increment: 0,
+            proposed: Stamp::now(),
+            start: Position::startpos(),
+            body: String::new(),
+            moves: Vec::new(),
+        }
+    }
+
+    fn mv(text: &str) -> CsaMove {
+        CsaMove::parse(text).expect("a CSA move")
+    }
+
+    /// A comment relayed after its move (an instance of an earlier release) goes after that
+    /// move's lines, once; one for a move not played yet, or with its comment, is refused.
+    #[test]
+    fn a_late_comment_goes_with_its_move() {
+        let mut r = record();
+        r.played(mv("+7776FU"), 1, None);
+        r.played(mv("-3334FU"), 2, Some("* -30 +2726FU"));
+        r.illegal("%CHUDAN");
+        r.played(mv("+2726FU"), 3, None);
+        assert!(r.late_comment(1, "* 12 -3334FU"));
+        assert!(!r.late_comment(1, "again"), "the first is kept");
+        assert!(!r.late_comment(2, "* 0"), "ply 2 has its comment");
+        assert!(!r.late_comment(4, "* 0"), "ply 4 is not played");
+        assert!(!r.late_comment(0, "* 0"));
+        assert!(r.late_comment(3, "* 40"));
+        assert_eq!(
+            r.body,
+            "+7776FU\nT1\n'** 12 -3334FU\n-3334FU\nT2\n'** -30 +2726FU\n'ILLEGAL_MOVE(%CHUDAN)\n+2726FU\nT3\n'** 40\n"
+        );
+    }
 
     #[test]
     fn a_rated_players_id_is_the_md5_of_the_password() {

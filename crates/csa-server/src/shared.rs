@@ -205,8 +205,7 @@ pub enum Relay {
     Reject,
     /// The comment of the player's move at `ply`, for the record Black's instance writes, as
     /// instances before the comment went into the log with its move (SubmitMoveRequest
-    /// `comment`) sent it; still taken from them. It could come after the move it belongs to,
-    /// which then went into the record without it.
+    /// `comment`) sent it; still taken from them, before or after the move it belongs to.
     Comment {
         /// The ply.
         ply: u32,

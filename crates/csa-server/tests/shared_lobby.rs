@@ -195,6 +195,65 @@ async fn players_on_two_instances_play_a_game_to_its_end_and_one_record_is_writt
     }
 }
 
+/// During a rolling upgrade, White's instance of an earlier release relays its player's move
+/// comment apart from the move (`Relay::Comment` on the game's subject, played here by the
+/// test); Black's instance, which writes the record, puts it with its move whether it comes
+/// before the move or after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comments_relayed_by_an_instance_of_an_earlier_release_go_with_their_moves() {
+    use csa_server::shared::{Relay, RelayMsg};
+    use futures::StreamExt as _;
+    let c = cluster().await;
+    let nats = async_nats::connect(c._nats.url()).await.expect("NATS");
+    // The halves' AGREE relays name the game's subject.
+    let mut relays = nats.subscribe("csa.game.>").await.expect("subscribe");
+    nats.flush().await.expect("flush");
+    let (mut b, mut w) = started_on([&c.a.csa, &c.b.csa], "relayed-600-10").await;
+    let subject = tokio::time::timeout(patience(Duration::from_secs(10)), relays.next())
+        .await
+        .expect("a relay in time")
+        .expect("a relay")
+        .subject;
+    let relay = |ply, text: &str| {
+        serde_json::to_vec(&RelayMsg {
+            from: '-',
+            relay: Relay::Comment {
+                ply,
+                text: text.into(),
+            },
+        })
+        .expect("JSON")
+    };
+    black_opens(&mut b, &mut w).await;
+    // Ply 2's comment before its move; ply 4's after it (its move echoed to both players).
+    nats.publish(subject.clone(), relay(2, "* 30 -3334FU").into())
+        .await
+        .expect("publish");
+    nats.flush().await.expect("flush");
+    for line in ["-3334FU", "+2726FU", "-8384FU"] {
+        let mover = if line.starts_with('+') { &mut b } else { &mut w };
+        mover.send(format!("{line}\n").as_bytes()).await;
+        let echo = format!("{line},T0");
+        assert_eq!(b.until(|l| l == echo).await, [echo.as_str()]);
+        assert_eq!(w.until(|l| l == echo).await, [echo.as_str()]);
+    }
+    nats.publish(subject, relay(4, "* -12 +2625FU").into())
+        .await
+        .expect("publish");
+    nats.flush().await.expect("flush");
+    b.send(b"%TORYO\n").await;
+    b.until(|l| l == "#LOSE").await;
+    let text = the_record(c.records.path()).await;
+    let lines: Vec<&str> = text.lines().collect();
+    for (mv, comment) in [
+        ("-3334FU", "'** 30 -3334FU"),
+        ("-8384FU", "'** -12 +2625FU"),
+    ] {
+        let at = lines.iter().position(|l| *l == mv).expect("the move");
+        assert_eq!(lines.get(at + 2), Some(&comment), "{text}");
+    }
+}
+
 /// A line of White's played as an illegal move that is no move of the board ends the game for
 /// both, and Black's instance names it in the record, from the verdict's note.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
