@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The pipeline benchmark's end-to-end window from two checkouts, side by side on this host:
-# BASE (a baseline tree, for issue 38 a worktree of 6f5a67f plus the benchmark's /varz counts,
-# `git worktree add ../base 6f5a67f` and the measurement commit on top) and this checkout,
+# BASE (a baseline tree, for issue 38 a worktree of 6f5a67f plus the benchmark's /varz counts
+# and E2E_SECS, measurement only: `git worktree add ../base 6f5a67f && git -C ../base apply
+# "$PWD/tools/bench-base-6f5a67f.patch"`) and this checkout,
 # alternating BASE, this, BASE, this... so that both meet the same machine. Each run prints the
 # benchmark's own lines (verdict latency, CPU a move, NATS messages a move, nats-server's
 # memory) and nats-server's live heap after each collection (Go's gctrace, median and largest
