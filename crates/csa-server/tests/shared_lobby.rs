@@ -231,7 +231,11 @@ async fn comments_relayed_by_an_instance_of_an_earlier_release_go_with_their_mov
         .expect("publish");
     nats.flush().await.expect("flush");
     for line in ["-3334FU", "+2726FU", "-8384FU"] {
-        let mover = if line.starts_with('+') { &mut b } else { &mut w };
+        let mover = if line.starts_with('+') {
+            &mut b
+        } else {
+            &mut w
+        };
         mover.send(format!("{line}\n").as_bytes()).await;
         let echo = format!("{line},T0");
         assert_eq!(b.until(|l| l == echo).await, [echo.as_str()]);
