@@ -6,7 +6,9 @@ holds, FAILED_PRECONDITION `GAME_OVER` after the verdict) by their ErrorInfo rea
 in an impasse position. Then it plays against the arbiter's clock in real time (docs/rules.md
 section 9): a move 50 ms before its side's deadline is accepted and one 50 ms after it is
 MOVE_OUTCOME_TIME_UP with the time-up verdict; byoyomi periods are used up as the clock's rules
-say; a late resignation and a late declaration are time-ups. It exits 1, naming what was wrong,
+say; a late resignation and a late declaration are time-ups. Last, it plays two games at once on
+one SubmitMoves stream, as a platform that sends every move of many games would, and reads a
+move's error from the stream as the google.rpc.Status it is. It exits 1, naming what was wrong,
 on any answer other than the arbiter's rules give (docs/rules.md), so that CI can run it
 against a real server.
 
@@ -20,8 +22,10 @@ import sys
 import time
 import uuid
 
+import queue
+
 import grpc
-from google.rpc import error_details_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen"))
@@ -363,6 +367,56 @@ def late_declaration(stub):
     expect_time_up("late declaration", answer, pb.COLOR_BLACK, deadline)
 
 
+def on_a_stream(stub):
+    """Two games on one SubmitMoves stream: each move answered with its tag as SubmitMove
+    answers it; a move for a ply another holds answered with its error, read as the
+    google.rpc.Status whose fields SubmitMoveError has."""
+    games = [f"py-stream-{i}-{uuid.uuid4().hex[:8]}" for i in range(2)]
+    for game_id in games:
+        stub.CreateGame(pb.CreateGameRequest(game_id=game_id, ruleset=pb.Ruleset(preset="online")), timeout=10)
+    line = "7g7f 3c3d 2g2f 8c8d".split()
+    sent = queue.Queue()
+
+    def requests():
+        while (request := sent.get()) is not None:
+            yield request
+
+    answers = stub.SubmitMoves(requests(), timeout=30)
+    tag = 0
+    expected = {}
+    for ply, usi in enumerate(line, start=1):
+        for game_id in games:
+            tag += 1
+            expected[tag] = (game_id, ply)
+            sent.put(pb.SubmitMovesRequest(tag=tag, move=pb.SubmitMoveRequest(game_id=game_id, ply=ply, usi=usi)))
+    # A second move for ply 1 of the first game, after its moves: PLY_TAKEN.
+    tag += 1
+    taken = tag
+    sent.put(pb.SubmitMovesRequest(tag=taken, move=pb.SubmitMoveRequest(game_id=games[0], ply=1, usi="5g5f")))
+    sent.put(None)
+    got = {}
+    for answer in answers:
+        got[answer.tag] = answer
+    expect("stream: answers, one a move", sorted(got), list(range(1, tag + 1)))
+    for t, (game_id, ply) in expected.items():
+        answer = got[t]
+        expect(f"stream: tag {t} ({game_id} ply {ply})", answer.WhichOneof("answer"), "submitted")
+        expect(f"stream: tag {t} outcome", pb.MoveOutcome.Name(answer.submitted.outcome), "MOVE_OUTCOME_ACCEPTED")
+        expect(f"stream: tag {t} ply", answer.submitted.ply, ply)
+    error = got[taken]
+    expect("stream: the taken ply's answer", error.WhichOneof("answer"), "error")
+    status = status_pb2.Status.FromString(error.error.SerializeToString())
+    expect("stream: the taken ply's code", status.code, grpc.StatusCode.ABORTED.value[0])
+    infos = [d for d in status.details if d.Is(error_details_pb2.ErrorInfo.DESCRIPTOR)]
+    info = error_details_pb2.ErrorInfo()
+    infos[0].Unpack(info)
+    expect("stream: the taken ply's reason", info.reason, "PLY_TAKEN")
+    expect("stream: the taken ply's current_ply", info.metadata["current_ply"], str(len(line)))
+    for game_id in games:
+        state = stub.GetGame(pb.GetGameRequest(game_id=game_id), timeout=10).game
+        expect(f"stream: {game_id}'s moves", list(state.moves), line)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--addr", default="127.0.0.1:50051", help="the arbiter's gRPC address")
@@ -376,6 +430,7 @@ def main():
             clocked_moves(stub)
             byoyomi_periods_and_late_resignation(stub)
             late_declaration(stub)
+            on_a_stream(stub)
         except WrongAnswer as wrong:
             print(f"WRONG ANSWER: {wrong}", file=sys.stderr)
             return 1

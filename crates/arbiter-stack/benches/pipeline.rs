@@ -12,6 +12,8 @@
 //!
 //! `cargo bench -p arbiter-stack --bench pipeline [-- GAMES]` (default 500 games, 50,000
 //! events). `E2E_ONLY=1` runs part 4 alone; `E2E_TARGET` and `E2E_RUNS`: see [`e2e`].
+//! `E2E_STREAM=1`: part 4's clients send their moves on SubmitMoves streams, one kept open a
+//! client, instead of a SubmitMove call a move.
 
 use arbiter_runtime::compose::{self, Composition};
 use arbiter_stack::{BusConfig, Opened};
@@ -441,7 +443,7 @@ async fn e2e(bus: &Opened, nats: &test_support::NatsServer, games: &[Vec<Move>])
             for &target in &fixed {
                 settle(&js).await;
                 let w = load.window(target, secs, next_tag()).await;
-                w.report(&format!("end to end (run {run})"));
+                w.report(&format!("end to end{} (run {run})", how()));
                 timeline(&js, &w.probes, slowest).await;
             }
         }
@@ -477,7 +479,8 @@ async fn e2e(bus: &Opened, nats: &test_support::NatsServer, games: &[Vec<Move>])
         settle(&js).await;
         let w = load.window(half, secs, next_tag()).await;
         w.report(&format!(
-            "end to end at half the saturation rate (run {run})"
+            "end to end at half the saturation rate{} (run {run})",
+            how()
         ));
         timeline(&js, &w.probes, slowest).await;
         if pct(&w.verdicts, 0.99) <= Duration::from_millis(10) && w.lost == 0 {
@@ -563,8 +566,10 @@ impl Load<'_> {
                 )
             })
         };
+        let stream = std::env::var_os("E2E_STREAM").is_some_and(|v| v == "1");
         for d in 0..DRIVERS {
             let mut client = MoveValidatorClient::new(self.channel.clone());
+            let mut mover = Mover::open(&self.channel, stream).await;
             let games: Vec<Vec<String>> = if d % 5 == 0 {
                 vec![probe.clone()]
             } else {
@@ -615,17 +620,15 @@ impl Load<'_> {
                         });
                         let sent = Instant::now();
                         let sent_at = SystemTime::now();
-                        let answer = client
-                            .submit_move(pb::SubmitMoveRequest {
+                        let answer = mover
+                            .submit(pb::SubmitMoveRequest {
                                 game_id: id.clone(),
                                 ply: i as u32 + 1,
                                 usi: usi.clone(),
                                 strict: false,
                                 comment: String::new(),
                             })
-                            .await
-                            .unwrap()
-                            .into_inner();
+                            .await;
                         let answered = SystemTime::now();
                         submits.lock().unwrap().push(sent.elapsed());
                         all_moves.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -694,6 +697,69 @@ impl Load<'_> {
             idle,
             steal,
             nats,
+        }
+    }
+}
+
+/// How the clients send their moves, as the reports say it.
+fn how() -> &'static str {
+    if std::env::var_os("E2E_STREAM").is_some_and(|v| v == "1") {
+        " on SubmitMoves streams"
+    } else {
+        ""
+    }
+}
+
+/// How a client sends its moves: a SubmitMove call each, or one SubmitMoves stream kept open,
+/// a move at a time (`E2E_STREAM=1`).
+enum Mover {
+    Calls(MoveValidatorClient<tonic::transport::Channel>),
+    Stream {
+        moves: futures::channel::mpsc::Sender<pb::SubmitMovesRequest>,
+        answers: tonic::Streaming<pb::SubmitMovesResponse>,
+        tag: u64,
+    },
+}
+
+impl Mover {
+    async fn open(channel: &tonic::transport::Channel, stream: bool) -> Mover {
+        let mut client = MoveValidatorClient::new(channel.clone());
+        if !stream {
+            return Mover::Calls(client);
+        }
+        let (moves, rx) = futures::channel::mpsc::channel(16);
+        let answers = client.submit_moves(rx).await.unwrap().into_inner();
+        Mover::Stream {
+            moves,
+            answers,
+            tag: 0,
+        }
+    }
+
+    async fn submit(&mut self, request: pb::SubmitMoveRequest) -> pb::SubmitMoveResponse {
+        use futures::SinkExt as _;
+        match self {
+            Mover::Calls(client) => client.submit_move(request).await.unwrap().into_inner(),
+            Mover::Stream {
+                moves,
+                answers,
+                tag,
+            } => {
+                *tag += 1;
+                moves
+                    .send(pb::SubmitMovesRequest {
+                        tag: *tag,
+                        r#move: Some(request),
+                    })
+                    .await
+                    .unwrap();
+                let answer = answers.message().await.unwrap().expect("an answer");
+                assert_eq!(answer.tag, *tag);
+                match answer.answer {
+                    Some(pb::submit_moves_response::Answer::Submitted(a)) => a,
+                    other => panic!("a move refused: {other:?}"),
+                }
+            }
         }
     }
 }

@@ -271,6 +271,12 @@ impl Tenant {
         &self.name
     }
 
+    /// One call of the credential's `calls_per_second`, taken now; else how long until the
+    /// next is due: a move of a SubmitMoves stream, each counted as a call of its own.
+    pub(crate) fn take_call(&self) -> Result<(), Duration> {
+        Tenant::take(self.calls.as_ref(), Instant::now())
+    }
+
     /// The credential's live-games quota.
     pub(crate) fn live_games(&self) -> Option<u32> {
         self.credential.quotas.live_games

@@ -80,6 +80,7 @@ macro_rules! methods {
 methods! {
     "CreateGame" => "create_game", Play;
     "SubmitMove" => "submit_move", Play;
+    "SubmitMoves" => "submit_moves", Play;
     "ValidateMove" => "validate_move", Read;
     "Declare" => "declare", Play;
     "EvaluateImpasse" => "evaluate_impasse", Read;

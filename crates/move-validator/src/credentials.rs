@@ -26,7 +26,7 @@ use std::path::Path;
 /// What a credential may do; each method of the contract needs one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
-    /// Write games: CreateGame, SubmitMove, Declare, EndGame.
+    /// Write games: CreateGame, SubmitMove, SubmitMoves, Declare, EndGame.
     Play,
     /// Read games and judge positions: GetGame, WatchGame, ListGames, AnalyzeGame,
     /// ValidateMove, LegalMoves, EvaluateImpasse.

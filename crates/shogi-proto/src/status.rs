@@ -96,6 +96,21 @@ impl Details {
     }
 }
 
+/// `status` as one answer of a SubmitMoves stream carries it
+/// ([`SubmitMoveError`](crate::v1::SubmitMoveError)): its
+/// code, its message and its details, read back from the `google.rpc.Status` it was made
+/// with.
+pub fn submit_move_error(status: &Status) -> crate::v1::SubmitMoveError {
+    let details = tonic_types::pb::Status::decode(status.details())
+        .map(|s| s.details)
+        .unwrap_or_default();
+    crate::v1::SubmitMoveError {
+        code: status.code() as i32,
+        message: status.message().to_owned(),
+        details,
+    }
+}
+
 /// The `shogi.v1.Verdict`s packed into `status`'s details (a game over carries its verdict).
 pub fn verdicts(status: &Status) -> Vec<Verdict> {
     tonic_types::pb::Status::decode(status.details())

@@ -33,6 +33,7 @@ mod index;
 pub(crate) mod moves;
 mod queries;
 mod rpc;
+mod stream;
 mod sweep;
 
 use crate::config::Announcements;

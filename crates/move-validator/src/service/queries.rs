@@ -158,7 +158,7 @@ impl Validator {
 }
 
 /// Completes once the shutdown flag is set (or its sender is gone).
-async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+pub(super) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
     let _ = shutdown.wait_for(|stop| *stop).await;
 }
 

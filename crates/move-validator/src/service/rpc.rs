@@ -5,6 +5,7 @@
 use super::Validator;
 use super::moves::{legal_moves, validate_move};
 use super::queries::EventStream;
+use super::stream::AnswerStream;
 use crate::auth::Tenant;
 use arbiter_telemetry::metrics;
 use shogi_proto::convert;
@@ -57,6 +58,22 @@ impl MoveValidator for Validator {
         Ok(Response::new(
             Validator::submit_move(self, req, strict).await?,
         ))
+    }
+
+    type SubmitMovesStream = AnswerStream;
+
+    async fn submit_moves(
+        &self,
+        request: Request<tonic::Streaming<pb::SubmitMovesRequest>>,
+    ) -> Result<Response<Self::SubmitMovesStream>, Status> {
+        let strict = strict_requested(request.metadata());
+        let tenant = request.extensions().get::<Arc<Tenant>>().cloned();
+        Ok(Response::new(Validator::submit_moves(
+            self,
+            request.into_inner(),
+            strict,
+            tenant,
+        )))
     }
 
     async fn validate_move(
