@@ -403,17 +403,7 @@ async fn a_reported_illegal_move_is_judged_at_its_receipt() {
     // Another instance reads the same verdicts from the log.
     let mut w = start(&nats, &now).await;
     for (id, verdict) in [("illegal-in-time", &in_time), ("illegal-late", &late)] {
-        let game = w
-            .client
-            .get_game(pb::GetGameRequest {
-                game_id: id.into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let game = common::game(&mut w.client, id).await;
         assert_eq!(game.verdict.as_ref(), Some(verdict), "{id}");
     }
 }

@@ -181,16 +181,7 @@ async fn a_move_after_the_end_carries_the_verdict_and_get_game_the_effective_rul
         .unwrap()
         .into_inner();
     assert_eq!(again, mated);
-    let got = c
-        .get_game(pb::GetGameRequest {
-            game_id: "mate".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let got = common::game(&mut c, "mate").await;
     assert_eq!(got.ruleset, state.ruleset, "GetGame: the effective ruleset");
 }
 

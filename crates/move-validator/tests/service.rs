@@ -2,6 +2,8 @@
 //! nats-server (test-support), through the generated gRPC client. No sleeps: a listener is bound
 //! before the server task starts, and nats-server is ready when `NatsServer::start` returns.
 
+mod common;
+
 use async_nats::jetstream;
 use futures::StreamExt;
 use move_validator::Config;
@@ -603,16 +605,7 @@ async fn two_instances_racing_one_ply_never_both_succeed() {
     }
     // Both instances, and the bus, agree on one history.
     for c in [&mut ca, &mut cb] {
-        let state = c
-            .get_game(pb::GetGameRequest {
-                game_id: id.into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let state = common::game(c, id).await;
         assert_eq!(state.moves, played);
         assert_eq!(state.sfen, pos.to_sfen());
     }

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{create, field, reason, serve, submit};
+use common::{create, field, game, reason, serve, submit};
 use move_validator::{Config, Credential, Quotas, Scope};
 use prost::Message as _;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
@@ -144,17 +144,7 @@ async fn each_move_is_answered_as_submit_move_answers_it() {
         assert_eq!(a.outcome(), pb::MoveOutcome::Accepted, "tag {tag}");
         assert_eq!(a.ply, ply);
         // The game as a unary call reads it: the stream's moves are stored.
-        let game = unary
-            .get_game(pb::GetGameRequest {
-                game_id: id.into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
-        assert!(game.ply >= ply);
+        assert!(game(&mut unary, id).await.ply >= ply);
     }
     // The same retried unary: the same answer.
     let again = unary

@@ -85,16 +85,7 @@ async fn create(c: &mut MoveValidatorClient<Channel>, id: &str, sfen: Option<&st
 }
 
 async fn verdict(c: &mut MoveValidatorClient<Channel>, id: &str) -> Option<pb::Verdict> {
-    c.get_game(pb::GetGameRequest {
-        game_id: id.into(),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .into_inner()
-    .game
-    .unwrap()
-    .verdict
+    common::game(c, id).await.verdict
 }
 
 /// How many messages the stream holds on each of `subjects`.

@@ -79,6 +79,24 @@ pub fn create(
     }
 }
 
+/// The game `id` as GetGame answers it whole.
+///
+/// # Panics
+///
+/// When the call fails.
+pub async fn game(client: &mut MoveValidatorClient<Channel>, id: &str) -> pb::GameState {
+    client
+        .get_game(pb::GetGameRequest {
+            game_id: id.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("GetGame {id}: {e:?}"))
+        .into_inner()
+        .game
+        .expect("a game")
+}
+
 /// A SubmitMove request, not strict.
 pub fn submit(id: &str, ply: u32, usi: &str) -> pb::SubmitMoveRequest {
     pb::SubmitMoveRequest {
