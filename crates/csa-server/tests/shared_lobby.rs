@@ -230,21 +230,16 @@ async fn comments_relayed_by_an_instance_of_an_earlier_release_go_with_their_mov
         .await
         .expect("publish");
     nats.flush().await.expect("flush");
-    for line in ["-3334FU", "+2726FU", "-8384FU"] {
-        let mover = if line.starts_with('+') {
-            &mut b
-        } else {
-            &mut w
-        };
-        mover.send(format!("{line}\n").as_bytes()).await;
-        let echo = format!("{line},T0");
-        assert_eq!(b.until(|l| l == echo).await, [echo.as_str()]);
-        assert_eq!(w.until(|l| l == echo).await, [echo.as_str()]);
-    }
+    play_lines(&mut b, &mut w, &["-3334FU", "+2726FU", "-8384FU"]).await;
     nats.publish(subject, relay(4, "* -12 +2625FU").into())
         .await
         .expect("publish");
     nats.flush().await.expect("flush");
+    // Two more moves through the arbiter before the end: the relay, already on its way to
+    // Black's instance, reaches it before the game ends and its record is written (a relay
+    // that came after the end would find no record to go into, and the test would not say
+    // what it means to).
+    play_lines(&mut b, &mut w, &["+2625FU", "-8485FU"]).await;
     b.send(b"%TORYO\n").await;
     b.until(|l| l == "#LOSE").await;
     let text = the_record(c.records.path()).await;
@@ -255,6 +250,21 @@ async fn comments_relayed_by_an_instance_of_an_earlier_release_go_with_their_mov
     ] {
         let at = lines.iter().position(|l| *l == mv).expect("the move");
         assert_eq!(lines.get(at + 2), Some(&comment), "{text}");
+    }
+}
+
+/// Plays `lines` (CSA moves, each by the side its sign names), each echoed to both players.
+async fn play_lines(b: &mut Client, w: &mut Client, lines: &[&str]) {
+    for line in lines {
+        let mover = if line.starts_with('+') {
+            &mut *b
+        } else {
+            &mut *w
+        };
+        mover.send(format!("{line}\n").as_bytes()).await;
+        let echo = format!("{line},T0");
+        assert_eq!(b.until(|l| l == echo).await, [echo.as_str()]);
+        assert_eq!(w.until(|l| l == echo).await, [echo.as_str()]);
     }
 }
 
