@@ -566,7 +566,7 @@ impl Load<'_> {
                 )
             })
         };
-        let stream = std::env::var_os("E2E_STREAM").is_some_and(|v| v == "1");
+        let stream = on_streams();
         for d in 0..DRIVERS {
             let mut client = MoveValidatorClient::new(self.channel.clone());
             let mut mover = Mover::open(&self.channel, stream).await;
@@ -701,9 +701,14 @@ impl Load<'_> {
     }
 }
 
+/// Whether the clients send their moves on SubmitMoves streams (`E2E_STREAM=1`).
+fn on_streams() -> bool {
+    std::env::var_os("E2E_STREAM").is_some_and(|v| v == "1")
+}
+
 /// How the clients send their moves, as the reports say it.
 fn how() -> &'static str {
-    if std::env::var_os("E2E_STREAM").is_some_and(|v| v == "1") {
+    if on_streams() {
         " on SubmitMoves streams"
     } else {
         ""

@@ -32,7 +32,7 @@ use tonic::{Code, Status, Streaming};
 use tracing::Instrument;
 
 /// How many moves of one stream are handled at once.
-pub(crate) const IN_FLIGHT: usize = 64;
+const IN_FLIGHT: usize = 64;
 
 /// The stream a SubmitMoves call answers with.
 pub(super) type AnswerStream =
