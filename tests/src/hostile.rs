@@ -24,8 +24,10 @@ pub const PLAYER: &str = "platform-a";
 /// The hostile platform's credential: its quotas are [`HOSTILE_QUOTAS`].
 pub const HOSTILE: &str = "platform-b";
 /// The hostile platform's quotas, as the credentials file says them.
-pub const HOSTILE_QUOTAS: &str =
-    "games_per_second = 5\nlive_games = 50\ncalls_per_second = 50\nwatch_streams = 4\n";
+pub const HOSTILE_QUOTAS: &str = "games_per_second = 5\nlive_games = 50\ncalls_per_second = 50\n\
+     watch_streams = 4\nmove_streams = 4\n";
+/// The hostile platform's `move_streams`: SubmitMoves streams it may hold open at once.
+pub const HOSTILE_MOVE_STREAMS: usize = 4;
 
 /// The password of NATS user `user` in these runs.
 pub fn password(user: &str) -> String {
@@ -275,6 +277,22 @@ impl Caller {
             .map(drop)
     }
 
+    /// Opens a SubmitMoves stream.
+    pub async fn stream(&self) -> Result<MoveStream, tonic::Status> {
+        let (send, requests) = futures::channel::mpsc::channel(1);
+        let answers = self
+            .client
+            .clone()
+            .submit_moves(self.request(requests))
+            .await?
+            .into_inner();
+        Ok(MoveStream {
+            send,
+            answers,
+            tag: 0,
+        })
+    }
+
     /// Lists the games (ListGames, its first page).
     pub async fn list(&self) -> Result<(), tonic::Status> {
         let list = pb::ListGamesRequest::default();
@@ -283,6 +301,49 @@ impl Caller {
             .list_games(self.request(list))
             .await
             .map(drop)
+    }
+}
+
+/// An open SubmitMoves stream of a [`Caller`]'s: one move at a time, each awaiting its answer.
+#[derive(Debug)]
+pub struct MoveStream {
+    send: futures::channel::mpsc::Sender<pb::SubmitMovesRequest>,
+    answers: tonic::Streaming<pb::SubmitMovesResponse>,
+    tag: u64,
+}
+
+impl MoveStream {
+    /// Submits `usi` as ply `ply` of game `id` on the stream: its answer's error as the status
+    /// a SubmitMove call would have ended with.
+    pub async fn submit(&mut self, id: &str, ply: u32, usi: &str) -> Result<(), tonic::Status> {
+        use futures::SinkExt as _;
+        self.tag += 1;
+        let request = pb::SubmitMovesRequest {
+            tag: self.tag,
+            r#move: Some(pb::SubmitMoveRequest {
+                game_id: id.to_owned(),
+                ply,
+                usi: usi.to_owned(),
+                strict: false,
+                comment: String::new(),
+            }),
+        };
+        if self.send.send(request).await.is_err() {
+            return Err(tonic::Status::unavailable("the stream took no more moves"));
+        }
+        let answer = self
+            .answers
+            .message()
+            .await?
+            .ok_or_else(|| tonic::Status::unavailable("the stream ended"))?;
+        assert_eq!(answer.tag, self.tag, "an answer to another move");
+        match answer.answer {
+            Some(pb::submit_moves_response::Answer::Submitted(_)) => Ok(()),
+            Some(pb::submit_moves_response::Answer::Error(e)) => {
+                Err(shogi_proto::status::from_submit_move_error(&e))
+            }
+            None => Err(tonic::Status::internal("an answer without one")),
+        }
     }
 }
 
@@ -462,6 +523,8 @@ pub struct Flooded {
     pub calls_refused: BTreeMap<String, u64>,
     /// gRPC calls refused otherwise (each a failure of the test): the first few.
     pub calls_failed: Vec<String>,
+    /// SubmitMoves streams opened (and kept).
+    pub streams_opened: usize,
     /// NATS connections let in, and refused ("maximum account active connections").
     pub connections: (usize, usize),
     /// NATS subscriptions refused ("maximum subscriptions exceeded").
@@ -498,8 +561,9 @@ pub fn quota_limit(status: &tonic::Status) -> Result<String, String> {
 }
 
 /// The gRPC flood: `tasks` loops of calls as [`HOSTILE`] on one thread at the lowest priority
-/// (creations, reads of the player's games, listings, moves), each sent when the last is
-/// answered, while `switch` is on; what they met is added to `flooded`.
+/// (creations, reads of the player's games, listings, moves, and moves on a SubmitMoves stream
+/// each loop opens and keeps, as many as its `move_streams` lets open), each sent when the last
+/// is answered, while `switch` is on; what they met is added to `flooded`.
 pub fn grpc_flood(
     port: u16,
     tasks: usize,
@@ -527,6 +591,8 @@ pub fn grpc_flood(
                 let player_game = player_game.clone();
                 loops.push(tokio::spawn(async move {
                     let mut n = 0u64;
+                    // The loop's SubmitMoves stream, once the quota let it open one.
+                    let mut stream: Option<MoveStream> = None;
                     loop {
                         if switch.over() {
                             return;
@@ -540,11 +606,20 @@ pub fn grpc_flood(
                         let id = format!("hostile-{t}-{n}");
                         // Its own game of three calls before (if it was let create it).
                         let own = format!("hostile-{t}-{}", n.saturating_sub(3));
-                        let answer = match n % 4 {
+                        let answer = match n % 5 {
                             0 => caller.create(&id, &game).await,
                             1 => caller.get(&player_game).await,
                             2 => caller.list().await,
-                            _ => caller.submit(&own, 1, &game.moves[0]).await,
+                            3 => caller.submit(&own, 1, &game.moves[0]).await,
+                            // A move on its stream (of a game it never created),
+                            // or a stream opened and kept, as far as `move_streams` allows.
+                            _ => match stream.as_mut() {
+                                Some(open) => open.submit(&own, 1, &game.moves[0]).await,
+                                None => caller.stream().await.map(|open| {
+                                    stream = Some(open);
+                                    flooded.lock().unwrap().streams_opened += 1;
+                                }),
+                            },
                         };
                         let mut f = flooded.lock().unwrap();
                         match answer {

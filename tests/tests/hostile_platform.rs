@@ -6,7 +6,8 @@
 //! while another platform's player submits moves:
 //!
 //! - every gRPC call of the flood past its quotas is refused RESOURCE_EXHAUSTED with a
-//!   `QuotaFailure` naming the limit, and nothing else refuses it;
+//!   `QuotaFailure` naming the limit, and nothing else refuses it; each move on its SubmitMoves
+//!   streams is a call too, and it holds no more of them open than its `move_streams`;
 //! - its NATS connections past the account's limit are refused, and so are its subscriptions
 //!   past a connection's limit and every publish (a request on the JetStream API) it tries;
 //! - every call of the player succeeds.
@@ -70,11 +71,18 @@ async fn an_untrusted_platforms_flood_is_refused_and_another_platforms_moves_all
     // priority on a loaded machine (`tools/busy.sh`), two windows may hold too few of its calls
     // to pass a rate quota (48 in one such run); its live games meet `live_games` by count,
     // however slowly it runs.
+    // Its loops open a SubmitMoves stream each and keep it: with `move_streams` of them open
+    // the next is refused, by count too (a refusal over a rate may come first or not at all).
     switch.set(true, false);
     tokio::task::block_in_place(|| {
-        test_support::wait_for(DEADLINE, "the flood refused by a quota", || {
-            (!flooded.lock().unwrap().calls_refused.is_empty()).then_some(())
-        })
+        test_support::wait_for(
+            DEADLINE,
+            "the flood's stream past move_streams refused",
+            || {
+                let f = flooded.lock().unwrap();
+                f.calls_refused.contains_key("move_streams").then_some(())
+            },
+        )
     });
     switch.set(false, true);
     for (writer, thread) in listeners {
@@ -88,7 +96,7 @@ async fn an_untrusted_platforms_flood_is_refused_and_another_platforms_moves_all
     println!(
         "player, moves/s: quiet {quiet:.0?} (mean {:.0}), under the flood {under_flood:.0?} \
          (mean {:.0}): {:.2}x (counted, not asserted: the benchmark measures it); the flood: \
-         {} gRPC calls answered, refused {:?}; {} NATS connections let in, {} refused; {} \
+         {} gRPC calls answered, refused {:?}; {} SubmitMoves streams held; {} NATS connections let in, {} refused; {} \
          subscriptions refused; {} rounds of a subscription remade, a publish refused ({}) and \
          a PING",
         mean(&quiet),
@@ -96,6 +104,7 @@ async fn an_untrusted_platforms_flood_is_refused_and_another_platforms_moves_all
         mean(&under_flood) / mean(&quiet),
         f.calls_answered,
         f.calls_refused,
+        f.streams_opened,
         f.connections.0,
         f.connections.1,
         f.subscriptions_refused,
@@ -114,10 +123,21 @@ async fn an_untrusted_platforms_flood_is_refused_and_another_platforms_moves_all
     );
     for limit in f.calls_refused.keys() {
         assert!(
-            ["calls_per_second", "games_per_second", "live_games"].contains(&limit.as_str()),
+            [
+                "calls_per_second",
+                "games_per_second",
+                "live_games",
+                "move_streams"
+            ]
+            .contains(&limit.as_str()),
             "a refusal naming {limit}"
         );
     }
+    assert_eq!(
+        f.streams_opened,
+        hostile::HOSTILE_MOVE_STREAMS,
+        "SubmitMoves streams held open at once"
+    );
     assert_eq!(
         f.connections,
         (connections, EXTRA_CONNECTIONS),

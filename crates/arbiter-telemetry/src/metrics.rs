@@ -19,7 +19,7 @@
 //! | `arbiter.nats.refused` | counter | | `reason` (authorization, tls): connections NATS refused ([`count_nats_refused`]) |
 //! | `arbiter.grpc.refused` | counter | | `reason`: gRPC calls and TLS handshakes refused ([`count_grpc_refused`]) |
 //! | `shogi.credential.calls` | counter | `{call}` | `shogi.credential`, `rpc.method`: calls a named credential made that its scope and quotas let through |
-//! | `shogi.credential.refused` | counter | `{call}` | `shogi.credential`, `shogi.refusal` (scope, games_per_second, live_games, calls_per_second, watch_streams) |
+//! | `shogi.credential.refused` | counter | `{call}` | `shogi.credential`, `shogi.refusal` (scope, games_per_second, live_games, calls_per_second, watch_streams, move_streams) |
 //! | `shogi.store.used` | gauge | `By` | `messaging.destination.name` (the stream): the bytes the games' stream takes, polled by the validator |
 //! | `shogi.store.limit` | gauge | `By` | `messaging.destination.name`: the store's limit the validator is told of (the stream's own, or `--store-limit-mib`) |
 //! | `arbiter.health.serving` | gauge | | `grpc.health.service`: 1 while the service's grpc.health.v1 status is SERVING, 0 otherwise ([`record_serving`]) |
@@ -231,7 +231,7 @@ impl Metrics {
     }
 
     /// Counts a call of the credential `name` refused for `reason`: `scope`, or the quota's
-    /// name (`games_per_second`, `live_games`, `calls_per_second`, `watch_streams`).
+    /// name (`games_per_second`, `live_games`, `calls_per_second`, `watch_streams`, `move_streams`).
     pub fn count_credential_refused(&self, name: &str, reason: &'static str) {
         self.credential_refused.add(
             1,

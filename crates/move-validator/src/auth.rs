@@ -10,7 +10,7 @@
 //! `shogi.credential.refused`. The handshakes are refused in `incoming.rs`, the calls here.
 //!
 //! The quotas' rates are token buckets of one second's worth (at least one token), per
-//! instance, and a refusal over one is held until the next token is due ([`Refusal`]); WatchGame streams are counted per instance too. Live games are counted from the
+//! instance, and a refusal over one is held until the next token is due ([`Refusal`]); WatchGame and SubmitMoves streams are counted per instance too. Live games are counted from the
 //! bus, where every creation event names its credential, so the count holds across instances
 //! and restarts (`service/create.rs`).
 
@@ -247,6 +247,8 @@ pub(crate) struct Tenant {
     games: Option<Mutex<Bucket>>,
     /// WatchGame streams open now.
     watching: Arc<AtomicU32>,
+    /// SubmitMoves streams open now.
+    submitting: Arc<AtomicU32>,
 }
 
 impl Tenant {
@@ -262,6 +264,7 @@ impl Tenant {
                 .games_per_second
                 .map(|r| Mutex::new(Bucket::new(r))),
             watching: Arc::default(),
+            submitting: Arc::default(),
             credential,
         }
     }
@@ -290,6 +293,7 @@ impl Tenant {
             Limit::LiveGames => q.live_games.map(|n| n.to_string()),
             Limit::CallsPerSecond => q.calls_per_second.map(|r| r.to_string()),
             Limit::WatchStreams => q.watch_streams.map(|n| n.to_string()),
+            Limit::MoveStreams => q.move_streams.map(|n| n.to_string()),
         };
         Error::QuotaExceeded {
             credential: self.name.to_string(),
@@ -305,11 +309,20 @@ impl Tenant {
     }
 }
 
-/// A WatchGame stream's place in its credential's quota, given back when the stream's body is
-/// dropped.
-struct WatchSlot(Arc<AtomicU32>);
+/// A stream's place in its credential's quota (WatchGame's, SubmitMoves'), given back when the
+/// stream's body is dropped.
+struct StreamSlot(Arc<AtomicU32>);
 
-impl Drop for WatchSlot {
+impl StreamSlot {
+    /// A place among `open` streams, unless `max` are open already.
+    fn take(open: &Arc<AtomicU32>, max: Option<u32>) -> Option<StreamSlot> {
+        let before = open.fetch_add(1, Ordering::Relaxed);
+        let slot = StreamSlot(open.clone());
+        (max.is_none_or(|max| before < max)).then_some(slot)
+    }
+}
+
+impl Drop for StreamSlot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -342,10 +355,10 @@ impl std::fmt::Debug for Tenants {
     }
 }
 
-/// What [`Tenants::admit`] let through: the caller, and its WatchGame slot if it took one.
+/// What [`Tenants::admit`] let through: the caller, and its stream's slot if it took one.
 struct Admitted {
     tenant: Arc<Tenant>,
-    slot: Option<WatchSlot>,
+    slot: Option<StreamSlot>,
 }
 
 impl Tenants {
@@ -472,22 +485,17 @@ impl Tenants {
                 }
                 None
             }
-            "/shogi.v1.MoveValidator/WatchGame" => {
-                let open = tenant.watching.fetch_add(1, Ordering::Relaxed);
-                let slot = WatchSlot(tenant.watching.clone());
-                if tenant
-                    .credential
-                    .quotas
-                    .watch_streams
-                    .is_some_and(|max| open >= max)
-                {
-                    drop(slot);
-                    return refuse(
-                        Limit::WatchStreams.as_str(),
-                        tenant.over(Limit::WatchStreams),
-                    );
+            "/shogi.v1.MoveValidator/WatchGame" | "/shogi.v1.MoveValidator/SubmitMoves" => {
+                let q = &tenant.credential.quotas;
+                let (open, max, limit) = if method.ends_with("/WatchGame") {
+                    (&tenant.watching, q.watch_streams, Limit::WatchStreams)
+                } else {
+                    (&tenant.submitting, q.move_streams, Limit::MoveStreams)
+                };
+                match StreamSlot::take(open, max) {
+                    Some(slot) => Some(slot),
+                    None => return refuse(limit.as_str(), tenant.over(limit)),
                 }
-                Some(slot)
             }
             _ => None,
         };
@@ -611,10 +619,10 @@ where
     }
 }
 
-/// A response body that holds its call's WatchGame slot until it is dropped.
+/// A response body that holds its call's stream slot until it is dropped.
 struct Holding<B> {
     inner: B,
-    _slot: Option<WatchSlot>,
+    _slot: Option<StreamSlot>,
 }
 
 impl<B> http_body::Body for Holding<B>
@@ -752,21 +760,43 @@ mod tests {
     }
 
     #[test]
-    fn watch_slots_are_given_back() {
+    fn stream_slots_are_counted_apart_and_given_back() {
         let tenants = Tenants::new(
             &[
-                Credential::new("w", "t", &[Scope::Read]).with_quotas(Quotas {
+                Credential::new("w", "t", &[Scope::Read, Scope::Play]).with_quotas(Quotas {
                     watch_streams: Some(1),
+                    move_streams: Some(2),
                     ..Quotas::default()
                 }),
             ],
             Refusals::default(),
         );
         let watch = parts("/shogi.v1.MoveValidator/WatchGame", Some("Bearer t"));
+        let submit = parts("/shogi.v1.MoveValidator/SubmitMoves", Some("Bearer t"));
         let first = tenants.admit(&watch).ok().unwrap();
         let refused = tenants.admit(&watch).err().unwrap();
         assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        assert!(refused.message().contains("watch_streams"), "{refused:?}");
+        // SubmitMoves streams have their own count: the watch held does not take one.
+        let moves = [
+            tenants.admit(&submit).ok().unwrap(),
+            tenants.admit(&submit).ok().unwrap(),
+        ];
+        let refused = tenants.admit(&submit).err().unwrap();
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        assert!(refused.message().contains("move_streams"), "{refused:?}");
+        // A refused stream takes no place: one given back lets exactly one more in.
         drop(first);
         assert!(tenants.admit(&watch).is_ok());
+        drop(moves);
+        let again = [
+            tenants.admit(&submit).ok().unwrap(),
+            tenants.admit(&submit).ok().unwrap(),
+        ];
+        assert!(tenants.admit(&submit).is_err());
+        drop(again);
+        // Unary calls take no slot.
+        let unary = parts("/shogi.v1.MoveValidator/SubmitMove", Some("Bearer t"));
+        assert!((0..5).all(|_| tenants.admit(&unary).is_ok()));
     }
 }

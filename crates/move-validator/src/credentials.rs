@@ -11,7 +11,8 @@
 //! games_per_second = 5             # quotas, each optional (absent: no limit)
 //! live_games = 1000
 //! calls_per_second = 200
-//! watch_streams = 100
+//! watch_streams = 100            # WatchGame streams open at once, per instance
+//! move_streams = 4                 # SubmitMoves streams open at once, per instance
 //! ```
 //!
 //! A bad file is refused with its path and the line at fault. The single shared token of a
@@ -60,15 +61,18 @@ pub enum Limit {
     CallsPerSecond,
     /// WatchGame streams open at once on this instance.
     WatchStreams,
+    /// SubmitMoves streams open at once on this instance.
+    MoveStreams,
 }
 
 impl Limit {
     /// Every limit.
-    pub const ALL: [Limit; 4] = [
+    pub const ALL: [Limit; 5] = [
         Limit::GamesPerSecond,
         Limit::LiveGames,
         Limit::CallsPerSecond,
         Limit::WatchStreams,
+        Limit::MoveStreams,
     ];
 
     /// The limit's name: its key in the file, in errors and in metrics.
@@ -78,6 +82,7 @@ impl Limit {
             Limit::LiveGames => "live_games",
             Limit::CallsPerSecond => "calls_per_second",
             Limit::WatchStreams => "watch_streams",
+            Limit::MoveStreams => "move_streams",
         }
     }
 }
@@ -93,6 +98,9 @@ pub struct Quotas {
     pub calls_per_second: Option<f64>,
     /// WatchGame streams open at once, per instance.
     pub watch_streams: Option<u32>,
+    /// SubmitMoves streams open at once, per instance (each of their moves is also a call
+    /// against `calls_per_second`).
+    pub move_streams: Option<u32>,
 }
 
 /// One credential: a name, how a client proves it holds it (a bearer token, a TLS client
@@ -366,13 +374,14 @@ pub fn parse(text: &str, dir: &Path) -> Result<Vec<Credential>, ConfigError> {
                 "calls_per_second" => credential.quotas.calls_per_second = Some(rate()?),
                 "live_games" => credential.quotas.live_games = Some(count()?),
                 "watch_streams" => credential.quotas.watch_streams = Some(count()?),
+                "move_streams" => credential.quotas.move_streams = Some(count()?),
                 other => {
                     return Err(at(
                         span,
                         format!(
                             "unknown key {other:?}; known: name, token, client_certificate, \
                              scopes, games_per_second, live_games, calls_per_second, \
-                             watch_streams"
+                             watch_streams, move_streams"
                         ),
                     ));
                 }
@@ -428,12 +437,14 @@ mod tests {
     fn a_good_file_reads_and_bad_ones_name_their_line() {
         let good = "[[credential]]\nname = \"a\"\ntoken = \"t1\"\nscopes = [\"play\", \"read\"]\n\
                     games_per_second = 2.5\nlive_games = 10\ncalls_per_second = 100\n\
-                    watch_streams = 3\n\n[[credential]]\nname = \"ops\"\ntoken = \"t2\"\n\
+                    watch_streams = 3\nmove_streams = 2\n\n[[credential]]\nname = \"ops\"\ntoken = \"t2\"\n\
                     scopes = [\"operate\"]\n";
         let list = parse(good, Path::new(".")).unwrap();
         assert_eq!(list.len(), 2);
         assert_eq!(list[0].quotas.games_per_second, Some(2.5));
         assert_eq!(list[0].quotas.live_games, Some(10));
+        assert_eq!(list[0].quotas.watch_streams, Some(3));
+        assert_eq!(list[0].quotas.move_streams, Some(2));
         assert_eq!(list[1].scopes, vec![Scope::Operate]);
         // The secret stays out of the debug text.
         check(good, "token: Some(\"<set>\")");

@@ -2,14 +2,13 @@
 //! is answered as SubmitMove answers it, tagged, its error with the status's code and details;
 //! the moves of one game are played in the order they were sent while other games' go on; each
 //! move counts against the credential's `calls_per_second`; a credential without the play scope
-//! is refused the stream; a draining instance answers the moves it took, then ends the stream
+//! is refused the stream, and one over its `move_streams` a stream more; a draining instance answers the moves it took, then ends the stream
 //! with SHUTTING_DOWN.
 
 mod common;
 
 use common::{create, field, game, reason, serve, submit};
 use move_validator::{Config, Credential, Quotas, Scope};
-use prost::Message as _;
 use shogi_proto::v1::{self as pb, move_validator_client::MoveValidatorClient};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -18,6 +17,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
+use tonic_types::StatusExt as _;
 
 const PATIENCE: Deadline = Deadline::secs(30);
 
@@ -91,16 +91,7 @@ fn status(answer: &pb::submit_moves_response::Answer) -> Status {
     let pb::submit_moves_response::Answer::Error(e) = answer else {
         panic!("not an error: {answer:?}")
     };
-    let packed = tonic_types::pb::Status {
-        code: e.code,
-        message: e.message.clone(),
-        details: e.details.clone(),
-    };
-    Status::with_details(
-        Code::from(e.code),
-        e.message.clone(),
-        packed.encode_to_vec().into(),
-    )
+    shogi_proto::status::from_submit_move_error(e)
 }
 
 fn submitted(answer: &pb::submit_moves_response::Answer) -> &pb::SubmitMoveResponse {
@@ -280,6 +271,83 @@ async fn each_move_counts_against_the_calls_quota_and_the_scope_is_the_play_scop
         f64::from(allowed) <= 20.0 + 20.0 * elapsed + 1.0,
         "{allowed} in {elapsed} s"
     );
+}
+
+/// SubmitMoves streams open at once under `move_streams = 2`: a third is refused with
+/// QUOTA_EXCEEDED naming the limit until one of the two ends; the credential's unary calls go
+/// on meanwhile.
+#[tokio::test]
+async fn streams_open_at_once_are_held_to_the_move_streams_quota() {
+    let nats = NatsServer::start();
+    let mut config = Config::new(nats.url());
+    config.credentials = vec![
+        Credential::new("platform", "platform-token", &[Scope::Play, Scope::Read]).with_quotas(
+            Quotas {
+                move_streams: Some(2),
+                ..Quotas::default()
+            },
+        ),
+    ];
+    let (channel, _stop) = serve(config).await;
+    let token = Some("platform-token");
+    let limit = |status: &Status| {
+        assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+        assert_eq!(reason(status), "QUOTA_EXCEEDED");
+        status
+            .get_error_details()
+            .error_info()
+            .expect("an ErrorInfo")
+            .metadata["limit"]
+            .clone()
+    };
+
+    let mut open = Vec::new();
+    for tag in 0..2 {
+        let mut moves = Moves::open(&channel, token).await.unwrap();
+        // Answered: the stream is open on the server, not only asked for.
+        moves.send(tag, Some(submit("none", 1, "7g7f"))).await;
+        let answer = moves.answers(1).await;
+        assert_eq!(status(&answer[&tag]).code(), Code::NotFound);
+        open.push(moves);
+    }
+    let third = Moves::open(&channel, token)
+        .await
+        .err()
+        .expect("a third stream refused");
+    assert_eq!(limit(&third), "move_streams");
+    // The quota is on streams, not calls: a unary move is answered as ever.
+    let mut request = tonic::Request::new(submit("none", 1, "7g7f"));
+    request
+        .metadata_mut()
+        .insert("authorization", "Bearer platform-token".parse().unwrap());
+    let unary = MoveValidatorClient::new(channel.clone())
+        .submit_move(request)
+        .await
+        .unwrap_err();
+    assert_eq!(unary.code(), Code::NotFound, "{unary:?}");
+
+    // One stream ends (the client's half, then its answers read to the end): its place comes back.
+    let mut first = open.remove(0);
+    first.close();
+    assert!(first.next().await.unwrap().is_none());
+    drop(first);
+    let until = Instant::now() + PATIENCE.get();
+    let again = loop {
+        match Moves::open(&channel, token).await {
+            Ok(moves) => break moves,
+            Err(status) => assert_eq!(limit(&status), "move_streams"),
+        }
+        assert!(
+            Instant::now() < until,
+            "the ended stream's place never came back"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        limit(&Moves::open(&channel, token).await.err().unwrap()),
+        "move_streams"
+    );
+    drop((again, open));
 }
 
 /// An instance that drains answers the moves it took, then ends the stream with UNAVAILABLE

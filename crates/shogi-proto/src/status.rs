@@ -111,6 +111,21 @@ pub fn submit_move_error(status: &Status) -> crate::v1::SubmitMoveError {
     }
 }
 
+/// A SubmitMoves stream's error answer as the status a SubmitMove call would have ended with:
+/// the inverse of [`submit_move_error`], so that a client reads both alike.
+pub fn from_submit_move_error(error: &crate::v1::SubmitMoveError) -> Status {
+    let packed = tonic_types::pb::Status {
+        code: error.code,
+        message: error.message.clone(),
+        details: error.details.clone(),
+    };
+    Status::with_details(
+        Code::from(error.code),
+        error.message.clone(),
+        packed.encode_to_vec().into(),
+    )
+}
+
 /// The `shogi.v1.Verdict`s packed into `status`'s details (a game over carries its verdict).
 pub fn verdicts(status: &Status) -> Vec<Verdict> {
     tonic_types::pb::Status::decode(status.details())
@@ -171,5 +186,15 @@ mod tests {
         let quota = details.quota_failure().expect("quota failure");
         assert_eq!(quota.violations[0].subject, "credential:a");
         assert_eq!(verdicts(&status)[0].ply, 3);
+
+        // A stream's error answer carries the same, and reads back as the same status.
+        let answer = submit_move_error(&status);
+        assert_eq!(answer.code, Code::FailedPrecondition as i32);
+        let back = from_submit_move_error(&answer);
+        assert_eq!(
+            (back.code(), back.message(), back.details()),
+            (status.code(), status.message(), status.details())
+        );
+        assert_eq!(quota_violations(&back), quota_violations(&status));
     }
 }
