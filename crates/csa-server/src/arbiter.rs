@@ -1,18 +1,49 @@
 //! The arbiter as the front end calls it: the gRPC `MoveValidator` client, over TLS when
 //! configured, with the bearer token on every call, as any platform calls it.
+//!
+//! A call the arbiter could not take (an instance draining for an upgrade, one restarting,
+//! none reachable, a connection lost under the call: [`transient`]) is made again, with a
+//! pause that doubles up to a second, for as long as the front end's `arbiter_patience`: every
+//! call it makes is safe to repeat (a move at its ply, a declaration or an ending already
+//! recorded is answered as the first was; a creation that went through is read back), so that
+//! a rolling upgrade of the arbiter interrupts no game. The moving side's time runs on the
+//! arbiter meanwhile, as it would while the move was on its way.
 
 use crate::Error;
 use arbiter_runtime::tls::ClientTls;
 use shogi_proto::v1 as pb;
 use shogi_proto::v1::move_validator_client::MoveValidatorClient;
+use std::future::Future;
+use std::time::Duration;
+use tokio::time::Instant;
 use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
+use tonic::{Code, Status};
+
+/// The first pause before a call is made again; it doubles up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(50);
+/// The longest pause between two tries of a call.
+const MAX_PAUSE: Duration = Duration::from_secs(1);
 
 /// A client of the arbiter; cheap to clone (one HTTP/2 channel).
 #[derive(Debug, Clone)]
 pub struct Arbiter {
     client: MoveValidatorClient<Channel>,
     token: Option<MetadataValue<tonic::metadata::Ascii>>,
+    /// How long a call the arbiter could not take is tried again.
+    patience: Duration,
+}
+
+/// Whether a call that ended with `status` may have failed to reach the arbiter, or reached an
+/// instance that would not take it: UNAVAILABLE (a drain's SHUTTING_DOWN, a connection
+/// refused), or a connection that closed under the call, which the transport reports as
+/// CANCELLED (the front end cancels none of its calls) or UNKNOWN (which the arbiter never
+/// answers itself).
+fn transient(status: &Status) -> bool {
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::Cancelled | Code::Unknown
+    )
 }
 
 impl Arbiter {
@@ -22,6 +53,7 @@ impl Arbiter {
         url: &str,
         tls: Option<&ClientTls>,
         token: Option<&str>,
+        patience: Duration,
     ) -> Result<Arbiter, Error> {
         let endpoint = arbiter_runtime::tls::endpoint(url, tls)?;
         let token = match token {
@@ -35,7 +67,41 @@ impl Arbiter {
         Ok(Arbiter {
             client: MoveValidatorClient::new(endpoint.connect_lazy()),
             token,
+            patience,
         })
+    }
+
+    /// `call` made, and made again while it ends [`transient`]ly and the patience lasts; the
+    /// last answer, and whether the call was made more than once.
+    async fn again<T, F, Fut>(&self, name: &'static str, call: F) -> (Result<T, Status>, bool)
+    where
+        F: Fn(MoveValidatorClient<Channel>) -> Fut,
+        Fut: Future<Output = Result<T, Status>>,
+    {
+        let until = Instant::now() + self.patience;
+        let mut pause = FIRST_PAUSE;
+        let mut tries = 0u32;
+        loop {
+            tries += 1;
+            match call(self.client.clone()).await {
+                Err(status) if transient(&status) && Instant::now() + pause < until => {
+                    tracing::warn!(call = name, tries, error = %status, "the arbiter did not take the call; trying again");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MAX_PAUSE);
+                }
+                answer => {
+                    if tries > 1 {
+                        tracing::info!(
+                            call = name,
+                            tries,
+                            ok = answer.is_ok(),
+                            "the call went through again"
+                        );
+                    }
+                    return (answer, tries > 1);
+                }
+            }
+        }
     }
 
     fn request<T>(&self, msg: T) -> tonic::Request<T> {
@@ -46,63 +112,78 @@ impl Arbiter {
         req
     }
 
-    /// CreateGame.
-    pub async fn create(&self, req: pb::CreateGameRequest) -> Result<pb::GameState, tonic::Status> {
-        let r = self.client.clone().create_game(self.request(req)).await?;
-        r.into_inner()
-            .game
-            .ok_or_else(|| tonic::Status::internal("CreateGame answered no game"))
+    /// CreateGame; a creation answered ALREADY_EXISTS on a later try went through on an
+    /// earlier one whose answer was lost, and the game is read back.
+    pub async fn create(&self, req: pb::CreateGameRequest) -> Result<pb::GameState, Status> {
+        let game_id = req.game_id.clone();
+        let (answer, retried) = self
+            .again("CreateGame", |mut c| {
+                let req = self.request(req.clone());
+                async move { c.create_game(req).await }
+            })
+            .await;
+        match answer {
+            Err(status) if retried && status.code() == Code::AlreadyExists => {
+                self.get(&game_id).await
+            }
+            answer => answer?
+                .into_inner()
+                .game
+                .ok_or_else(|| Status::internal("CreateGame answered no game")),
+        }
     }
 
     /// SubmitMove.
     pub async fn submit(
         &self,
         req: pb::SubmitMoveRequest,
-    ) -> Result<pb::SubmitMoveResponse, tonic::Status> {
-        Ok(self
-            .client
-            .clone()
-            .submit_move(self.request(req))
-            .await?
-            .into_inner())
+    ) -> Result<pb::SubmitMoveResponse, Status> {
+        let (answer, _) = self
+            .again("SubmitMove", |mut c| {
+                let req = self.request(req.clone());
+                async move { c.submit_move(req).await }
+            })
+            .await;
+        Ok(answer?.into_inner())
     }
 
     /// EndGame.
-    pub async fn end(&self, req: pb::EndGameRequest) -> Result<pb::EndGameResponse, tonic::Status> {
-        Ok(self
-            .client
-            .clone()
-            .end_game(self.request(req))
-            .await?
-            .into_inner())
+    pub async fn end(&self, req: pb::EndGameRequest) -> Result<pb::EndGameResponse, Status> {
+        let (answer, _) = self
+            .again("EndGame", |mut c| {
+                let req = self.request(req.clone());
+                async move { c.end_game(req).await }
+            })
+            .await;
+        Ok(answer?.into_inner())
     }
 
     /// Declare.
-    pub async fn declare(
-        &self,
-        req: pb::DeclareRequest,
-    ) -> Result<pb::DeclareResponse, tonic::Status> {
-        Ok(self
-            .client
-            .clone()
-            .declare(self.request(req))
-            .await?
-            .into_inner())
+    pub async fn declare(&self, req: pb::DeclareRequest) -> Result<pb::DeclareResponse, Status> {
+        let (answer, _) = self
+            .again("Declare", |mut c| {
+                let req = self.request(req.clone());
+                async move { c.declare(req).await }
+            })
+            .await;
+        Ok(answer?.into_inner())
     }
 
     /// GetGame, the whole game.
-    pub async fn get(&self, game_id: &str) -> Result<pb::GameState, tonic::Status> {
-        let r = self
-            .client
-            .clone()
-            .get_game(self.request(pb::GetGameRequest {
-                game_id: game_id.to_owned(),
-                ..Default::default()
-            }))
-            .await?;
-        r.into_inner()
+    pub async fn get(&self, game_id: &str) -> Result<pb::GameState, Status> {
+        let (answer, _) = self
+            .again("GetGame", |mut c| {
+                let req = self.request(pb::GetGameRequest {
+                    game_id: game_id.to_owned(),
+                    ..Default::default()
+                });
+                async move { c.get_game(req).await }
+            })
+            .await;
+        answer?
+            .into_inner()
             .game
-            .ok_or_else(|| tonic::Status::internal("GetGame answered no game"))
+            .ok_or_else(|| Status::internal("GetGame answered no game"))
     }
 
     /// WatchGame from the start.

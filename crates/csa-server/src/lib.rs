@@ -74,6 +74,9 @@ pub struct Config {
     pub revision: String,
     /// How a checkmate reaches the players.
     pub checkmate: CheckmateLines,
+    /// How long a call the arbiter could not take (an instance draining or restarting, none
+    /// reachable) is made again before the game is interrupted (`arbiter.rs`).
+    pub arbiter_patience: Duration,
 }
 
 /// How a checkmate the arbiter judges reaches the players (`--csa-checkmate`).
@@ -115,6 +118,7 @@ impl Config {
             agree_timeout: Duration::from_secs(120),
             revision: env!("CARGO_PKG_VERSION").to_owned(),
             checkmate: CheckmateLines::Arbiter,
+            arbiter_patience: Duration::from_secs(30),
         }
     }
 
@@ -167,6 +171,7 @@ fn checked(config: &Config) -> Result<Arbiter, Error> {
         &config.arbiter,
         config.tls.as_ref(),
         config.token.as_deref(),
+        config.arbiter_patience,
     )
 }
 

@@ -85,7 +85,8 @@ async fn players_play_through_a_validator_serving_mutual_tls() {
     let call = |tls: arbiter_runtime::tls::ClientTls| {
         let url = front.grpc.clone();
         async move {
-            Arbiter::connect(&url, Some(&tls), Some(TOKEN))
+            // No patience: each call is made once, its refusal seen as it is.
+            Arbiter::connect(&url, Some(&tls), Some(TOKEN), std::time::Duration::ZERO)
                 .expect("a client")
                 .get("no-such-game")
                 .await
