@@ -3,14 +3,16 @@
 // It creates a game, plays the README's perpetual-check game to its verdict and reads the
 // evidence, meets the two errors every platform meets (ABORTED `PLY_TAKEN` for a ply another
 // move holds, FAILED_PRECONDITION `GAME_OVER` after the verdict) by their ErrorInfo reasons, and
-// declares in an impasse position. It exits 1, naming what was wrong, on any answer other than
-// the arbiter's rules give (docs/rules.md), so that CI can run it against a real server.
+// declares in an impasse position; then plays two games on one SubmitMoves stream, each answer
+// found by its tag, and reads a stream's error answer as a google.rpc.Status. It exits 1,
+// naming what was wrong, on any answer other than the arbiter's rules give (docs/rules.md), so
+// that CI can run it against a real server.
 //
 //   npm ci && npx buf generate && npx tsc -p . && node dist/main.js --addr 127.0.0.1:50051
 
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import { equals } from "@bufbuild/protobuf";
+import { equals, type MessageInitShape } from "@bufbuild/protobuf";
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -20,6 +22,8 @@ import {
   MoveValidator,
   ResultCode,
   VerdictSchema,
+  type SubmitMovesRequestSchema,
+  type SubmitMovesResponse,
   type Verdict,
 } from "./gen/shogi/v1/arbiter_pb.js";
 
@@ -221,6 +225,63 @@ async function impasseDeclaration(client: Arbiter): Promise<void> {
   expect("declaration evidence kind", answer.verdict?.evidence.case, "declaration");
 }
 
+/**
+ * Two games on one SubmitMoves stream: each move answered with its tag as SubmitMove answers
+ * it, as soon as it is settled (not in the order sent); a move for a ply another holds answered
+ * with its error, whose fields are google.rpc.Status's.
+ */
+async function onAStream(client: Arbiter): Promise<void> {
+  const games = [0, 1].map((i) => `ts-stream-${i}-${randomUUID().slice(0, 8)}`);
+  for (const gameId of games) {
+    await client.createGame({ gameId, ruleset: { preset: "online" } }, { timeoutMs: 10_000 });
+  }
+  const line = "7g7f 3c3d 2g2f 8c8d".split(" ");
+  const requests: MessageInitShape<typeof SubmitMovesRequestSchema>[] = [];
+  const expected = new Map<bigint, [string, number]>();
+  for (const [i, usi] of line.entries()) {
+    for (const gameId of games) {
+      const tag = BigInt(requests.length + 1);
+      expected.set(tag, [gameId, i + 1]);
+      requests.push({ tag, move: { gameId, ply: i + 1, usi } });
+    }
+  }
+  // A second move for ply 1 of the first game, sent after its moves: PLY_TAKEN.
+  const taken = BigInt(requests.length + 1);
+  requests.push({ tag: taken, move: { gameId: games[0], ply: 1, usi: "5g5f" } });
+
+  async function* sent(): AsyncGenerator<MessageInitShape<typeof SubmitMovesRequestSchema>> {
+    yield* requests;
+  }
+  const got = new Map<bigint, SubmitMovesResponse>();
+  for await (const answer of client.submitMoves(sent(), { timeoutMs: 30_000 })) {
+    if (got.has(answer.tag)) throw new WrongAnswer(`tag ${answer.tag} answered twice`);
+    got.set(answer.tag, answer);
+  }
+  expect("stream: answers, one a move", got.size, requests.length);
+  for (const [tag, [gameId, ply]] of expected) {
+    const answer = got.get(tag)?.answer;
+    expect(`stream: tag ${tag} (${gameId} ply ${ply})`, answer?.case, "submitted");
+    if (answer?.case !== "submitted") return;
+    expect(`stream: tag ${tag} outcome`, MoveOutcome[answer.value.outcome], "ACCEPTED");
+    expect(`stream: tag ${tag} ply`, answer.value.ply, ply);
+  }
+  const error = got.get(taken)?.answer;
+  expect("stream: the taken ply's answer", error?.case, "error");
+  if (error?.case !== "error") return;
+  expect("stream: the taken ply's code", Code[error.value.code], "Aborted");
+  const infos = error.value.details
+    .filter((d) => d.typeUrl.endsWith("/google.rpc.ErrorInfo"))
+    .map((d) => decodeErrorInfo(d.value));
+  expect("stream: the taken ply's ErrorInfo", infos.length, 1);
+  expect("stream: the taken ply's domain", infos[0].domain, ERROR_DOMAIN);
+  expect("stream: the taken ply's reason", infos[0].reason, "PLY_TAKEN");
+  expect("stream: the taken ply's current_ply", infos[0].metadata["current_ply"], `${line.length}`);
+  for (const gameId of games) {
+    const { game } = await client.getGame({ gameId }, { timeoutMs: 10_000 });
+    expect(`stream: ${gameId}'s moves`, game?.moves, line);
+  }
+}
+
 async function main(): Promise<number> {
   const i = process.argv.indexOf("--addr");
   const addr = i > 0 ? process.argv[i + 1] : "127.0.0.1:50051";
@@ -229,6 +290,7 @@ async function main(): Promise<number> {
   try {
     await perpetualCheckGame(client);
     await impasseDeclaration(client);
+    await onAStream(client);
   } catch (err) {
     if (err instanceof WrongAnswer) {
       console.error(`WRONG ANSWER: ${err.message}`);
