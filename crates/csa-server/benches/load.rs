@@ -13,6 +13,11 @@
 //!    as an engine thinks: the echo latency of a move, from its line sent to its echo read by
 //!    the mover and by the opponent, p50, p99 and max, and of the keep-alives.
 //!
+//! `CSA_LOAD_MODES` (default `stream,calls`) runs it once a mode, each with a front end of its
+//! own on the same arbiter: the moves on one SubmitMoves stream (the default) or a SubmitMove
+//! call each; each run prints the CPU a move of the front end, of this process (the arbiter and
+//! the clients) and of nats-server, over the games' window.
+//!
 //! `cargo bench -p csa-server --bench load` (`NATS_SERVER_BIN` as for the tests; clocked games
 //! need nats-server 2.12 or later).
 
@@ -63,6 +68,7 @@ async fn front() {
     println!("{}", listener.local_addr().expect("an address"));
     let mut config = csa_server::Config::new(&arbiter);
     config.max_connections = 100_000;
+    config.arbiter_stream = std::env::var("CSA_LOAD_STREAM").as_deref() != Ok("0");
     let parent_gone = async {
         let mut line = String::new();
         let mut stdin = BufReader::new(tokio::io::stdin());
@@ -121,6 +127,9 @@ struct Samples {
 }
 
 fn percentiles(label: &str, v: &mut [Duration]) {
+    if v.is_empty() {
+        return println!("{label}: no samples");
+    }
     v.sort();
     let at = |q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
     println!(
@@ -197,12 +206,16 @@ async fn idle(
     }
 }
 
+/// What one front end's run measured.
+struct Run {
+    moves: usize,
+    seconds: f64,
+    /// CPU time: the front end's, this process's (the arbiter and the clients), nats-server's.
+    cpu: [Duration; 3],
+}
+
 async fn drive() {
-    let idle_clients = env("CSA_LOAD_IDLE", 1000) as usize;
-    let games = env("CSA_LOAD_GAMES", 200) as usize;
-    let rounds = env("CSA_LOAD_ROUNDS", 2);
-    let every = Duration::from_millis(env("CSA_LOAD_KEEPALIVE_MS", 1000));
-    let gap = Duration::from_millis(env("CSA_LOAD_GAP_MS", 500));
+    let modes = std::env::var("CSA_LOAD_MODES").unwrap_or_else(|_| "stream,calls".to_owned());
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {
@@ -231,9 +244,40 @@ async fn drive() {
     let _stack = arbiter_stack::Stack::start(listener, bus.clone(), Default::default())
         .await
         .expect("the arbiter");
+    // Each mode's front end in turn, on the same arbiter: the moves on one SubmitMoves stream
+    // (`stream`, the default) or a SubmitMove call each (`calls`).
+    for (n, mode) in modes.split(',').enumerate() {
+        let stream = match mode {
+            "stream" => "1",
+            "calls" => "0",
+            other => panic!("CSA_LOAD_MODES: {other}: stream or calls"),
+        };
+        println!("-- front end {}: moves on {mode}", n + 1);
+        let run = front_end_run(grpc, stream, nats.pid()).await;
+        let per_move = |d: Duration| d.as_secs_f64() * 1e6 / run.moves as f64;
+        println!(
+            "{mode}: {} moves in {:.1} s; CPU a move: front end {:.0} us, arbiter and clients {:.0} us, nats-server {:.0} us",
+            run.moves,
+            run.seconds,
+            per_move(run.cpu[0]),
+            per_move(run.cpu[1]),
+            per_move(run.cpu[2]),
+        );
+    }
+}
+
+/// One front end (moves on a stream with `stream` = "1") in front of the arbiter at `grpc`:
+/// the idle clients, then the games beside their keep-alives.
+async fn front_end_run(grpc: std::net::SocketAddr, stream: &str, nats_pid: u32) -> Run {
+    let idle_clients = env("CSA_LOAD_IDLE", 1000) as usize;
+    let games = env("CSA_LOAD_GAMES", 200) as usize;
+    let rounds = env("CSA_LOAD_ROUNDS", 2);
+    let every = Duration::from_millis(env("CSA_LOAD_KEEPALIVE_MS", 1000));
+    let gap = Duration::from_millis(env("CSA_LOAD_GAP_MS", 500));
     let mut child = tokio::process::Command::new(std::env::current_exe().expect("this program"))
         .env("CSA_LOAD_ROLE", "front")
         .env("CSA_LOAD_ARBITER", format!("http://{grpc}"))
+        .env("CSA_LOAD_STREAM", stream)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -272,7 +316,7 @@ async fn drive() {
         .into_iter()
         .map(|c| tokio::spawn(idle(c, every, stop.clone(), samples.clone())))
         .collect();
-    let cpu = test_support::process_cpu(pid);
+    let cpu = [pid, std::process::id(), nats_pid].map(test_support::process_cpu);
     let started = Instant::now();
     let pairs: Vec<_> = (0..games)
         .map(|i| tokio::spawn(pair(addr.clone(), i, rounds, gap, samples.clone())))
@@ -281,7 +325,13 @@ async fn drive() {
         p.await.expect("a pair's games");
     }
     let seconds = started.elapsed().as_secs_f64();
-    let busy = (test_support::process_cpu(pid) - cpu).as_secs_f64() / seconds;
+    let used = [pid, std::process::id(), nats_pid]
+        .map(test_support::process_cpu)
+        .into_iter()
+        .zip(cpu)
+        .map(|(after, before)| after - before)
+        .collect::<Vec<_>>();
+    let busy = used[0].as_secs_f64() / seconds;
     let peak = rss(pid);
     stop.notify_waiters();
     for i in idlers {
@@ -301,4 +351,9 @@ async fn drive() {
     percentiles("keep-alive answer", &mut s.keepalive);
     drop(child.stdin.take());
     let _ = child.wait().await;
+    Run {
+        moves: games * rounds as usize * 12,
+        seconds,
+        cpu: [used[0], used[1], used[2]],
+    }
 }

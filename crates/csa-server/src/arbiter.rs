@@ -10,6 +10,7 @@
 //! arbiter meanwhile, as it would while the move was on its way.
 
 use crate::Error;
+use crate::mover::Mover;
 use arbiter_runtime::tls::ClientTls;
 use shogi_proto::v1 as pb;
 use shogi_proto::v1::move_validator_client::MoveValidatorClient;
@@ -32,6 +33,8 @@ pub struct Arbiter {
     token: Option<MetadataValue<tonic::metadata::Ascii>>,
     /// How long a call the arbiter could not take is tried again.
     patience: Duration,
+    /// The moves' SubmitMoves stream; none: a SubmitMove call a move.
+    mover: Option<Mover>,
 }
 
 /// Whether a call that ended with `status` may have failed to reach the arbiter, or reached an
@@ -48,12 +51,14 @@ fn transient(status: &Status) -> bool {
 
 impl Arbiter {
     /// A client of the arbiter at `url` (over TLS with `tls`), connected on first use (so
-    /// that the front end may start before the arbiter answers).
+    /// that the front end may start before the arbiter answers); the moves on one SubmitMoves
+    /// stream with `stream` (its task spawned on the current runtime), else a call each.
     pub fn connect(
         url: &str,
         tls: Option<&ClientTls>,
         token: Option<&str>,
         patience: Duration,
+        stream: bool,
     ) -> Result<Arbiter, Error> {
         let endpoint = arbiter_runtime::tls::endpoint(url, tls)?;
         let token = match token {
@@ -64,8 +69,10 @@ impl Arbiter {
             ),
             None => None,
         };
+        let client = MoveValidatorClient::new(endpoint.connect_lazy());
         Ok(Arbiter {
-            client: MoveValidatorClient::new(endpoint.connect_lazy()),
+            mover: stream.then(|| Mover::start(client.clone(), token.clone())),
+            client,
             token,
             patience,
         })
@@ -133,18 +140,28 @@ impl Arbiter {
         }
     }
 
-    /// SubmitMove.
+    /// SubmitMove, on the moves' stream unless there is none or the arbiter has no
+    /// SubmitMoves: the same answer either way.
     pub async fn submit(
         &self,
         req: pb::SubmitMoveRequest,
     ) -> Result<pb::SubmitMoveResponse, Status> {
         let (answer, _) = self
             .again("SubmitMove", |mut c| {
-                let req = self.request(req.clone());
-                async move { c.submit_move(req).await }
+                let mover = self.mover.clone().filter(|m| !m.unsupported());
+                let (on_stream, call) = (req.clone(), self.request(req.clone()));
+                async move {
+                    if let Some(mover) = mover {
+                        match mover.submit(on_stream).await {
+                            Err(s) if s.code() == Code::Unimplemented && mover.unsupported() => {}
+                            answer => return answer,
+                        }
+                    }
+                    c.submit_move(call).await.map(tonic::Response::into_inner)
+                }
             })
             .await;
-        Ok(answer?.into_inner())
+        answer
     }
 
     /// EndGame.

@@ -27,6 +27,7 @@ pub mod game;
 pub mod lines;
 pub mod lobby;
 mod md5;
+mod mover;
 pub mod record;
 pub mod shared;
 mod time;
@@ -77,6 +78,10 @@ pub struct Config {
     /// How long a call the arbiter could not take (an instance draining or restarting, none
     /// reachable) is made again before the game is interrupted (`arbiter.rs`).
     pub arbiter_patience: Duration,
+    /// The moves of every game on one SubmitMoves stream (the default), or a SubmitMove call a
+    /// move (`false`: for an arbiter behind a proxy that passes no bidirectional streams; an
+    /// arbiter without SubmitMoves is sent calls either way).
+    pub arbiter_stream: bool,
 }
 
 /// How a checkmate the arbiter judges reaches the players (`--csa-checkmate`).
@@ -119,6 +124,7 @@ impl Config {
             revision: env!("CARGO_PKG_VERSION").to_owned(),
             checkmate: CheckmateLines::Arbiter,
             arbiter_patience: Duration::from_secs(30),
+            arbiter_stream: true,
         }
     }
 
@@ -172,6 +178,7 @@ fn checked(config: &Config) -> Result<Arbiter, Error> {
         config.tls.as_ref(),
         config.token.as_deref(),
         config.arbiter_patience,
+        config.arbiter_stream,
     )
 }
 

@@ -1,10 +1,12 @@
 //! The arbiter restarted under a game in play (an upgrade, a crash): the front end makes again
 //! each call the arbiter could not take, and the game goes on as if nothing happened; past its
-//! patience the game is interrupted, as before.
+//! patience the game is interrupted, as before. And an arbiter of a release without SubmitMoves
+//! behind a front end that sends moves on it: the front end sends calls.
 //!
 //! Between the front end and the arbiter sits a gate on loopback: it forwards connections to
 //! the arbiter while one is up, and takes and closes them (counted) while none is, so that the
-//! test knows the front end tried while the arbiter was gone.
+//! test knows the front end tried while the arbiter was gone; it can also hold the arbiter's
+//! answers and cut the connections under them, so that a move is stored and its answer lost.
 
 mod common;
 
@@ -13,19 +15,25 @@ use common::Client;
 use shogi_proto::v1 as pb;
 use shogi_proto::v1::move_validator_client::MoveValidatorClient;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use test_support::Deadline;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
 const PATIENCE: Deadline = Deadline::secs(30);
 
-/// Forwards each connection to the arbiter's address while it has one; else closes it.
+/// Forwards each connection to the arbiter's address while it has one; else closes it. It can
+/// hold what the arbiter sends, and cut every connection it forwards.
 #[derive(Default)]
 struct Gate {
     upstream: Mutex<Option<SocketAddr>>,
     closed: AtomicUsize,
+    /// What the arbiter sends is held, not passed on.
+    hold: AtomicBool,
+    /// The copies of the connections forwarded.
+    copies: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl Gate {
@@ -36,20 +44,45 @@ impl Gate {
             .expect("bind the gate");
         let addr = listener.local_addr().expect("an address");
         tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
+            while let Ok((inbound, _)) = listener.accept().await {
                 let upstream = *gate.upstream.lock().unwrap();
                 let Some(upstream) = upstream else {
                     gate.closed.fetch_add(1, Ordering::SeqCst);
                     continue;
                 };
-                tokio::spawn(async move {
-                    if let Ok(mut outbound) = TcpStream::connect(upstream).await {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                let Ok(outbound) = TcpStream::connect(upstream).await else {
+                    continue;
+                };
+                let (mut from_front, mut to_front) = inbound.into_split();
+                let (mut from_arbiter, mut to_arbiter) = outbound.into_split();
+                let up = tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut from_front, &mut to_arbiter).await;
+                });
+                let held = gate.clone();
+                let down = tokio::spawn(async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while let Ok(n @ 1..) = from_arbiter.read(&mut buf).await {
+                        while held.hold.load(Ordering::SeqCst) {
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                        }
+                        if to_front.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
                     }
                 });
+                let mut copies = gate.copies.lock().unwrap();
+                copies.extend([up.abort_handle(), down.abort_handle()]);
             }
         });
         addr
+    }
+
+    /// Cuts every connection forwarded so far, and passes on what comes after.
+    fn cut(&self) {
+        for copy in self.copies.lock().unwrap().drain(..) {
+            copy.abort();
+        }
+        self.hold.store(false, Ordering::SeqCst);
     }
 
     fn set(&self, upstream: Option<SocketAddr>) {
@@ -182,6 +215,51 @@ async fn a_game_goes_on_through_a_restart_of_the_arbiter() {
     second.shutdown().await;
 }
 
+/// A move stored whose answer is lost with the connection (on the front end's move stream) is
+/// made again on a new one and answered as the first time: the game goes on, the move stored
+/// once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_whose_answer_was_lost_is_made_again_and_stored_once() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter("info")
+        .with_test_writer()
+        .try_init();
+    let bus: Bus = Arc::new(MemoryBus::default());
+    let gate = Arc::new(Gate::default());
+    let gate_addr = Gate::start(gate.clone()).await;
+    let arbiter = arbiter(&bus).await;
+    gate.set(Some(arbiter.addr()));
+    let (csa, _stop) = front(gate_addr, PATIENCE.get()).await;
+    let (mut b, mut w) = common::started_on([&csa, &csa], "lost-600-10").await;
+    play(&mut b, &mut w, "+7776FU").await;
+
+    gate.hold.store(true, Ordering::SeqCst);
+    w.send(b"-3334FU\n").await;
+    // The move is in the log: its answer is what the gate holds.
+    let until = tokio::time::Instant::now() + PATIENCE.get();
+    while the_game(arbiter.addr()).await.ply < 2 {
+        assert!(
+            tokio::time::Instant::now() < until,
+            "White's move never stored"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    gate.cut();
+    for c in [&mut w, &mut b] {
+        let heard = c.until(|l| l.starts_with('-') || l.starts_with('#')).await;
+        assert!(heard.last().unwrap().starts_with("-3334FU,T"), "{heard:?}");
+    }
+    play(&mut b, &mut w, "+2726FU").await;
+    w.send(b"%TORYO\n").await;
+    assert_eq!(
+        b.until(|l| l.starts_with("#WIN")).await,
+        ["%TORYO", "#RESIGN", "#WIN"]
+    );
+    let game = the_game(arbiter.addr()).await;
+    assert_eq!(game.moves, ["7g7f", "3c3d", "2g2f"]);
+    arbiter.shutdown().await;
+}
+
 /// Past its patience the front end gives the game up, as it did before it had any: the
 /// players get `#CHUDAN`, an interruption, not a hang.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -200,4 +278,77 @@ async fn a_game_is_interrupted_when_the_arbiter_stays_away_past_the_patience() {
     assert_eq!(w.until(|l| l.starts_with('#')).await, ["#CHUDAN"]);
     assert_eq!(b.until(|l| l.starts_with('#')).await, ["#CHUDAN"]);
     assert!(gate.closed.load(Ordering::SeqCst) >= 2, "tried once only");
+}
+
+/// The arbiter at `addr` as a release before SubmitMoves served it: that method UNIMPLEMENTED
+/// (as tonic answers a method it does not know), every other passed on.
+#[derive(Clone)]
+struct WithoutStreams(tonic::transport::Channel);
+
+impl tonic::server::NamedService for WithoutStreams {
+    const NAME: &'static str = "shogi.v1.MoveValidator";
+}
+
+impl tower::Service<http::Request<tonic::body::Body>> for WithoutStreams {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
+        let mut channel = self.0.clone();
+        Box::pin(async move {
+            if request.uri().path() == "/shogi.v1.MoveValidator/SubmitMoves" {
+                return Ok(tonic::Status::unimplemented("").into_http());
+            }
+            std::future::poll_fn(|cx| tower::Service::poll_ready(&mut channel, cx))
+                .await
+                .map_err(|e| panic!("the arbiter behind: {e}"))
+                .ok();
+            Ok(match tower::Service::call(&mut channel, request).await {
+                Ok(response) => response.map(tonic::body::Body::new),
+                Err(e) => tonic::Status::unavailable(e.to_string()).into_http(),
+            })
+        })
+    }
+}
+
+/// The front end's moves go as calls to an arbiter without SubmitMoves, each answered as the
+/// stream would have answered it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_arbiter_without_submit_moves_gets_calls() {
+    let bus: Bus = Arc::new(MemoryBus::default());
+    let arbiter = arbiter(&bus).await;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", arbiter.addr()))
+        .expect("an endpoint")
+        .connect_lazy();
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let old = listener.local_addr().expect("an address");
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(WithoutStreams(channel))
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+    );
+    let (csa, _stop) = front(old, PATIENCE.get()).await;
+    let (mut b, mut w) = common::started_on([&csa, &csa], "old-600-10").await;
+    play(&mut b, &mut w, "+7776FU").await;
+    play(&mut w, &mut b, "-3334FU").await;
+    // A move the rules refuse (the rook through its own pawn) is answered by the call as by
+    // the stream: a forfeit.
+    b.send(b"+2823HI\n").await;
+    assert_eq!(
+        b.until(|l| l.starts_with("#LOSE")).await,
+        ["#ILLEGAL_MOVE", "#LOSE"]
+    );
+    let game = the_game(arbiter.addr()).await;
+    assert_eq!(game.moves, ["7g7f", "3c3d"]);
+    arbiter.shutdown().await;
 }

@@ -86,11 +86,17 @@ async fn players_play_through_a_validator_serving_mutual_tls() {
         let url = front.grpc.clone();
         async move {
             // No patience: each call is made once, its refusal seen as it is.
-            Arbiter::connect(&url, Some(&tls), Some(TOKEN), std::time::Duration::ZERO)
-                .expect("a client")
-                .get("no-such-game")
-                .await
-                .expect_err("no such game")
+            Arbiter::connect(
+                &url,
+                Some(&tls),
+                Some(TOKEN),
+                std::time::Duration::ZERO,
+                false,
+            )
+            .expect("a client")
+            .get("no-such-game")
+            .await
+            .expect_err("no such game")
         }
     };
     let reached = call(client_tls(&pki, "ca.pem", Some("client"))).await;
