@@ -11,7 +11,6 @@
 
 use crate::Error;
 use crate::mover::Mover;
-use arbiter_runtime::tls::ClientTls;
 use shogi_proto::v1 as pb;
 use shogi_proto::v1::move_validator_client::MoveValidatorClient;
 use std::future::Future;
@@ -25,6 +24,8 @@ use tonic::{Code, Status};
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 /// The longest pause between two tries of a call.
 const MAX_PAUSE: Duration = Duration::from_secs(1);
+/// How long a connection to the arbiter may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A client of the arbiter; cheap to clone (one HTTP/2 channel).
 #[derive(Debug, Clone)]
@@ -50,18 +51,21 @@ fn transient(status: &Status) -> bool {
 }
 
 impl Arbiter {
-    /// A client of the arbiter at `url` (over TLS with `tls`), connected on first use (so
-    /// that the front end may start before the arbiter answers); the moves on one SubmitMoves
-    /// stream with `stream` (its task spawned on the current runtime), else a call each.
-    pub fn connect(
-        url: &str,
-        tls: Option<&ClientTls>,
-        token: Option<&str>,
-        patience: Duration,
-        stream: bool,
-    ) -> Result<Arbiter, Error> {
-        let endpoint = arbiter_runtime::tls::endpoint(url, tls)?;
-        let token = match token {
+    /// A client of the arbiter as `config` names it (`arbiter`, over TLS with `tls`, with the
+    /// bearer `token`), connected on first use (so that the front end may start before the
+    /// arbiter answers); the moves on one SubmitMoves stream with `arbiter_stream` (its task
+    /// spawned on the current runtime), else a call each; calls the arbiter could not take made
+    /// again for `arbiter_patience`. The connection is pinged every `arbiter_keepalive` and
+    /// given up when a ping is not answered within as long (an arbiter whose host went silent:
+    /// its calls and the move stream end, and are made again on a new connection), and a
+    /// connection that does not open in 5 s is one the arbiter could not take.
+    pub fn connect(config: &crate::Config) -> Result<Arbiter, Error> {
+        let endpoint = arbiter_runtime::tls::endpoint(&config.arbiter, config.tls.as_ref())?
+            .connect_timeout(CONNECT_TIMEOUT)
+            .http2_keep_alive_interval(config.arbiter_keepalive)
+            .keep_alive_timeout(config.arbiter_keepalive)
+            .keep_alive_while_idle(true);
+        let token = match config.token.as_deref() {
             Some(t) => Some(
                 format!("Bearer {t}")
                     .parse()
@@ -71,10 +75,12 @@ impl Arbiter {
         };
         let client = MoveValidatorClient::new(endpoint.connect_lazy());
         Ok(Arbiter {
-            mover: stream.then(|| Mover::start(client.clone(), token.clone())),
+            mover: config
+                .arbiter_stream
+                .then(|| Mover::start(client.clone(), token.clone())),
             client,
             token,
-            patience,
+            patience: config.arbiter_patience,
         })
     }
 

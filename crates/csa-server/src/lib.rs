@@ -82,6 +82,9 @@ pub struct Config {
     /// move (`false`: for an arbiter behind a proxy that passes no bidirectional streams; an
     /// arbiter without SubmitMoves is sent calls either way).
     pub arbiter_stream: bool,
+    /// How often the connection to the arbiter is pinged, and how long a ping may go
+    /// unanswered before the connection is given up (`arbiter.rs`).
+    pub arbiter_keepalive: Duration,
 }
 
 /// How a checkmate the arbiter judges reaches the players (`--csa-checkmate`).
@@ -125,6 +128,7 @@ impl Config {
             checkmate: CheckmateLines::Arbiter,
             arbiter_patience: Duration::from_secs(30),
             arbiter_stream: true,
+            arbiter_keepalive: Duration::from_secs(10),
         }
     }
 
@@ -173,13 +177,7 @@ pub enum Error {
 /// Checks `config` and makes the arbiter's client it names.
 fn checked(config: &Config) -> Result<Arbiter, Error> {
     config.validate()?;
-    Arbiter::connect(
-        &config.arbiter,
-        config.tls.as_ref(),
-        config.token.as_deref(),
-        config.arbiter_patience,
-        config.arbiter_stream,
-    )
+    Arbiter::connect(config)
 }
 
 /// Serves CSA on `listener` until `shutdown` completes; games in play are left to end on the

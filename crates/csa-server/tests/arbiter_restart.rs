@@ -1,7 +1,8 @@
 //! The arbiter restarted under a game in play (an upgrade, a crash): the front end makes again
 //! each call the arbiter could not take, and the game goes on as if nothing happened; past its
 //! patience the game is interrupted, as before. And an arbiter of a release without SubmitMoves
-//! behind a front end that sends moves on it: the front end sends calls.
+//! behind a front end that sends moves on it: the front end sends calls. A host gone silent
+//! under the front end: its pings give the connection up.
 //!
 //! Between the front end and the arbiter sits a gate on loopback: it forwards connections to
 //! the arbiter while one is up, and takes and closes them (counted) while none is, so that the
@@ -20,9 +21,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use test_support::Deadline;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::task::AbortHandle;
 
 const PATIENCE: Deadline = Deadline::secs(30);
+/// The front end's pings to the arbiter: a silent connection is given up in twice as long.
+const KEEPALIVE: Duration = Duration::from_millis(300);
 
 /// Forwards each connection to the arbiter's address while it has one; else closes it. It can
 /// hold what the arbiter sends, and cut every connection it forwards.
@@ -32,8 +37,29 @@ struct Gate {
     closed: AtomicUsize,
     /// What the arbiter sends is held, not passed on.
     hold: AtomicBool,
-    /// The copies of the connections forwarded.
-    copies: Mutex<Vec<tokio::task::AbortHandle>>,
+    /// The copies of the connections forwarded (each way), and whether each is silenced.
+    copies: Mutex<Vec<(AbortHandle, AbortHandle, Arc<AtomicBool>)>>,
+}
+
+/// Passes what `from` reads on to `to`, until either closes; nothing while `silent`, nor while
+/// the `gate` (given for the arbiter's side) holds.
+async fn pass(
+    mut from: OwnedReadHalf,
+    mut to: OwnedWriteHalf,
+    silent: Arc<AtomicBool>,
+    gate: Option<Arc<Gate>>,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    while let Ok(n @ 1..) = from.read(&mut buf).await {
+        while silent.load(Ordering::SeqCst)
+            || gate.as_ref().is_some_and(|g| g.hold.load(Ordering::SeqCst))
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
 }
 
 impl Gate {
@@ -53,25 +79,18 @@ impl Gate {
                 let Ok(outbound) = TcpStream::connect(upstream).await else {
                     continue;
                 };
-                let (mut from_front, mut to_front) = inbound.into_split();
-                let (mut from_arbiter, mut to_arbiter) = outbound.into_split();
-                let up = tokio::spawn(async move {
-                    let _ = tokio::io::copy(&mut from_front, &mut to_arbiter).await;
-                });
-                let held = gate.clone();
-                let down = tokio::spawn(async move {
-                    let mut buf = vec![0u8; 16 * 1024];
-                    while let Ok(n @ 1..) = from_arbiter.read(&mut buf).await {
-                        while held.hold.load(Ordering::SeqCst) {
-                            tokio::time::sleep(Duration::from_millis(5)).await;
-                        }
-                        if to_front.write_all(&buf[..n]).await.is_err() {
-                            break;
-                        }
-                    }
-                });
+                let (from_front, to_front) = inbound.into_split();
+                let (from_arbiter, to_arbiter) = outbound.into_split();
+                let silent = Arc::new(AtomicBool::new(false));
+                let up = tokio::spawn(pass(from_front, to_arbiter, silent.clone(), None));
+                let down = tokio::spawn(pass(
+                    from_arbiter,
+                    to_front,
+                    silent.clone(),
+                    Some(gate.clone()),
+                ));
                 let mut copies = gate.copies.lock().unwrap();
-                copies.extend([up.abort_handle(), down.abort_handle()]);
+                copies.push((up.abort_handle(), down.abort_handle(), silent));
             }
         });
         addr
@@ -79,10 +98,19 @@ impl Gate {
 
     /// Cuts every connection forwarded so far, and passes on what comes after.
     fn cut(&self) {
-        for copy in self.copies.lock().unwrap().drain(..) {
-            copy.abort();
+        for (up, down, _) in self.copies.lock().unwrap().drain(..) {
+            up.abort();
+            down.abort();
         }
         self.hold.store(false, Ordering::SeqCst);
+    }
+
+    /// Every connection forwarded so far passes nothing more, either way, and stays open: a
+    /// host gone silent. Connections made after are forwarded.
+    fn silence(&self) {
+        for (_, _, silent) in self.copies.lock().unwrap().iter() {
+            silent.store(true, Ordering::SeqCst);
+        }
     }
 
     fn set(&self, upstream: Option<SocketAddr>) {
@@ -120,6 +148,7 @@ async fn front(
     let csa = listener.local_addr().expect("an address").to_string();
     let mut config = csa_server::Config::new(&format!("http://{arbiter}"));
     config.arbiter_patience = patience;
+    config.arbiter_keepalive = KEEPALIVE;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         csa_server::run(listener, config, async {
@@ -257,6 +286,38 @@ async fn a_move_whose_answer_was_lost_is_made_again_and_stored_once() {
     );
     let game = the_game(arbiter.addr()).await;
     assert_eq!(game.moves, ["7g7f", "3c3d", "2g2f"]);
+    arbiter.shutdown().await;
+}
+
+/// The arbiter's host goes silent under the front end (its connection open, nothing passing):
+/// the front end's unanswered ping gives the connection up, and the move in hand is made again
+/// on a new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_connection_is_given_up_and_the_move_made_again() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter("info")
+        .with_test_writer()
+        .try_init();
+    let bus: Bus = Arc::new(MemoryBus::default());
+    let gate = Arc::new(Gate::default());
+    let gate_addr = Gate::start(gate.clone()).await;
+    let arbiter = arbiter(&bus).await;
+    gate.set(Some(arbiter.addr()));
+    let (csa, _stop) = front(gate_addr, PATIENCE.get()).await;
+    let (mut b, mut w) = common::started_on([&csa, &csa], "silent-600-10").await;
+    play(&mut b, &mut w, "+7776FU").await;
+    gate.silence();
+    play(&mut w, &mut b, "-3334FU").await;
+    play(&mut b, &mut w, "+2726FU").await;
+    w.send(b"%TORYO\n").await;
+    assert_eq!(
+        b.until(|l| l.starts_with("#WIN")).await,
+        ["%TORYO", "#RESIGN", "#WIN"]
+    );
+    let game = the_game(arbiter.addr()).await;
+    assert_eq!(game.moves, ["7g7f", "3c3d", "2g2f"]);
+    // The silent connection's streams are open on the arbiter's side: closed, not waited for.
+    gate.cut();
     arbiter.shutdown().await;
 }
 

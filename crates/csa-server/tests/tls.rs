@@ -86,17 +86,16 @@ async fn players_play_through_a_validator_serving_mutual_tls() {
         let url = front.grpc.clone();
         async move {
             // No patience: each call is made once, its refusal seen as it is.
-            Arbiter::connect(
-                &url,
-                Some(&tls),
-                Some(TOKEN),
-                std::time::Duration::ZERO,
-                false,
-            )
-            .expect("a client")
-            .get("no-such-game")
-            .await
-            .expect_err("no such game")
+            let mut config = csa_server::Config::new(&url);
+            config.tls = Some(tls);
+            config.token = Some(TOKEN.into());
+            config.arbiter_stream = false;
+            config.arbiter_patience = std::time::Duration::ZERO;
+            Arbiter::connect(&config)
+                .expect("a client")
+                .get("no-such-game")
+                .await
+                .expect_err("no such game")
         }
     };
     let reached = call(client_tls(&pki, "ca.pem", Some("client"))).await;
