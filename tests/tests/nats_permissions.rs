@@ -351,6 +351,7 @@ async fn each_user_does_its_job_and_nothing_else() {
                 c.watch_game(shogi_proto::v1::WatchGameRequest {
                     game_id: id,
                     from_ply: 0,
+                    verdict_only: false,
                 })
                 .await
             }
@@ -392,6 +393,7 @@ async fn each_user_does_its_job_and_nothing_else() {
                     c.watch_game(shogi_proto::v1::WatchGameRequest {
                         game_id: id,
                         from_ply: 0,
+                        verdict_only: false,
                     })
                     .await
                 }

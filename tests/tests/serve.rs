@@ -35,6 +35,7 @@ async fn serve_plays_a_game_to_its_verdict_on_the_embedded_bus() {
         .watch_game(pb::WatchGameRequest {
             game_id: "first-game".into(),
             from_ply: 0,
+            verdict_only: false,
         })
         .await
         .expect("watch")

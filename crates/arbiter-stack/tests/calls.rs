@@ -66,6 +66,7 @@ async fn each_call_is_timed_once_with_its_status() {
     let watch = |id: &str| pb::WatchGameRequest {
         game_id: id.into(),
         from_ply: 0,
+        verdict_only: false,
     };
     let mut events = c.watch_game(watch("watched")).await.unwrap().into_inner();
     assert!(events.message().await.unwrap().is_some(), "the creation");

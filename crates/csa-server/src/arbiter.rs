@@ -209,10 +209,11 @@ impl Arbiter {
             .ok_or_else(|| Status::internal("GetGame answered no game"))
     }
 
-    /// WatchGame from the start.
+    /// WatchGame from the start; with `verdict_only`, its verdict alone.
     pub async fn watch(
         &self,
         game_id: &str,
+        verdict_only: bool,
     ) -> Result<tonic::Streaming<pb::WatchGameResponse>, tonic::Status> {
         let r = self
             .client
@@ -220,6 +221,7 @@ impl Arbiter {
             .watch_game(self.request(pb::WatchGameRequest {
                 game_id: game_id.to_owned(),
                 from_ply: 0,
+                verdict_only,
             }))
             .await?;
         Ok(r.into_inner())

@@ -885,8 +885,9 @@ fn usi_move(position: &Position, c: Color, mv: CsaMove) -> Option<Move> {
     }
 }
 
-/// Follows the game on `WatchGame` and hands its verdict to the game, whoever reached it;
-/// reconnects when the stream breaks, until the game is gone.
+/// Follows the game on `WatchGame` and hands its verdict to the game, whoever reached it (and,
+/// with `moves`, the moves: a shared lobby's half plays the other half's; else the verdict alone
+/// is asked for); reconnects when the stream breaks, until the game is gone.
 async fn watch(
     arbiter: crate::Arbiter,
     game_id: String,
@@ -895,7 +896,7 @@ async fn watch(
 ) {
     let mut pause = std::time::Duration::from_millis(100);
     while !tx.is_closed() {
-        match arbiter.watch(&game_id).await {
+        match arbiter.watch(&game_id, !moves).await {
             Ok(mut stream) => {
                 while let Some(event) = stream.next().await {
                     match event {

@@ -445,6 +445,7 @@ async fn a_silent_side_is_flagged_at_its_deadline_without_a_call() {
         .watch_game(pb::WatchGameRequest {
             game_id: "silent".into(),
             from_ply: 0,
+            verdict_only: false,
         })
         .await
         .unwrap()

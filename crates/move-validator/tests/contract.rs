@@ -206,6 +206,7 @@ async fn cancelled_watch_streams_free_their_consumers_at_once() {
             .watch_game(pb::WatchGameRequest {
                 game_id: "quiet".into(),
                 from_ply: 0,
+                verdict_only: false,
             })
             .await
             .unwrap()

@@ -122,6 +122,7 @@ async fn watch(
         .watch_game(pb::WatchGameRequest {
             game_id: id.into(),
             from_ply,
+            verdict_only: false,
         })
         .await
         .unwrap()
@@ -1198,10 +1199,54 @@ async fn watch_game_follows_a_game_live_until_its_verdict() {
         .watch_game(pb::WatchGameRequest {
             game_id: "nope".into(),
             from_ply: 0,
+            verdict_only: false,
         })
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
+    v.shutdown().await;
+}
+
+/// WatchGame with `verdict_only`: none of the game's creation and moves, its verdict, then the
+/// end; asked after the verdict, the verdict at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_game_for_the_verdict_alone_sends_nothing_else() {
+    let nats = NatsServer::start();
+    let v = Validator::start(&nats).await;
+    let mut c = v.client();
+    create(&mut c, "alone-1", "online", None).await;
+    let request = pb::WatchGameRequest {
+        game_id: "alone-1".into(),
+        from_ply: 0,
+        verdict_only: true,
+    };
+    let events = c.watch_game(request.clone()).await.unwrap().into_inner();
+    for (i, usi) in ["7g7f", "3c3d", "2g2f"].iter().enumerate() {
+        submit(&mut c, "alone-1", i as u32 + 1, usi).await.unwrap();
+    }
+    c.end_game(pb::EndGameRequest {
+        game_id: "alone-1".into(),
+        reason: pb::EndReason::Resignation as i32,
+        loser: pb::Color::White as i32,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    // The stream's events come in the log's order: anything of the moves would come first.
+    for mut events in [events, c.watch_game(request).await.unwrap().into_inner()] {
+        let got = events.next().await.unwrap().unwrap();
+        let Some(pb::watch_game_response::Event::Verdict(verdict)) = got.event else {
+            panic!("the verdict first: {got:?}");
+        };
+        assert_eq!(
+            (verdict.code_name.as_str(), verdict.ply),
+            ("resignation", 3)
+        );
+        assert!(
+            events.next().await.is_none(),
+            "the stream ends with the verdict"
+        );
+    }
     v.shutdown().await;
 }
 

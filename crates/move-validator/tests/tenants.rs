@@ -328,6 +328,7 @@ async fn watch_streams_are_held_to_their_quota(channel: &Channel) {
                     pb::WatchGameRequest {
                         game_id: "w-1".into(),
                         from_ply: 0,
+                        verdict_only: false,
                     },
                 ))
                 .await

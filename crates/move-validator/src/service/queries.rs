@@ -93,16 +93,22 @@ impl Validator {
     }
 
     /// WatchGame: the game's events as the bus stores them, from its creation, until its
-    /// verdict, the client going away or the service shutting down.
+    /// verdict, the client going away or the service shutting down; with `verdict_only`, the
+    /// verdict alone (its subject is the one followed).
     pub(super) async fn watch_game(&self, req: pb::WatchGameRequest) -> Result<EventStream, Error> {
         check_game_id("game_id", &req.game_id)?;
         // Unknown games are NOT_FOUND before the stream starts.
         drop(self.cached(&req.game_id).await?);
+        let followed = if req.verdict_only {
+            subject::result(&req.game_id)
+        } else {
+            subject::all(&req.game_id)
+        };
         let mut messages = self
             .inner
             .bus
             .inner
-            .follow(&subject::all(&req.game_id))
+            .follow(&followed)
             .await
             .map_err(Error::unavailable)?;
         let mut shutdown = self.inner.shutdown.clone();
