@@ -14,7 +14,6 @@ mod common;
 use arbiter_bus::{Bus, MemoryBus};
 use common::Client;
 use shogi_proto::v1 as pb;
-use shogi_proto::v1::move_validator_client::MoveValidatorClient;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -160,30 +159,6 @@ async fn front(
     (csa, stop)
 }
 
-/// The one game on the arbiter at `addr`, whole.
-async fn the_game(addr: SocketAddr) -> pb::GameState {
-    let mut client = MoveValidatorClient::connect(format!("http://{addr}"))
-        .await
-        .expect("connect");
-    let games = client
-        .list_games(pb::ListGamesRequest::default())
-        .await
-        .expect("list")
-        .into_inner()
-        .games;
-    assert_eq!(games.len(), 1, "{games:?}");
-    client
-        .get_game(pb::GetGameRequest {
-            game_id: games[0].game_id.clone(),
-            ..Default::default()
-        })
-        .await
-        .expect("get the game")
-        .into_inner()
-        .game
-        .expect("a game")
-}
-
 /// One side's move, heard by both.
 async fn play(mover: &mut Client, other: &mut Client, line: &str) {
     mover.send(format!("{line}\n").as_bytes()).await;
@@ -195,20 +170,54 @@ async fn play(mover: &mut Client, other: &mut Client, line: &str) {
     }
 }
 
+/// A game in play through the gate: the bus, the gate, the arbiter behind it, the players
+/// (Black's first move played and heard) and the front end's stop.
+struct Scene {
+    bus: Bus,
+    gate: Arc<Gate>,
+    arbiter: arbiter_stack::Stack,
+    b: Client,
+    w: Client,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Scene {
+    /// Game `game` (a CSA game name) on a front end with `patience`, its logs kept for a
+    /// failure's output.
+    async fn start(game: &str, patience: Duration) -> Scene {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("info")
+            .with_test_writer()
+            .try_init();
+        let bus: Bus = Arc::new(MemoryBus::default());
+        let gate = Arc::new(Gate::default());
+        let gate_addr = Gate::start(gate.clone()).await;
+        let arbiter = arbiter(&bus).await;
+        gate.set(Some(arbiter.addr()));
+        let (csa, _stop) = front(gate_addr, patience).await;
+        let (mut b, mut w) = common::started_on([&csa, &csa], game).await;
+        play(&mut b, &mut w, "+7776FU").await;
+        Scene {
+            bus,
+            gate,
+            arbiter,
+            b,
+            w,
+            _stop,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_goes_on_through_a_restart_of_the_arbiter() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter("info")
-        .with_test_writer()
-        .try_init();
-    let bus: Bus = Arc::new(MemoryBus::default());
-    let gate = Arc::new(Gate::default());
-    let gate_addr = Gate::start(gate.clone()).await;
-    let first = arbiter(&bus).await;
-    gate.set(Some(first.addr()));
-    let (csa, _stop) = front(gate_addr, PATIENCE.get()).await;
-    let (mut b, mut w) = common::started_on([&csa, &csa], "restart-600-10").await;
-    play(&mut b, &mut w, "+7776FU").await;
+    let Scene {
+        bus,
+        gate,
+        arbiter: first,
+        mut b,
+        mut w,
+        _stop,
+    } = Scene::start("restart-600-10", PATIENCE.get()).await;
 
     // The arbiter drains and stops; White moves while none is up, and the front end's calls
     // find the gate closed until a new instance on the same bus is.
@@ -233,7 +242,7 @@ async fn a_game_goes_on_through_a_restart_of_the_arbiter() {
         ["%TORYO", "#RESIGN", "#WIN"]
     );
 
-    let game = the_game(second.addr()).await;
+    let game = common::the_game(second.addr()).await;
     assert_eq!(game.moves, ["7g7f", "3c3d", "2g2f"]);
     let verdict = game.verdict.expect("a verdict");
     assert_eq!(
@@ -249,24 +258,20 @@ async fn a_game_goes_on_through_a_restart_of_the_arbiter() {
 /// once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_whose_answer_was_lost_is_made_again_and_stored_once() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter("info")
-        .with_test_writer()
-        .try_init();
-    let bus: Bus = Arc::new(MemoryBus::default());
-    let gate = Arc::new(Gate::default());
-    let gate_addr = Gate::start(gate.clone()).await;
-    let arbiter = arbiter(&bus).await;
-    gate.set(Some(arbiter.addr()));
-    let (csa, _stop) = front(gate_addr, PATIENCE.get()).await;
-    let (mut b, mut w) = common::started_on([&csa, &csa], "lost-600-10").await;
-    play(&mut b, &mut w, "+7776FU").await;
+    let Scene {
+        bus: _,
+        gate,
+        arbiter,
+        mut b,
+        mut w,
+        _stop,
+    } = Scene::start("lost-600-10", PATIENCE.get()).await;
 
     gate.hold.store(true, Ordering::SeqCst);
     w.send(b"-3334FU\n").await;
     // The move is in the log: its answer is what the gate holds.
     let until = tokio::time::Instant::now() + PATIENCE.get();
-    while the_game(arbiter.addr()).await.ply < 2 {
+    while common::the_game(arbiter.addr()).await.ply < 2 {
         assert!(
             tokio::time::Instant::now() < until,
             "White's move never stored"
@@ -284,7 +289,7 @@ async fn a_move_whose_answer_was_lost_is_made_again_and_stored_once() {
         b.until(|l| l.starts_with("#WIN")).await,
         ["%TORYO", "#RESIGN", "#WIN"]
     );
-    let game = the_game(arbiter.addr()).await;
+    let game = common::the_game(arbiter.addr()).await;
     assert_eq!(game.moves, ["7g7f", "3c3d", "2g2f"]);
     arbiter.shutdown().await;
 }
@@ -294,18 +299,14 @@ async fn a_move_whose_answer_was_lost_is_made_again_and_stored_once() {
 /// on a new one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_connection_is_given_up_and_the_move_made_again() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter("info")
-        .with_test_writer()
-        .try_init();
-    let bus: Bus = Arc::new(MemoryBus::default());
-    let gate = Arc::new(Gate::default());
-    let gate_addr = Gate::start(gate.clone()).await;
-    let arbiter = arbiter(&bus).await;
-    gate.set(Some(arbiter.addr()));
-    let (csa, _stop) = front(gate_addr, PATIENCE.get()).await;
-    let (mut b, mut w) = common::started_on([&csa, &csa], "silent-600-10").await;
-    play(&mut b, &mut w, "+7776FU").await;
+    let Scene {
+        bus: _,
+        gate,
+        arbiter,
+        mut b,
+        mut w,
+        _stop,
+    } = Scene::start("silent-600-10", PATIENCE.get()).await;
     gate.silence();
     play(&mut w, &mut b, "-3334FU").await;
     play(&mut b, &mut w, "+2726FU").await;
@@ -314,7 +315,7 @@ async fn a_silent_connection_is_given_up_and_the_move_made_again() {
         b.until(|l| l.starts_with("#WIN")).await,
         ["%TORYO", "#RESIGN", "#WIN"]
     );
-    let game = the_game(arbiter.addr()).await;
+    let game = common::the_game(arbiter.addr()).await;
     assert_eq!(game.moves, ["7g7f", "3c3d", "2g2f"]);
     // The silent connection's streams are open on the arbiter's side: closed, not waited for.
     gate.cut();
@@ -325,14 +326,14 @@ async fn a_silent_connection_is_given_up_and_the_move_made_again() {
 /// players get `#CHUDAN`, an interruption, not a hang.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_is_interrupted_when_the_arbiter_stays_away_past_the_patience() {
-    let bus: Bus = Arc::new(MemoryBus::default());
-    let gate = Arc::new(Gate::default());
-    let gate_addr = Gate::start(gate.clone()).await;
-    let first = arbiter(&bus).await;
-    gate.set(Some(first.addr()));
-    let (csa, _stop) = front(gate_addr, Duration::from_millis(300)).await;
-    let (mut b, mut w) = common::started_on([&csa, &csa], "away-600-10").await;
-    play(&mut b, &mut w, "+7776FU").await;
+    let Scene {
+        bus: _,
+        gate,
+        arbiter: first,
+        mut b,
+        mut w,
+        _stop,
+    } = Scene::start("away-600-10", Duration::from_millis(300)).await;
     gate.set(None);
     first.shutdown().await;
     w.send(b"-3334FU\n").await;
@@ -409,7 +410,7 @@ async fn an_arbiter_without_submit_moves_gets_calls() {
         b.until(|l| l.starts_with("#LOSE")).await,
         ["#ILLEGAL_MOVE", "#LOSE"]
     );
-    let game = the_game(arbiter.addr()).await;
+    let game = common::the_game(arbiter.addr()).await;
     assert_eq!(game.moves, ["7g7f", "3c3d"]);
     arbiter.shutdown().await;
 }

@@ -113,26 +113,7 @@ async fn a_move_is_echoed_with_the_seconds_the_clock_charged() {
 
 /// The only game on the arbiter behind `front`, whole.
 async fn the_game(front: &Front) -> pb::GameState {
-    let mut client = MoveValidatorClient::connect(front.grpc.clone())
-        .await
-        .expect("connect");
-    let games = client
-        .list_games(pb::ListGamesRequest::default())
-        .await
-        .expect("list")
-        .into_inner()
-        .games;
-    assert_eq!(games.len(), 1, "{games:?}");
-    client
-        .get_game(pb::GetGameRequest {
-            game_id: games[0].game_id.clone(),
-            ..Default::default()
-        })
-        .await
-        .expect("get the game")
-        .into_inner()
-        .game
-        .expect("a game")
+    common::the_game(front.grpc.trim_start_matches("http://")).await
 }
 
 /// `%CHUDAN` (and every line shogi-server plays as an illegal move that is no move of the board)

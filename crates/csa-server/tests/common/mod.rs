@@ -198,3 +198,29 @@ async fn agree(mut b: Client, mut w: Client, game: &str) -> (Client, Client) {
     w.until(|l| l.starts_with("START:")).await;
     (b, w)
 }
+
+/// The one game on the arbiter at `addr` (its gRPC address), whole.
+pub async fn the_game(addr: impl std::fmt::Display) -> shogi_proto::v1::GameState {
+    use shogi_proto::v1 as pb;
+    let url = format!("http://{addr}");
+    let mut client = pb::move_validator_client::MoveValidatorClient::connect(url)
+        .await
+        .expect("connect");
+    let games = client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .expect("list")
+        .into_inner()
+        .games;
+    assert_eq!(games.len(), 1, "{games:?}");
+    client
+        .get_game(pb::GetGameRequest {
+            game_id: games[0].game_id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("get the game")
+        .into_inner()
+        .game
+        .expect("a game")
+}
