@@ -206,6 +206,19 @@ impl Scene {
             _stop,
         }
     }
+
+    /// After White's 3c3d: Black's 2g2f, White's resignation; the arbiter's game holds the
+    /// three moves, each once.
+    async fn white_resigns_after_2g2f(&mut self) {
+        play(&mut self.b, &mut self.w, "+2726FU").await;
+        self.w.send(b"%TORYO\n").await;
+        assert_eq!(
+            self.b.until(|l| l.starts_with("#WIN")).await,
+            ["%TORYO", "#RESIGN", "#WIN"]
+        );
+        let game = common::the_game(self.arbiter.addr()).await;
+        assert_eq!(game.moves, ["7g7f", "3c3d", "2g2f"]);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -258,40 +271,26 @@ async fn a_game_goes_on_through_a_restart_of_the_arbiter() {
 /// once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_whose_answer_was_lost_is_made_again_and_stored_once() {
-    let Scene {
-        bus: _,
-        gate,
-        arbiter,
-        mut b,
-        mut w,
-        _stop,
-    } = Scene::start("lost-600-10", PATIENCE.get()).await;
+    let mut s = Scene::start("lost-600-10", PATIENCE.get()).await;
 
-    gate.hold.store(true, Ordering::SeqCst);
-    w.send(b"-3334FU\n").await;
+    s.gate.hold.store(true, Ordering::SeqCst);
+    s.w.send(b"-3334FU\n").await;
     // The move is in the log: its answer is what the gate holds.
     let until = tokio::time::Instant::now() + PATIENCE.get();
-    while common::the_game(arbiter.addr()).await.ply < 2 {
+    while common::the_game(s.arbiter.addr()).await.ply < 2 {
         assert!(
             tokio::time::Instant::now() < until,
             "White's move never stored"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    gate.cut();
-    for c in [&mut w, &mut b] {
+    s.gate.cut();
+    for c in [&mut s.w, &mut s.b] {
         let heard = c.until(|l| l.starts_with('-') || l.starts_with('#')).await;
         assert!(heard.last().unwrap().starts_with("-3334FU,T"), "{heard:?}");
     }
-    play(&mut b, &mut w, "+2726FU").await;
-    w.send(b"%TORYO\n").await;
-    assert_eq!(
-        b.until(|l| l.starts_with("#WIN")).await,
-        ["%TORYO", "#RESIGN", "#WIN"]
-    );
-    let game = common::the_game(arbiter.addr()).await;
-    assert_eq!(game.moves, ["7g7f", "3c3d", "2g2f"]);
-    arbiter.shutdown().await;
+    s.white_resigns_after_2g2f().await;
+    s.arbiter.shutdown().await;
 }
 
 /// The arbiter's host goes silent under the front end (its connection open, nothing passing):
@@ -299,47 +298,26 @@ async fn a_move_whose_answer_was_lost_is_made_again_and_stored_once() {
 /// on a new one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_connection_is_given_up_and_the_move_made_again() {
-    let Scene {
-        bus: _,
-        gate,
-        arbiter,
-        mut b,
-        mut w,
-        _stop,
-    } = Scene::start("silent-600-10", PATIENCE.get()).await;
-    gate.silence();
-    play(&mut w, &mut b, "-3334FU").await;
-    play(&mut b, &mut w, "+2726FU").await;
-    w.send(b"%TORYO\n").await;
-    assert_eq!(
-        b.until(|l| l.starts_with("#WIN")).await,
-        ["%TORYO", "#RESIGN", "#WIN"]
-    );
-    let game = common::the_game(arbiter.addr()).await;
-    assert_eq!(game.moves, ["7g7f", "3c3d", "2g2f"]);
+    let mut s = Scene::start("silent-600-10", PATIENCE.get()).await;
+    s.gate.silence();
+    play(&mut s.w, &mut s.b, "-3334FU").await;
+    s.white_resigns_after_2g2f().await;
     // The silent connection's streams are open on the arbiter's side: closed, not waited for.
-    gate.cut();
-    arbiter.shutdown().await;
+    s.gate.cut();
+    s.arbiter.shutdown().await;
 }
 
 /// Past its patience the front end gives the game up, as it did before it had any: the
 /// players get `#CHUDAN`, an interruption, not a hang.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_is_interrupted_when_the_arbiter_stays_away_past_the_patience() {
-    let Scene {
-        bus: _,
-        gate,
-        arbiter: first,
-        mut b,
-        mut w,
-        _stop,
-    } = Scene::start("away-600-10", Duration::from_millis(300)).await;
-    gate.set(None);
-    first.shutdown().await;
-    w.send(b"-3334FU\n").await;
-    assert_eq!(w.until(|l| l.starts_with('#')).await, ["#CHUDAN"]);
-    assert_eq!(b.until(|l| l.starts_with('#')).await, ["#CHUDAN"]);
-    assert!(gate.closed.load(Ordering::SeqCst) >= 2, "tried once only");
+    let mut s = Scene::start("away-600-10", Duration::from_millis(300)).await;
+    s.gate.set(None);
+    s.arbiter.shutdown().await;
+    s.w.send(b"-3334FU\n").await;
+    assert_eq!(s.w.until(|l| l.starts_with('#')).await, ["#CHUDAN"]);
+    assert_eq!(s.b.until(|l| l.starts_with('#')).await, ["#CHUDAN"]);
+    assert!(s.gate.closed.load(Ordering::SeqCst) >= 2, "tried once only");
 }
 
 /// The arbiter at `addr` as a release before SubmitMoves served it: that method UNIMPLEMENTED
