@@ -325,12 +325,8 @@ async fn front_end_run(grpc: std::net::SocketAddr, stream: &str, nats_pid: u32) 
         p.await.expect("a pair's games");
     }
     let seconds = started.elapsed().as_secs_f64();
-    let used = [pid, std::process::id(), nats_pid]
-        .map(test_support::process_cpu)
-        .into_iter()
-        .zip(cpu)
-        .map(|(after, before)| after - before)
-        .collect::<Vec<_>>();
+    let after = [pid, std::process::id(), nats_pid].map(test_support::process_cpu);
+    let used: [Duration; 3] = std::array::from_fn(|i| after[i] - cpu[i]);
     let busy = used[0].as_secs_f64() / seconds;
     let peak = rss(pid);
     stop.notify_waiters();
@@ -354,6 +350,6 @@ async fn front_end_run(grpc: std::net::SocketAddr, stream: &str, nats_pid: u32) 
     Run {
         moves: games * rounds as usize * 12,
         seconds,
-        cpu: [used[0], used[1], used[2]],
+        cpu: used,
     }
 }

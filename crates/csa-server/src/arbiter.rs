@@ -154,15 +154,15 @@ impl Arbiter {
     ) -> Result<pb::SubmitMoveResponse, Status> {
         let (answer, _) = self
             .again("SubmitMove", |mut c| {
-                let mover = self.mover.clone().filter(|m| !m.unsupported());
-                let (on_stream, call) = (req.clone(), self.request(req.clone()));
+                let req = req.clone();
                 async move {
-                    if let Some(mover) = mover {
-                        match mover.submit(on_stream).await {
+                    if let Some(mover) = self.mover.as_ref().filter(|m| !m.unsupported()) {
+                        match mover.submit(req.clone()).await {
                             Err(s) if s.code() == Code::Unimplemented && mover.unsupported() => {}
                             answer => return answer,
                         }
                     }
+                    let call = self.request(req);
                     c.submit_move(call).await.map(tonic::Response::into_inner)
                 }
             })
